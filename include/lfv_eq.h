@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Event queues. Control-path only (connection events, async errors, user
+ * events), so one mutex protects the queue; data completions use the CQ.
+ */
+#ifndef LFV_EQ_H
+#define LFV_EQ_H
+
+#include <stdint.h>
+#include <rdma/fi_eq.h>
+
+#include "lfv_atomic.h"
+#include "lfv_list.h"
+#include "lfv_lock.h"
+#include "lfv_wait.h"
+
+#define LFV_EQ_DEFAULT_SIZE 1024
+
+struct lfv_eq {
+	struct fid_eq eq_fid;
+	lfv_atomic32_t ref;		/* 1 + objects bound to this EQ */
+	lfv_atomic32_t *parent_ref;	/* the fabric's count of children */
+	uint32_t api_version;		/* decides err_data semantics */
+	size_t size;
+	uint64_t flags;
+	struct lfv_mutex lock;		/* protects events and err_data_held */
+	struct lfv_list events;
+	void *err_data_held;		/* provider-owned err_data, pre-1.5 style */
+	struct lfv_wait wait;
+};
+
+/* Opens an EQ whose parent keeps a reference count at *parent_ref. */
+int lfv_eq_open(const struct fi_eq_attr *attr, void *context,
+		uint32_t api_version, lfv_atomic32_t *parent_ref,
+		struct fid_eq **eq_fid);
+
+/* Queues an event or an error; called by the provider's control path. */
+int lfv_eq_push(struct lfv_eq *eq, uint32_t event, const void *buf,
+		size_t len);
+int lfv_eq_push_err(struct lfv_eq *eq, const struct fi_eq_err_entry *err);
+
+/* fi_trywait for one EQ: -FI_EAGAIN when events are pending. */
+int lfv_eq_trywait(struct lfv_eq *eq);
+
+static inline struct lfv_eq *lfv_eq_from_fid(struct fid_eq *eq_fid)
+{
+	return lfv_container_of(eq_fid, struct lfv_eq, eq_fid);
+}
+
+#endif /* LFV_EQ_H */

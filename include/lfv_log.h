@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* Logging goes through libfabric's fi_log so FI_LOG_LEVEL/FI_LOG_SUBSYS apply. */
+#ifndef LFV_LOG_H
+#define LFV_LOG_H
+
+#include <errno.h>
+#include <rdma/fabric.h>
+#include <rdma/providers/fi_log.h>
+
+/* The provider object; defined in prov/lfverbs/lfv_init.c. */
+extern struct fi_provider lfv_prov;
+
+#define LFV_WARN(subsys, ...) FI_WARN(&lfv_prov, subsys, __VA_ARGS__)
+#define LFV_INFO(subsys, ...) FI_INFO(&lfv_prov, subsys, __VA_ARGS__)
+#define LFV_DBG(subsys, ...)  FI_DBG(&lfv_prov, subsys, __VA_ARGS__)
+
+#endif /* LFV_LOG_H */

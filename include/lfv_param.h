@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Run-time parameters, defined through fi_param_define so `fi_info -e` lists
+ * them as FI_LFVERBS_<NAME> and read once at provider load.
+ */
+#ifndef LFV_PARAM_H
+#define LFV_PARAM_H
+
+#include <stddef.h>
+
+struct lfv_params {
+	char *device_name;	/* comma list of devices to use, in order */
+	size_t tx_size;		/* default tx queue depth */
+	size_t rx_size;		/* default rx queue depth */
+	size_t tx_iov_limit;	/* default tx sge count */
+	size_t rx_iov_limit;	/* default rx sge count */
+	size_t inline_size;	/* default inject size; 0 = device maximum */
+};
+
+extern struct lfv_params lfv_params;
+
+/* Defines every parameter with the core and loads the values. */
+void lfv_params_init(void);
+
+#endif /* LFV_PARAM_H */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Wait objects behind EQs, CQs and counters.
+ *
+ * FI_WAIT_FD is an epoll fd holding an eventfd that producers signal; other
+ * fds (a verbs completion channel, an rdma_cm event channel) can be added,
+ * so one fd tells the application "something may be ready". The fd is level
+ * triggered: it stays readable until lfv_wait_reset() (fi_trywait, sread)
+ * drains the eventfd, which is why fi_trywait must be called before blocking.
+ *
+ * FI_WAIT_MUTEX_COND exposes the mutex/cond pair through FI_GETWAIT.
+ * FI_WAIT_YIELD spins with sched_yield(). FI_WAIT_NONE cannot block.
+ */
+#ifndef LFV_WAIT_H
+#define LFV_WAIT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <rdma/fi_eq.h>
+
+struct lfv_wait {
+	enum fi_wait_obj type;	/* NONE, FD, MUTEX_COND or YIELD */
+	int epfd;		/* FD: what the application polls */
+	int evfd;		/* FD: signalled by producers */
+	pthread_mutex_t mutex;	/* MUTEX_COND */
+	pthread_cond_t cond;	/* MUTEX_COND */
+};
+
+/* Returns true when the waiter should stop waiting (data, error, signal). */
+typedef bool (*lfv_wait_ready_fn)(void *arg);
+
+/* Validates a requested wait object; FI_WAIT_UNSPEC resolves to FI_WAIT_FD.
+ * Returns -FI_ENOSYS for FI_WAIT_SET/FI_WAIT_POLLFD, -FI_EINVAL for junk. */
+int lfv_wait_resolve(enum fi_wait_obj requested, enum fi_wait_obj *resolved);
+
+int lfv_wait_init(struct lfv_wait *wait, enum fi_wait_obj type);
+void lfv_wait_fini(struct lfv_wait *wait);
+
+/* Wakes every waiter; safe from any thread, never blocks. */
+void lfv_wait_signal(struct lfv_wait *wait);
+
+/* Drains a pending FD signal so the fd blocks again (fi_trywait). */
+void lfv_wait_reset(struct lfv_wait *wait);
+
+/* Blocks until ready(arg) is true or timeout_ms passes (< 0: forever).
+ * Returns 0 when ready, -FI_EAGAIN on timeout, -FI_ENOSYS for FI_WAIT_NONE. */
+int lfv_wait_until(struct lfv_wait *wait, int timeout_ms,
+		   lfv_wait_ready_fn ready, void *arg);
+
+/* Adds/removes an extra fd (readable = wake up) to an FD wait object. */
+int lfv_wait_add_fd(struct lfv_wait *wait, int fd);
+int lfv_wait_del_fd(struct lfv_wait *wait, int fd);
+
+/* fi_control(FI_GETWAIT / FI_GETWAITOBJ) on the owning object. */
+int lfv_wait_control(struct lfv_wait *wait, int command, void *arg);
+
+#endif /* LFV_WAIT_H */

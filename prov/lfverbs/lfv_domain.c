@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <stdlib.h>
+
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_prov.h"
+#include "lfv_stubs.h"
+
+static int lfv_domain_close(struct fid *fid)
+{
+	struct lfv_domain *domain =
+		lfv_container_of(fid, struct lfv_domain, domain_fid.fid);
+	int ret;
+
+	if (lfv_ref_read(&domain->ref) > 1)
+		return -FI_EBUSY;
+	ret = lfv_verbs_ret(ibv_dealloc_pd(domain->pd));
+	if (ret) {
+		LFV_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n", fi_strerror(-ret));
+		return ret;
+	}
+	ibv_close_device(domain->ctx);
+	lfv_ref_put(&domain->fabric->ref);
+	fi_freeinfo(domain->info);
+	free(domain);
+	return 0;
+}
+
+static struct fi_ops lfv_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_domain_close,
+	.bind = lfv_no_bind,
+	.control = lfv_no_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+static struct fi_ops_domain lfv_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = lfv_no_av_open,
+	.cq_open = lfv_no_cq_open,
+	.endpoint = lfv_no_endpoint,
+	.scalable_ep = lfv_no_scalable_ep,
+	.cntr_open = lfv_no_cntr_open,
+	.poll_open = lfv_no_poll_open,
+	.stx_ctx = lfv_no_stx_ctx,
+	.srx_ctx = lfv_no_srx_ctx,
+	.query_atomic = lfv_no_query_atomic,
+	.query_collective = lfv_no_query_collective,
+	.endpoint2 = lfv_no_endpoint2,
+};
+
+/* The info must be one lfverbs could have returned for this device. */
+static int lfv_domain_check_info(const struct lfv_device *dev,
+				 const struct fi_info *info, uint32_t version)
+{
+	enum fi_ep_type type = info->ep_attr ? info->ep_attr->type : FI_EP_UNSPEC;
+	struct fi_info *tmpl;
+	bool fits;
+
+	if (type == FI_EP_UNSPEC)
+		type = FI_EP_MSG;
+	if (type != FI_EP_MSG && type != FI_EP_DGRAM)
+		return -FI_EINVAL;
+	tmpl = lfv_info_template(dev, type, dev->naddrs ? &dev->addrs[0] : NULL,
+				 version);
+	if (!tmpl)
+		return -FI_ENOMEM;
+	/* Addresses and fabric names were checked by getinfo/fi_fabric. */
+	free(tmpl->fabric_attr->name);
+	tmpl->fabric_attr->name = NULL;
+	fits = lfv_info_fits(tmpl, &(struct fi_info){
+		.caps = info->caps,
+		.mode = info->mode,
+		.ep_attr = info->ep_attr,
+		.domain_attr = info->domain_attr,
+		.tx_attr = info->tx_attr,
+		.rx_attr = info->rx_attr,
+	}, version);
+	fi_freeinfo(tmpl);
+	return fits ? 0 : -FI_EINVAL;
+}
+
+int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
+		    struct fid_domain **domain_fid, void *context)
+{
+	struct lfv_fabric *fabric;
+	const struct lfv_device *dev;
+	struct lfv_domain *domain;
+	int ret;
+
+	if (!fabric_fid || !info || !domain_fid || !info->domain_attr ||
+	    !info->domain_attr->name)
+		return -FI_EINVAL;
+	fabric = lfv_container_of(fabric_fid, struct lfv_fabric, fabric_fid);
+	dev = lfv_device_find(info->domain_attr->name);
+	if (!dev) {
+		LFV_INFO(FI_LOG_DOMAIN, "no device %s\n", info->domain_attr->name);
+		return -FI_EINVAL;
+	}
+	ret = lfv_domain_check_info(dev, info, fabric->api_version);
+	if (ret)
+		return ret;
+
+	domain = calloc(1, sizeof(*domain));
+	if (!domain)
+		return -FI_ENOMEM;
+	domain->info = fi_dupinfo(info);
+	if (!domain->info) {
+		ret = -FI_ENOMEM;
+		goto free_domain;
+	}
+	domain->ctx = ibv_open_device(dev->ibdev);
+	if (!domain->ctx) {
+		ret = lfv_verbs_errno();
+		goto free_info;
+	}
+	domain->pd = ibv_alloc_pd(domain->ctx);
+	if (!domain->pd) {
+		ret = lfv_verbs_errno();
+		goto close_device;
+	}
+	domain->dev = dev;
+	domain->fabric = fabric;
+	atomic_init(&domain->ref, 1);
+	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	domain->domain_fid.fid.context = context;
+	domain->domain_fid.fid.ops = &lfv_domain_fi_ops;
+	domain->domain_fid.ops = &lfv_domain_ops;
+	domain->domain_fid.mr = &lfv_mr_ops;
+	lfv_ref_get(&fabric->ref);
+	*domain_fid = &domain->domain_fid;
+	return 0;
+
+close_device:
+	ibv_close_device(domain->ctx);
+free_info:
+	fi_freeinfo(domain->info);
+free_domain:
+	free(domain);
+	return ret;
+}
+
+int lfv_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return lfv_domain_open(fabric, info, domain, context);
+}

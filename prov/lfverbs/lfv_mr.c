@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Memory registration. mr_mode is FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+ * FI_MR_ALLOCATED | FI_MR_PROV_KEY: one contiguous buffer per region, the
+ * rkey is the key, and fi_mr_desc() is the lfv_mr itself (data operations
+ * take the lkey from it).
+ */
+#include <stdlib.h>
+
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_prov.h"
+#include "lfv_stubs.h"
+
+#define LFV_MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+		       FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+int lfv_mr_access_to_ibv(uint64_t access, const struct ibv_device_attr *attr,
+			 int *ibv_access)
+{
+	/* Receives and RDMA read targets write locally; remote write needs
+	 * local write too, so LOCAL_WRITE is always on. */
+	int flags = IBV_ACCESS_LOCAL_WRITE;
+
+	if (access & ~(uint64_t)LFV_MR_ACCESS)
+		return -FI_EINVAL;
+	if (access & FI_REMOTE_READ)
+		flags |= IBV_ACCESS_REMOTE_READ;
+	if (access & FI_REMOTE_WRITE) {
+		flags |= IBV_ACCESS_REMOTE_WRITE;
+		if (attr->atomic_cap != IBV_ATOMIC_NONE)
+			flags |= IBV_ACCESS_REMOTE_ATOMIC;
+	}
+	*ibv_access = flags;
+	return 0;
+}
+
+static int lfv_mr_close(struct fid *fid)
+{
+	struct lfv_mr *mr = lfv_container_of(fid, struct lfv_mr, mr_fid.fid);
+	int ret;
+
+	ret = lfv_verbs_ret(ibv_dereg_mr(mr->ibv_mr));
+	if (ret) {
+		LFV_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", fi_strerror(-ret));
+		return ret;
+	}
+	lfv_ref_put(&mr->domain->ref);
+	free(mr);
+	return 0;
+}
+
+static struct fi_ops lfv_mr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_mr_close,
+	.bind = lfv_no_bind,
+	.control = lfv_no_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+static struct lfv_domain *lfv_domain_from(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_DOMAIN)
+		return NULL;
+	return lfv_container_of(fid, struct lfv_domain, domain_fid.fid);
+}
+
+static int lfv_mr_check_attr(const struct fi_mr_attr *attr, uint64_t flags)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (attr->iov_count != 1 || !attr->mr_iov)
+		return -FI_EINVAL;
+	if (!attr->mr_iov[0].iov_base && attr->mr_iov[0].iov_len)
+		return -FI_EINVAL;
+	if (attr->iface != FI_HMEM_SYSTEM || attr->auth_key_size ||
+	    attr->auth_key)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int lfv_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+			  uint64_t flags, struct fid_mr **mr_fid)
+{
+	struct lfv_domain *domain = lfv_domain_from(fid);
+	int ibv_access, ret;
+	struct lfv_mr *mr;
+
+	if (!domain || !attr || !mr_fid)
+		return -FI_EINVAL;
+	ret = lfv_mr_check_attr(attr, flags);
+	if (ret)
+		return ret;
+	ret = lfv_mr_access_to_ibv(attr->access, &domain->dev->attr,
+				   &ibv_access);
+	if (ret)
+		return ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -FI_ENOMEM;
+	mr->ibv_mr = ibv_reg_mr_iova2(domain->pd, attr->mr_iov[0].iov_base,
+				      attr->mr_iov[0].iov_len,
+				      (uintptr_t)attr->mr_iov[0].iov_base,
+				      (unsigned int)ibv_access);
+	if (!mr->ibv_mr) {
+		ret = lfv_verbs_errno();
+		LFV_INFO(FI_LOG_MR, "ibv_reg_mr: %s\n", fi_strerror(-ret));
+		free(mr);
+		return ret;
+	}
+	mr->domain = domain;
+	mr->mr_fid.fid.fclass = FI_CLASS_MR;
+	mr->mr_fid.fid.context = attr->context;
+	mr->mr_fid.fid.ops = &lfv_mr_fi_ops;
+	mr->mr_fid.mem_desc = mr;
+	mr->mr_fid.key = mr->ibv_mr->rkey;
+	lfv_ref_get(&domain->ref);
+	*mr_fid = &mr->mr_fid;
+	return 0;
+}
+
+static int lfv_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		       uint64_t access, uint64_t offset, uint64_t requested_key,
+		       uint64_t flags, struct fid_mr **mr, void *context)
+{
+	struct fi_mr_attr attr = {
+		.mr_iov = iov,
+		.iov_count = count,
+		.access = access,
+		.offset = offset,
+		.requested_key = requested_key,
+		.context = context,
+		.iface = FI_HMEM_SYSTEM,
+	};
+
+	return lfv_mr_regattr(fid, &attr, flags, mr);
+}
+
+static int lfv_mr_reg(struct fid *fid, const void *buf, size_t len,
+		      uint64_t access, uint64_t offset, uint64_t requested_key,
+		      uint64_t flags, struct fid_mr **mr, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_mr_regv(fid, &iov, 1, access, offset, requested_key, flags,
+			   mr, context);
+}
+
+struct fi_ops_mr lfv_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = lfv_mr_reg,
+	.regv = lfv_mr_regv,
+	.regattr = lfv_mr_regattr,
+};

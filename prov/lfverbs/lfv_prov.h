@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* The ibverbs transport: devices, getinfo, fabric, domain, MR. */
+#ifndef LFV_PROV_H
+#define LFV_PROV_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "lfv_atomic.h"
+#include "lfv_list.h"
+
+#define LFV_PROV_NAME "lfverbs"
+#define LFV_FI_VERSION FI_VERSION(1, 17)
+#define LFV_MAX_ADDRS 16
+#define LFV_NAME_MAX 64
+
+/* Capability classes from fi_getinfo(3). */
+#define LFV_PRIMARY_CAPS                                                   \
+	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST |          \
+	 FI_NAMED_RX_CTX | FI_DIRECTED_RECV | FI_VARIABLE_MSG | FI_HMEM |  \
+	 FI_COLLECTIVE)
+#define LFV_CAP_MODIFIERS                                                  \
+	(FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |         \
+	 FI_REMOTE_WRITE)
+#define LFV_SECONDARY_CAPS                                                 \
+	(FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SHARED_AV |         \
+	 FI_TRIGGER | FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM |          \
+	 FI_SOURCE_ERR | FI_RMA_PMEM)
+
+/*
+ * What each endpoint type can do today. Later work widens these; getinfo
+ * never advertises more than is listed here.
+ */
+#define LFV_MSG_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define LFV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+
+/* mr_mode bits lfverbs needs from every application (fi_mr(3)). */
+#define LFV_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+		     FI_MR_PROV_KEY)
+
+/* FI_ADDR_IB_UD name of a UD endpoint: the GID, QP number and Q_Key.
+ * qpn 0 in a getinfo src_addr means "any QP on this port". */
+struct lfv_ud_name {
+	uint8_t gid[16];
+	uint32_t qpn;
+	uint32_t qkey;
+	uint16_t lid;
+	uint8_t pad[6];
+};
+_Static_assert(sizeof(struct lfv_ud_name) == 4 * sizeof(uint64_t),
+	       "FI_ADDR_IB_UD is documented as uint64_t[4]");
+
+union lfv_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	struct sockaddr_storage ss;
+};
+
+/* An IP address through which rdma_cm reaches a device port. */
+struct lfv_addr {
+	union lfv_sockaddr addr;
+	uint8_t port_num;
+	char fabric_name[LFV_NAME_MAX];	/* its subnet, e.g. 10.0.0.0/24 */
+};
+
+struct lfv_device {
+	char name[LFV_NAME_MAX];
+	struct ibv_device *ibdev;
+	struct ibv_device_attr attr;
+	uint8_t port_num;		/* first active port */
+	struct ibv_port_attr port_attr;
+	union ibv_gid gid;		/* GID index 0 of that port */
+	uint32_t max_inline;		/* probed: not in ibv_device_attr */
+	int locality;			/* 0 nearest to the caller */
+	struct lfv_addr addrs[LFV_MAX_ADDRS];
+	size_t naddrs;
+};
+
+struct lfv_device_table {
+	struct ibv_device **list;	/* kept open: lfv_device.ibdev points in */
+	struct lfv_device *devs;
+	size_t count;
+};
+
+/* Discovers devices once (thread-safe) and caches them until cleanup. */
+int lfv_devices_get(const struct lfv_device_table **table);
+const struct lfv_device *lfv_device_find(const char *name);
+void lfv_devices_release(void);
+
+/* Orders devices nearest to the calling thread's CPU set first. */
+void lfv_devices_sort_by_locality(struct lfv_device *devs, size_t count);
+
+/* Asks rdma_cm which device and source address route to dst. */
+int lfv_route_lookup(const struct sockaddr *dst, char *dev_name,
+		     size_t name_len, union lfv_sockaddr *src);
+
+size_t lfv_sockaddr_len(const struct sockaddr *sa);
+
+/* getinfo: templates, hint checks and narrowing. */
+int lfv_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info);
+struct fi_info *lfv_info_template(const struct lfv_device *dev,
+				  enum fi_ep_type type,
+				  const struct lfv_addr *addr,
+				  uint32_t version);
+bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
+		   uint32_t version);
+
+/* Objects. */
+struct lfv_fabric {
+	struct fid_fabric fabric_fid;
+	lfv_atomic32_t ref;		/* 1 + open domains and EQs */
+	uint32_t api_version;
+	char name[LFV_NAME_MAX];
+};
+
+struct lfv_domain {
+	struct fid_domain domain_fid;
+	lfv_atomic32_t ref;		/* 1 + open MRs */
+	struct lfv_fabric *fabric;
+	const struct lfv_device *dev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct fi_info *info;
+};
+
+struct lfv_mr {
+	struct fid_mr mr_fid;
+	struct lfv_domain *domain;
+	struct ibv_mr *ibv_mr;
+};
+
+int lfv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+int lfv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+int lfv_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, uint64_t flags, void *context);
+extern struct fi_ops_mr lfv_mr_ops;
+
+/* Translates fi_mr access bits to ibv access flags; -FI_EINVAL on junk. */
+int lfv_mr_access_to_ibv(uint64_t access, const struct ibv_device_attr *attr,
+			 int *ibv_access);
+
+#endif /* LFV_PROV_H */

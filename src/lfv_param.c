@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <rdma/providers/fi_prov.h>
+
+#include "lfv_log.h"
+#include "lfv_param.h"
+
+struct lfv_params lfv_params = {
+	.device_name = NULL,
+	.tx_size = 384,
+	.rx_size = 384,
+	.tx_iov_limit = 4,
+	.rx_iov_limit = 4,
+	.inline_size = 0,
+};
+
+static void lfv_param_str(const char *name, char **dst, const char *help)
+{
+	fi_param_define(&lfv_prov, name, FI_PARAM_STRING, "%s", help);
+	fi_param_get_str(&lfv_prov, name, dst);
+}
+
+static void lfv_param_size(const char *name, size_t *dst, const char *help)
+{
+	fi_param_define(&lfv_prov, name, FI_PARAM_SIZE_T, "%s (default: %zu)",
+			help, *dst);
+	fi_param_get_size_t(&lfv_prov, name, dst);
+}
+
+void lfv_params_init(void)
+{
+	lfv_param_str("device_name", &lfv_params.device_name,
+		      "Comma-separated list of verbs device names to use, in "
+		      "order of preference (e.g. rxe0,mlx5_0). Overrides the "
+		      "hwloc nearest-device ordering; other devices are not "
+		      "reported (default: all devices, nearest first)");
+	lfv_param_size("tx_size", &lfv_params.tx_size,
+		       "Default transmit queue depth reported by fi_getinfo, "
+		       "capped at the device's max_qp_wr");
+	lfv_param_size("rx_size", &lfv_params.rx_size,
+		       "Default receive queue depth reported by fi_getinfo, "
+		       "capped at the device's max_qp_wr");
+	lfv_param_size("tx_iov_limit", &lfv_params.tx_iov_limit,
+		       "Default transmit iov limit, capped at the device's "
+		       "max_sge");
+	lfv_param_size("rx_iov_limit", &lfv_params.rx_iov_limit,
+		       "Default receive iov limit, capped at the device's "
+		       "max_sge");
+	lfv_param_size("inline_size", &lfv_params.inline_size,
+		       "Default inject size in bytes, capped at the device's "
+		       "probed max_inline_data; 0 means the device maximum");
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <rdma/fi_collective.h>
+
+#include "lfv_stubs.h"
+
+int lfv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)command; (void)arg;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	(void)fid; (void)buf; (void)len;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		   void *ops, void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_pep **pep, void *context)
+{
+	(void)fabric; (void)info; (void)pep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		     struct fid_wait **waitset)
+{
+	(void)fabric; (void)attr; (void)waitset;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		   struct fid_av **av, void *context)
+{
+	(void)domain; (void)attr; (void)av; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		   struct fid_cq **cq, void *context)
+{
+	(void)domain; (void)attr; (void)cq; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_endpoint(struct fid_domain *domain, struct fi_info *info,
+		    struct fid_ep **ep, void *context)
+{
+	(void)domain; (void)info; (void)ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_ep **sep, void *context)
+{
+	(void)domain; (void)info; (void)sep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		     struct fid_cntr **cntr, void *context)
+{
+	(void)domain; (void)attr; (void)cntr; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		     struct fid_poll **pollset)
+{
+	(void)domain; (void)attr; (void)pollset;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		   struct fid_stx **stx, void *context)
+{
+	(void)domain; (void)attr; (void)stx; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context)
+{
+	(void)domain; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			enum fi_op op, struct fi_atomic_attr *attr,
+			uint64_t flags)
+{
+	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_query_collective(struct fid_domain *domain,
+			    enum fi_collective_op coll,
+			    struct fi_collective_attr *attr, uint64_t flags)
+{
+	(void)domain; (void)coll; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		     struct fid_ep **ep, uint64_t flags, void *context)
+{
+	(void)domain; (void)info; (void)ep; (void)flags; (void)context;
+	return -FI_ENOSYS;
+}

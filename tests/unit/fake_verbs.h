@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * A fake ibverbs/rdma_cm world for unit tests. Linked with -Wl,--wrap so the
+ * provider's calls to ibv_*, rdma_* and getifaddrs land here. Tests describe
+ * devices, inject one-shot failures and check that every object opened was
+ * closed.
+ */
+#ifndef FAKE_VERBS_H
+#define FAKE_VERBS_H
+
+#include <stdbool.h>
+#include <infiniband/verbs.h>
+
+#define FAKE_MAX_DEVS 4
+
+struct fake_dev {
+	struct ibv_device ibdev;	/* name is what the provider sees */
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port;	/* port 1, the only port */
+	union ibv_gid gid;
+	uint32_t max_inline;		/* largest inline a QP accepts */
+	char ip[64];			/* "" for none */
+	unsigned prefix;
+	struct ibv_context *cm_ctx;	/* what rdma_cm ids point at */
+};
+
+enum fake_call {
+	FAKE_GET_DEVICE_LIST,
+	FAKE_OPEN_DEVICE,
+	FAKE_QUERY_DEVICE,
+	FAKE_ALLOC_PD,
+	FAKE_DEALLOC_PD,
+	FAKE_CREATE_QP,
+	FAKE_REG_MR,
+	FAKE_DEREG_MR,
+	FAKE_CREATE_CHANNEL,
+	FAKE_CALL_MAX
+};
+
+/* Objects currently open, per kind; all 0 after a clean teardown. */
+struct fake_counts {
+	int ctx, pd, cq, qp, mr, channel, cm_id;
+};
+
+extern struct fake_counts fake_open;
+extern unsigned int fake_last_mr_access;
+
+/* Forgets all devices and injected failures (and frees fake objects). */
+void fake_verbs_reset(void);
+
+/* Adds an active rxe-like device; ip may be NULL. */
+struct fake_dev *fake_verbs_add(const char *name, const char *ip,
+				unsigned prefix);
+
+/* The next call of that kind fails with errno err. */
+void fake_verbs_fail(enum fake_call call, int err);
+
+#endif /* FAKE_VERBS_H */
