@@ -94,7 +94,6 @@ struct fake_dev *fake_verbs_add(const char *name, const char *ip,
 				unsigned prefix)
 {
 	struct fake_dev *dev = &fake_devs[fake_ndevs++];
-	struct in_addr in;
 
 	snprintf(dev->ibdev.name, sizeof(dev->ibdev.name), "%s", name);
 	snprintf(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path),

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# fi_info (Debian's libfabric-bin) sees lfverbs through the real core.
+# TAP output; skips when lfverbs finds no device.
+dev=${LFV_BED_DEV:-rxe0}
+ip=${LFV_BED_IP:-10.77.0.1}
+n=0
+fails=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+
+if ! command -v fi_info >/dev/null 2>&1; then
+	echo "1..0 # SKIP fi_info not installed (Debian package libfabric-bin)"
+	exit 0
+fi
+if ! fi_info -p lfverbs >/dev/null 2>&1; then
+	echo "1..0 # SKIP lfverbs finds no device; run through tests/bed/rxe-bed"
+	exit 0
+fi
+
+echo "1..9"
+out=$(fi_info -p lfverbs)
+echo "$out" | grep -q "provider: lfverbs"; ok $? "fi_info -p lfverbs names the provider"
+echo "$out" | grep -q "domain: $dev"; ok $? "fi_info -p lfverbs lists $dev"
+
+out=$(fi_info -p lfverbs -t FI_EP_MSG)
+echo "$out" | grep -q "type: *FI_EP_MSG" && ! echo "$out" | grep -q "FI_EP_DGRAM"
+ok $? "-t FI_EP_MSG lists MSG endpoints only"
+
+out=$(fi_info -p lfverbs -v)
+echo "$out" | grep -q "FI_PROTO_RDMA_CM_IB_RC"; ok $? "verbose output shows the RC protocol"
+
+fi_info -e 2>/dev/null | grep -q "FI_LFVERBS_DEVICE_NAME"; ok $? "fi_info -e lists FI_LFVERBS_DEVICE_NAME"
+
+FI_LFVERBS_DEVICE_NAME=nosuch0 fi_info -p lfverbs >/dev/null 2>&1
+[ $? -ne 0 ]; ok $? "FI_LFVERBS_DEVICE_NAME=nosuch0 finds nothing"
+
+out=$(FI_LFVERBS_DEVICE_NAME="nosuch0,$dev" fi_info -p lfverbs)
+echo "$out" | grep -q "domain: $dev"; ok $? "FI_LFVERBS_DEVICE_NAME selects $dev"
+
+out=$(fi_info -p lfverbs -n "$ip" -s 7471 -t FI_EP_MSG)
+echo "$out" | grep -q "domain: $dev"; ok $? "a destination node resolves to $dev"
+
+# Our own log lines at info level: present, and none at warn level.
+lines=$(FI_LOG_LEVEL=warn fi_info -p lfverbs 2>&1 >/dev/null | grep -c ":lfverbs:")
+[ "$lines" -eq 0 ]; ok $? "no lfverbs warnings in a normal run ($lines)"
+
+[ $fails -eq 0 ]

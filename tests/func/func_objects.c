@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* fi_getinfo, fabric, domain, MR and EQ through the real libfabric core on a
+ * real verbs device (soft-RoCE), including bad input and close order. */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <infiniband/verbs.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include "func_common.h"
+
+struct objs {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+};
+
+static int open_objs(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_MSG);
+	struct objs *o = calloc(1, sizeof(*o));
+
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
+				    &o->info), 0);
+	fi_freeinfo(hints);
+	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
+	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
+	*state = o;
+	return 0;
+}
+
+static int close_objs(void **state)
+{
+	struct objs *o = *state;
+
+	if (o->domain)
+		assert_int_equal(fi_close(&o->domain->fid), 0);
+	if (o->fabric)
+		assert_int_equal(fi_close(&o->fabric->fid), 0);
+	fi_freeinfo(o->info);
+	free(o);
+	return 0;
+}
+
+/* The device's own limits, read with ibverbs directly. */
+static void query_device(struct ibv_device_attr *attr,
+			 struct ibv_port_attr *port)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	assert_non_null(list);
+	for (i = 0; list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), func_dev()))
+			ctx = ibv_open_device(list[i]);
+	assert_non_null(ctx);
+	assert_int_equal(ibv_query_device(ctx, attr), 0);
+	assert_int_equal(ibv_query_port(ctx, 1, port), 0);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static void test_getinfo_device_limits(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_UNSPEC), *info = NULL, *cur;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port;
+	int msg = 0, dgram = 0;
+
+	(void)state;
+	query_device(&attr, &port);
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info), 0);
+	for (cur = info; cur; cur = cur->next) {
+		assert_string_equal(cur->fabric_attr->prov_name, "lfverbs");
+		assert_string_equal(cur->domain_attr->name, func_dev());
+		assert_int_equal(cur->tx_attr->size,
+				 min_size(384, (size_t)attr.max_qp_wr));
+		assert_int_equal(cur->rx_attr->iov_limit,
+				 min_size(4, (size_t)attr.max_sge));
+		assert_int_equal(cur->domain_attr->cq_cnt, attr.max_cq);
+		assert_int_equal(cur->domain_attr->mr_cnt, attr.max_mr);
+		assert_int_equal(cur->domain_attr->mr_mode, FUNC_MR_MODE);
+		assert_true(cur->tx_attr->inject_size > 0); /* rxe has inline */
+		if (cur->ep_attr->type == FI_EP_MSG) {
+			msg++;
+			assert_int_equal(cur->ep_attr->max_msg_size,
+					 port.max_msg_sz);
+			assert_int_equal(cur->addr_format, FI_SOCKADDR_IN);
+		} else {
+			dgram++;
+			assert_int_equal(cur->ep_attr->type, FI_EP_DGRAM);
+			assert_int_equal(cur->addr_format, FI_ADDR_IB_UD);
+			assert_int_equal(cur->ep_attr->max_msg_size,
+					 (size_t)128 << port.active_mtu);
+		}
+	}
+	assert_int_equal(msg, 1);
+	assert_int_equal(dgram, 1);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_getinfo_source(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_MSG), *info = NULL;
+	struct sockaddr_in *sin;
+
+	(void)state;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "7471", FI_SOURCE,
+				    hints, &info), 0);
+	sin = info->src_addr;
+	assert_int_equal(sin->sin_addr.s_addr, inet_addr(func_ip()));
+	assert_int_equal(ntohs(sin->sin_port), 7471);
+	assert_null(info->dest_addr);
+	assert_null(info->next);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_getinfo_destination(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_MSG), *info = NULL;
+	struct sockaddr_in *sin;
+
+	(void)state;
+	/* rdma_cm resolves the route: the device is the one serving it. */
+	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "7471", 0, hints,
+				    &info), 0);
+	sin = info->dest_addr;
+	assert_non_null(sin);
+	assert_int_equal(sin->sin_addr.s_addr, inet_addr(func_ip()));
+	assert_int_equal(ntohs(sin->sin_port), 7471);
+	assert_string_equal(info->domain_attr->name, func_dev());
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_getinfo_no_data(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_MSG), *info = NULL;
+
+	(void)state;
+	/* Not reachable over RDMA from here. */
+	assert_int_equal(fi_getinfo(FUNC_VERSION, "192.0.2.1", "7471", 0,
+				    hints, &info), -FI_ENODATA);
+	assert_int_equal(fi_getinfo(FUNC_VERSION, "192.0.2.1", "7471",
+				    FI_SOURCE, hints, &info), -FI_ENODATA);
+	hints->ep_attr->type = FI_EP_RDM;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_TAGGED;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+	hints->caps = 0;
+	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+	fi_freeinfo(hints);
+}
+
+static void test_close_order(void **state)
+{
+	struct objs *o = *state;
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fid_eq *eq;
+	struct fid_mr *mr;
+	char *buf = calloc(1, 4096);
+
+	assert_int_equal(fi_mr_reg(o->domain, buf, 4096,
+				   FI_SEND | FI_RECV | FI_REMOTE_WRITE, 0, 0, 0,
+				   &mr, NULL), 0);
+	assert_int_equal(fi_eq_open(o->fabric, &eq_attr, &eq, NULL), 0);
+	assert_int_equal(fi_close(&o->fabric->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	assert_int_equal(fi_close(&o->domain->fid), 0);
+	o->domain = NULL;
+	assert_int_equal(fi_close(&o->fabric->fid), -FI_EBUSY); /* the EQ */
+	assert_int_equal(fi_close(&eq->fid), 0);
+	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	o->fabric = NULL;
+	free(buf);
+}
+
+static void test_mr_real_registration(void **state)
+{
+	struct objs *o = *state;
+	struct fid_mr *mr1, *mr2;
+	size_t len = 1 << 20;
+	char *buf = calloc(1, len);
+
+	assert_int_equal(fi_mr_reg(o->domain, buf, len,
+				   FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+				   &mr1, buf), 0);
+	assert_int_equal(fi_mr_reg(o->domain, buf, 64, FI_SEND, 0, 0, 0, &mr2,
+				   NULL), 0);
+	assert_non_null(fi_mr_desc(mr1));
+	assert_ptr_not_equal(fi_mr_desc(mr1), fi_mr_desc(mr2));
+	assert_int_not_equal(fi_mr_key(mr1), fi_mr_key(mr2));
+	assert_ptr_equal(mr1->fid.context, buf);
+	assert_int_equal(fi_close(&mr2->fid), 0);
+	assert_int_equal(fi_close(&mr1->fid), 0);
+	free(buf);
+}
+
+static void test_mr_bad_input(void **state)
+{
+	struct objs *o = *state;
+	char buf[64] = { 0 };
+	struct iovec iov[2] = { { buf, 32 }, { buf + 32, 32 } };
+	struct fid_mr *mr;
+
+	assert_int_equal(fi_mr_reg(o->domain, NULL, 64, FI_SEND, 0, 0, 0, &mr,
+				   NULL), -FI_EINVAL);
+	assert_int_equal(fi_mr_reg(o->domain, buf, 64, 1ULL << 61, 0, 0, 0,
+				   &mr, NULL), -FI_EINVAL);
+	assert_int_equal(fi_mr_reg(o->domain, buf, 64, FI_SEND, 0, 0,
+				   FI_RMA_EVENT, &mr, NULL), -FI_EBADFLAGS);
+	assert_int_equal(fi_mr_regv(o->domain, iov, 2, FI_SEND, 0, 0, 0, &mr,
+				    NULL), -FI_EINVAL);
+	assert_int_equal(fi_mr_regattr(o->domain, NULL, 0, &mr), -FI_EINVAL);
+	/* Memory that is not mapped: verbs refuses, we report it. */
+	assert_true(fi_mr_reg(o->domain, (void *)(uintptr_t)0x1000, 4096,
+			      FI_SEND, 0, 0, 0, &mr, NULL) < 0);
+}
+
+static void test_domain_bad_input(void **state)
+{
+	struct objs *o = *state;
+	struct fid_domain *domain;
+	struct fi_info *info = fi_dupinfo(o->info);
+
+	assert_int_equal(fi_domain(o->fabric, NULL, &domain, NULL), -FI_EINVAL);
+	free(info->domain_attr->name);
+	info->domain_attr->name = strdup("nosuch0");
+	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), -FI_EINVAL);
+	free(info->domain_attr->name);
+	info->domain_attr->name = strdup(func_dev());
+	info->rx_attr->size = (size_t)1 << 40;
+	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), -FI_EINVAL);
+	fi_freeinfo(info);
+}
+
+static void test_two_domains(void **state)
+{
+	struct objs *o = *state;
+	struct fid_domain *second;
+	struct fid_mr *mr;
+	char buf[64] = { 0 };
+
+	assert_int_equal(fi_domain(o->fabric, o->info, &second, NULL), 0);
+	assert_int_equal(fi_mr_reg(second, buf, sizeof(buf), FI_RECV, 0, 0, 0,
+				   &mr, NULL), 0);
+	assert_int_equal(fi_close(&second->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	assert_int_equal(fi_close(&second->fid), 0);
+}
+
+static void test_fabric_bad_input(void **state)
+{
+	struct objs *o = *state;
+	struct fi_fabric_attr attr = *o->info->fabric_attr;
+	struct fid_fabric *fabric;
+
+	attr.name = "192.0.2.0/24";
+	assert_true(fi_fabric(&attr, &fabric, NULL) < 0);
+	assert_true(fi_fabric(NULL, &fabric, NULL) < 0);
+}
+
+static void test_eq_sread_and_fd(void **state)
+{
+	struct objs *o = *state;
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD, .flags = FI_WRITE };
+	struct fi_eq_entry entry = { .data = 99 };
+	struct pollfd pfd = { .events = POLLIN };
+	struct fid *fids[1];
+	struct fid_eq *eq;
+	uint32_t event;
+
+	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), 0);
+	assert_int_equal(fi_control(&eq->fid, FI_GETWAIT, &pfd.fd), 0);
+	fids[0] = &eq->fid;
+	assert_int_equal(fi_trywait(o->fabric, fids, 1), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(fi_eq_sread(eq, &event, &entry, sizeof(entry), 20, 0),
+			 -FI_EAGAIN);
+	assert_int_equal(fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0),
+			 sizeof(entry));
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	assert_int_equal(fi_trywait(o->fabric, fids, 1), -FI_EAGAIN);
+	memset(&entry, 0, sizeof(entry));
+	assert_int_equal(fi_eq_sread(eq, &event, &entry, sizeof(entry), -1, 0),
+			 sizeof(entry));
+	assert_int_equal(event, FI_NOTIFY);
+	assert_int_equal(entry.data, 99);
+	assert_int_equal(fi_close(&eq->fid), 0);
+
+	attr.wait_obj = FI_WAIT_SET;
+	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), -FI_ENOSYS);
+}
+
+static void test_unimplemented_is_enosys(void **state)
+{
+	struct objs *o = *state;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fid_cq *cq;
+
+	/* Completion queues arrive with the ring-buffer CQ work. */
+	assert_int_equal(fi_cq_open(o->domain, &cq_attr, &cq, NULL), -FI_ENOSYS);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_getinfo_device_limits),
+		cmocka_unit_test(test_getinfo_source),
+		cmocka_unit_test(test_getinfo_destination),
+		cmocka_unit_test(test_getinfo_no_data),
+		T(test_close_order),
+		T(test_mr_real_registration),
+		T(test_mr_bad_input),
+		T(test_domain_bad_input),
+		T(test_two_domains),
+		T(test_fabric_bad_input),
+		T(test_eq_sread_and_fd),
+		T(test_unimplemented_is_enosys),
+	};
+
+	func_require_device();
+	return cmocka_run_group_tests_name("func_objects", tests, NULL, NULL);
+}

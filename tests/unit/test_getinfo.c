@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* fi_getinfo against fake devices: attributes from device limits, every
+ * hint field filtering, node/service resolution and verbs failures. */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_verbs.h"
+#include "lfv_param.h"
+#include "lfv_prov.h"
+
+#define V FI_VERSION(1, 17)
+
+static int setup(void **state)
+{
+	(void)state;
+	lfv_devices_release();
+	fake_verbs_reset();
+	lfv_params.device_name = NULL;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	lfv_devices_release();
+	/* Discovery and getinfo must close everything they opened. */
+	assert_int_equal(fake_open.ctx, 0);
+	assert_int_equal(fake_open.pd, 0);
+	assert_int_equal(fake_open.cq, 0);
+	assert_int_equal(fake_open.qp, 0);
+	assert_int_equal(fake_open.channel, 0);
+	assert_int_equal(fake_open.cm_id, 0);
+	fake_verbs_reset();
+	return 0;
+}
+
+static size_t count_infos(const struct fi_info *info)
+{
+	size_t n = 0;
+
+	for (; info; info = info->next)
+		n++;
+	return n;
+}
+
+static struct fi_info *hints_new(void)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	assert_non_null(hints);
+	hints->domain_attr->mr_mode = LFV_MR_MODE;
+	return hints;
+}
+
+/* getinfo that must find nothing. */
+static void assert_nodata(uint32_t version, const char *node,
+			  const char *service, uint64_t flags,
+			  const struct fi_info *hints)
+{
+	struct fi_info *info = NULL;
+
+	assert_int_equal(lfv_getinfo(version, node, service, flags, hints,
+				     &info), -FI_ENODATA);
+	assert_null(info);
+}
+
+static void test_no_device(void **state)
+{
+	(void)state;
+	assert_nodata(V, NULL, NULL, 0, NULL);
+}
+
+static void test_device_list_failure(void **state)
+{
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_fail(FAKE_GET_DEVICE_LIST, ENOSYS);
+	assert_nodata(V, NULL, NULL, 0, NULL);
+}
+
+static void test_defaults_from_device(void **state)
+{
+	struct fake_dev *dev;
+	struct fi_info *info = NULL, *msg, *dgram;
+	struct sockaddr_in *sin;
+
+	(void)state;
+	dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	dev->attr.max_qp_wr = 200;	/* below the 384 default */
+	dev->attr.max_sge = 3;
+	dev->max_inline = 96;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_int_equal(count_infos(info), 2);
+	msg = info;
+	dgram = info->next;
+
+	assert_int_equal(msg->ep_attr->type, FI_EP_MSG);
+	assert_int_equal(msg->ep_attr->protocol, FI_PROTO_RDMA_CM_IB_RC);
+	assert_string_equal(msg->domain_attr->name, "fake0");
+	assert_string_equal(msg->fabric_attr->name, "10.1.0.0/24");
+	assert_null(msg->fabric_attr->prov_name); /* the core fills it */
+	assert_int_equal(msg->addr_format, FI_SOCKADDR_IN);
+	sin = msg->src_addr;
+	assert_int_equal(sin->sin_family, AF_INET);
+	assert_int_equal(sin->sin_addr.s_addr, inet_addr("10.1.0.5"));
+	/* Sizes: defaults capped by the device. */
+	assert_int_equal(msg->tx_attr->size, 200);
+	assert_int_equal(msg->rx_attr->size, 200);
+	assert_int_equal(msg->tx_attr->iov_limit, 3);
+	assert_int_equal(msg->rx_attr->iov_limit, 3);
+	assert_int_equal(msg->tx_attr->inject_size, 96); /* probed */
+	assert_int_equal(msg->ep_attr->max_msg_size, 1U << 31);
+	assert_int_equal(msg->domain_attr->cq_cnt, dev->attr.max_cq);
+	assert_int_equal(msg->domain_attr->ep_cnt, dev->attr.max_qp);
+	assert_int_equal(msg->domain_attr->mr_cnt, dev->attr.max_mr);
+	assert_int_equal(msg->domain_attr->mr_mode, LFV_MR_MODE);
+	assert_int_equal(msg->domain_attr->mr_key_size, 4);
+	assert_int_equal(msg->domain_attr->threading, FI_THREAD_SAFE);
+	assert_int_equal(msg->caps, LFV_MSG_CAPS);
+	assert_int_equal(msg->mode, 0);
+
+	assert_int_equal(dgram->ep_attr->type, FI_EP_DGRAM);
+	assert_int_equal(dgram->ep_attr->protocol, FI_PROTO_IB_UD);
+	assert_int_equal(dgram->addr_format, FI_ADDR_IB_UD);
+	assert_int_equal(dgram->src_addrlen, sizeof(struct lfv_ud_name));
+	assert_memory_equal(((struct lfv_ud_name *)dgram->src_addr)->gid,
+			    dev->gid.raw, 16);
+	assert_int_equal(dgram->ep_attr->max_msg_size, 1024); /* the MTU */
+	fi_freeinfo(info);
+}
+
+static void test_params_shape_defaults(void **state)
+{
+	struct fi_info *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	lfv_params.tx_size = 64;
+	lfv_params.inline_size = 32;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_int_equal(info->tx_attr->size, 64);
+	assert_int_equal(info->tx_attr->inject_size, 32);
+	fi_freeinfo(info);
+	lfv_params.tx_size = 384;
+	lfv_params.inline_size = 0;
+}
+
+static void test_device_without_ip_has_no_msg(void **state)
+{
+	struct fi_info *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", NULL, 0);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	assert_string_equal(info->fabric_attr->name, "IB-0xfe80000000000000");
+	fi_freeinfo(info);
+}
+
+static void test_inactive_port_skipped(void **state)
+{
+	struct fake_dev *dev;
+
+	(void)state;
+	dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	dev->port.state = IBV_PORT_DOWN;
+	assert_nodata(V, NULL, NULL, 0, NULL);
+}
+
+static void test_open_failure_skips_device(void **state)
+{
+	struct fi_info *info = NULL;
+
+	(void)state;
+	fake_verbs_add("bad0", "10.1.0.5", 24);
+	fake_verbs_add("good0", "10.2.0.5", 24);
+	fake_verbs_fail(FAKE_OPEN_DEVICE, EPERM);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_string_equal(info->domain_attr->name, "good0");
+	assert_string_equal(info->next->domain_attr->name, "good0");
+	assert_null(info->next->next);
+	fi_freeinfo(info);
+}
+
+static void test_inline_probe_failure_gives_zero(void **state)
+{
+	struct fake_dev *dev;
+	struct fi_info *info = NULL;
+
+	(void)state;
+	dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	dev->max_inline = 0;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_int_equal(info->tx_attr->inject_size, 0);
+	fi_freeinfo(info);
+}
+
+static void test_no_rdma_cm_no_msg(void **state)
+{
+	struct fi_info *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_fail(FAKE_CREATE_CHANNEL, ENODEV);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	fi_freeinfo(info);
+}
+
+static void test_device_name_param(void **state)
+{
+	struct fi_info *info = NULL;
+
+	(void)state;
+	fake_verbs_add("a0", "10.1.0.5", 24);
+	fake_verbs_add("b0", "10.2.0.5", 24);
+	fake_verbs_add("c0", "10.3.0.5", 24);
+	lfv_params.device_name = "c0,a0,nosuch";
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_int_equal(count_infos(info), 4);
+	assert_string_equal(info->domain_attr->name, "c0");
+	assert_string_equal(info->next->next->domain_attr->name, "a0");
+	fi_freeinfo(info);
+
+	lfv_devices_release();
+	lfv_params.device_name = "nosuch";
+	assert_nodata(V, NULL, NULL, 0, NULL);
+	lfv_params.device_name = NULL;
+}
+
+static void test_hint_ep_type(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	fi_freeinfo(info);
+
+	hints->ep_attr->type = FI_EP_RDM;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_caps(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG | FI_SEND;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	/* Only the asked direction, plus unasked locality caps. */
+	assert_true(info->caps & FI_SEND);
+	assert_false(info->caps & FI_RECV);
+	assert_true(info->caps & FI_REMOTE_COMM);
+	assert_false(info->rx_attr->caps & FI_RECV);
+	fi_freeinfo(info);
+
+	hints->caps = FI_MSG | FI_RMA; /* RMA is not implemented yet */
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->caps = FI_TAGGED;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->caps = FI_MSG | FI_SOURCE; /* secondary cap not supported */
+	assert_nodata(V, NULL, NULL, 0, hints);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_mode(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->mode = 0; /* lfverbs needs no mode bits */
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->mode, 0);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_mr_mode(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->mr_mode = LFV_MR_MODE | FI_MR_ENDPOINT;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->mr_mode, LFV_MR_MODE);
+	fi_freeinfo(info);
+
+	/* FI_MR_BASIC in 1.5+ needs FI_LOCAL_MR mode for local keys. */
+	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	hints->mode = 0;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->mode = FI_LOCAL_MR;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	assert_true(info->mode & FI_LOCAL_MR);
+	fi_freeinfo(info);
+	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	assert_nodata(V, NULL, NULL, 0, hints);
+
+	/* API 1.4: legacy MR, FI_LOCAL_MR mode required. */
+	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	hints->mode = 0;
+	assert_nodata(FI_VERSION(1, 4), NULL, NULL, 0, hints);
+	hints->mode = FI_LOCAL_MR;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(FI_VERSION(1, 4), NULL, NULL, 0, hints,
+				     &info), 0);
+	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_names(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_add("fake1", "10.2.0.5", 24);
+	hints->domain_attr->name = strdup("fake1");
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 2);
+	assert_string_equal(info->domain_attr->name, "fake1");
+	fi_freeinfo(info);
+
+	hints->fabric_attr->name = strdup("10.1.0.0/24");
+	assert_nodata(V, NULL, NULL, 0, hints); /* fake1 is on 10.2 */
+	free(hints->fabric_attr->name);
+	hints->fabric_attr->name = strdup("10.2.0.0/24");
+	hints->fabric_attr->prov_name = strdup("verbs");
+	assert_nodata(V, NULL, NULL, 0, hints);
+	free(hints->fabric_attr->prov_name);
+	hints->fabric_attr->prov_name = strdup("lfverbs");
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 2); /* fake1: MSG and DGRAM */
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_domain_attrs(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	hints->domain_attr->resource_mgmt = FI_RM_DISABLED;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->threading, FI_THREAD_DOMAIN);
+	assert_int_equal(info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	assert_int_equal(info->domain_attr->control_progress,
+			 FI_PROGRESS_MANUAL);
+	assert_int_equal(info->domain_attr->resource_mgmt, FI_RM_DISABLED);
+	fi_freeinfo(info);
+
+	hints->domain_attr->cq_data_size = 4; /* no remote CQ data yet */
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->cq_data_size = 0;
+	hints->domain_attr->mr_iov_limit = 2;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->mr_iov_limit = 0;
+	hints->domain_attr->auth_key_size = 8;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->auth_key_size = 0;
+	hints->domain_attr->cq_cnt = (1 << 16) + 1;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->cq_cnt = 0;
+	hints->domain_attr->max_ep_srx_ctx = 1; /* no SRX yet */
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->max_ep_srx_ctx = 0;
+	hints->domain_attr->av_type = FI_AV_MAP;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_tx_rx_attrs(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->tx_attr->size = 1 << 14;		/* exactly max_qp_wr */
+	hints->rx_attr->iov_limit = 32;
+	hints->tx_attr->inject_size = 160;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->tx_attr->size, 1 << 14);
+	assert_int_equal(info->rx_attr->iov_limit, 32);
+	assert_int_equal(info->tx_attr->inject_size, 160);
+	fi_freeinfo(info);
+
+	hints->tx_attr->size = (1 << 14) + 1;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->tx_attr->size = 0;
+	hints->tx_attr->inject_size = 161;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->tx_attr->inject_size = 0;
+	hints->rx_attr->iov_limit = 33;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->rx_attr->iov_limit = 0;
+	hints->tx_attr->msg_order = FI_ORDER_RAW; /* no RMA ordering yet */
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->tx_attr->msg_order = 0;
+	hints->tx_attr->op_flags = FI_INJECT_COMPLETE;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->tx_attr->op_flags = 0;
+	hints->ep_attr->max_msg_size = (size_t)(1U << 31) + 1;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->ep_attr->max_msg_size = 0;
+	hints->ep_attr->protocol = FI_PROTO_IB_UD;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->ep_attr->protocol = 0;
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	fi_freeinfo(hints);
+}
+
+static void test_addr_format(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->addr_format = FI_SOCKADDR_IN6;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->addr_format = FI_SOCKADDR;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->addr_format, FI_SOCKADDR_IN);
+	fi_freeinfo(info);
+	hints->addr_format = FI_ADDR_IB_UD;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_node_service_source(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+	struct sockaddr_in *sin;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_add("fake1", "10.2.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	assert_int_equal(lfv_getinfo(V, "10.2.0.5", "7471", FI_SOURCE, hints,
+				     &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_string_equal(info->domain_attr->name, "fake1");
+	sin = info->src_addr;
+	assert_int_equal(ntohs(sin->sin_port), 7471);
+	assert_null(info->dest_addr);
+	fi_freeinfo(info);
+
+	/* A service alone: every device, listening on that port. */
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, "7472", FI_SOURCE, hints, &info), 0);
+	assert_int_equal(count_infos(info), 2);
+	sin = info->next->src_addr;
+	assert_int_equal(ntohs(sin->sin_port), 7472);
+	fi_freeinfo(info);
+
+	assert_nodata(V, "10.9.9.9", "7471", FI_SOURCE, hints);
+	assert_nodata(V, "not a host name!", NULL, FI_SOURCE | FI_NUMERICHOST,
+		      hints);
+	fi_freeinfo(hints);
+}
+
+static void test_node_destination(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+	struct sockaddr_in *sin;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_add("fake1", "10.2.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	assert_int_equal(lfv_getinfo(V, "10.2.0.77", "9000", 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_string_equal(info->domain_attr->name, "fake1");
+	sin = info->dest_addr;
+	assert_non_null(sin);
+	assert_int_equal(sin->sin_addr.s_addr, inet_addr("10.2.0.77"));
+	assert_int_equal(ntohs(sin->sin_port), 9000);
+	sin = info->src_addr;
+	assert_int_equal(sin->sin_addr.s_addr, inet_addr("10.2.0.5"));
+	fi_freeinfo(info);
+
+	/* No route through any RDMA device. */
+	assert_nodata(V, "192.0.2.1", "9000", 0, hints);
+	fi_freeinfo(hints);
+}
+
+static void test_hint_addresses(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+	struct sockaddr_in src = { .sin_family = AF_INET };
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_add("fake1", "10.2.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->addr_format = FI_SOCKADDR_IN;
+	src.sin_addr.s_addr = inet_addr("10.1.0.5");
+	src.sin_port = htons(1234);
+	hints->src_addr = malloc(sizeof(src));
+	memcpy(hints->src_addr, &src, sizeof(src));
+	hints->src_addrlen = sizeof(src);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_string_equal(info->domain_attr->name, "fake0");
+	assert_int_equal(((struct sockaddr_in *)info->src_addr)->sin_port,
+			 htons(1234));
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+static void test_ud_hint_addresses(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+	struct lfv_ud_name name = { 0 };
+	struct fake_dev *dev1;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	dev1 = fake_verbs_add("fake1", "10.2.0.5", 24);
+	hints->addr_format = FI_ADDR_IB_UD;
+	memcpy(name.gid, dev1->gid.raw, 16);
+	hints->src_addr = malloc(sizeof(name));
+	memcpy(hints->src_addr, &name, sizeof(name));
+	hints->src_addrlen = sizeof(name);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_string_equal(info->domain_attr->name, "fake1");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_no_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_list_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_defaults_from_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_params_shape_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_without_ip_has_no_msg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inactive_port_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_failure_skips_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inline_probe_failure_gives_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_rdma_cm_no_msg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_name_param, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_ep_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_caps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_mr_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_domain_attrs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_tx_rx_attrs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_addr_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_service_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_destination, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ud_hint_addresses, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("getinfo", tests, NULL, NULL);
+}
