@@ -17,11 +17,15 @@ if ! command -v fi_info >/dev/null 2>&1; then
 	exit 0
 fi
 if ! fi_info -p lfverbs >/dev/null 2>&1; then
+	if [ -n "${LFV_REQUIRE_DEVICE:-}" ]; then
+		echo "Bail out! lfverbs finds no device inside the test bed"
+		exit 1
+	fi
 	echo "1..0 # SKIP lfverbs finds no device; run through tests/bed/rxe-bed"
 	exit 0
 fi
 
-echo "1..9"
+echo "1..11"
 out=$(fi_info -p lfverbs)
 echo "$out" | grep -q "provider: lfverbs"; ok $? "fi_info -p lfverbs names the provider"
 echo "$out" | grep -q "domain: $dev"; ok $? "fi_info -p lfverbs lists $dev"
@@ -35,14 +39,20 @@ echo "$out" | grep -q "FI_PROTO_RDMA_CM_IB_RC"; ok $? "verbose output shows the 
 
 fi_info -e 2>/dev/null | grep -q "FI_LFVERBS_DEVICE_NAME"; ok $? "fi_info -e lists FI_LFVERBS_DEVICE_NAME"
 
-FI_LFVERBS_DEVICE_NAME=nosuch0 fi_info -p lfverbs >/dev/null 2>&1
-[ $? -ne 0 ]; ok $? "FI_LFVERBS_DEVICE_NAME=nosuch0 finds nothing"
+! FI_LFVERBS_DEVICE_NAME=nosuch0 fi_info -p lfverbs >/dev/null 2>&1
+ok $? "FI_LFVERBS_DEVICE_NAME=nosuch0 finds nothing"
 
 out=$(FI_LFVERBS_DEVICE_NAME="nosuch0,$dev" fi_info -p lfverbs)
 echo "$out" | grep -q "domain: $dev"; ok $? "FI_LFVERBS_DEVICE_NAME selects $dev"
 
-out=$(fi_info -p lfverbs -n "$ip" -s 7471 -t FI_EP_MSG)
+out=$(fi_info -p lfverbs -n "$ip" -P 7471 -t FI_EP_MSG)
 echo "$out" | grep -q "domain: $dev"; ok $? "a destination node resolves to $dev"
+
+out=$(fi_info -p lfverbs -s "$ip" -P 7471 -t FI_EP_MSG)
+echo "$out" | grep -q "domain: $dev"; ok $? "a source address selects $dev"
+
+! fi_info -p lfverbs -n 192.0.2.1 -P 7471 -t FI_EP_MSG >/dev/null 2>&1
+ok $? "an address no RDMA device reaches finds nothing"
 
 # Our own log lines at info level: present, and none at warn level.
 lines=$(FI_LOG_LEVEL=warn fi_info -p lfverbs 2>&1 >/dev/null | grep -c ":lfverbs:")

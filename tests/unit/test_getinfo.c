@@ -565,31 +565,33 @@ static void test_ud_hint_addresses(void **state)
 	fi_freeinfo(hints);
 }
 
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_no_device, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_device_list_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_defaults_from_device, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_params_shape_defaults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_device_without_ip_has_no_msg, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inactive_port_skipped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_failure_skips_device, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inline_probe_failure_gives_zero, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_rdma_cm_no_msg, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_device_name_param, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_ep_type, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_caps, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_mode, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_mr_mode, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_domain_attrs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_tx_rx_attrs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_addr_format, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_node_service_source, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_node_destination, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hint_addresses, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ud_hint_addresses, setup, teardown),
+		T(test_no_device),
+		T(test_device_list_failure),
+		T(test_defaults_from_device),
+		T(test_params_shape_defaults),
+		T(test_device_without_ip_has_no_msg),
+		T(test_inactive_port_skipped),
+		T(test_open_failure_skips_device),
+		T(test_inline_probe_failure_gives_zero),
+		T(test_no_rdma_cm_no_msg),
+		T(test_device_name_param),
+		T(test_hint_ep_type),
+		T(test_hint_caps),
+		T(test_hint_mode),
+		T(test_hint_mr_mode),
+		T(test_hint_names),
+		T(test_hint_domain_attrs),
+		T(test_hint_tx_rx_attrs),
+		T(test_addr_format),
+		T(test_node_service_source),
+		T(test_node_destination),
+		T(test_hint_addresses),
+		T(test_ud_hint_addresses),
 	};
 
 	return cmocka_run_group_tests_name("getinfo", tests, NULL, NULL);

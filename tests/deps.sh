@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Installs the Debian 12 packages lfverbs needs to build, test and run its
+# soft-RoCE test bed. Does nothing when everything is already installed.
+set -eu
+
+PACKAGES="
+build-essential autoconf automake libtool pkg-config
+libfabric-dev libfabric-bin
+libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
+libhwloc-dev libcmocka-dev
+qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
+"
+
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing$missing"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || { echo "deps: run as root (or install sudo)" >&2; exit 1; }
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null

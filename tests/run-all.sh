@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# The whole test suite, from a fresh Debian 12 machine: dependencies, build,
+# unit tests here, functional tests on soft-RoCE (tests/bed/rxe-bed), and
+# `make distcheck`. Ends with one summary line; exits non-zero on failure.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+status=0
+pass=0 fail=0 skip=0
+
+# Adds the counts of the last `make check` (automake's test-suite.log).
+tally() {
+	log=build/test-suite.log
+	[ -f "$log" ] || { fail=$((fail + 1)); return; }
+	p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
+	f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
+	e=$(sed -n 's/^# ERROR: *//p' "$log" | head -1)
+	s=$(sed -n 's/^# SKIP: *//p' "$log" | head -1)
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-0} + ${e:-0}))
+	skip=$((skip + ${s:-0}))
+}
+
+step() {
+	echo "=== $*"
+}
+
+step "dependencies"
+tests/deps.sh || exit 1
+step "build"
+tests/build.sh || exit 1
+
+step "unit tests (host)"
+make -C build -s check-unit || status=1
+tally
+
+step "functional tests (soft-RoCE: tests/bed/rxe-bed)"
+rm -f build/test-suite.log
+LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
+	make -C build -s check-func || status=1
+tally
+
+if [ "${LFV_SKIP_DISTCHECK:-}" = 1 ]; then
+	step "distcheck skipped (LFV_SKIP_DISTCHECK=1)"
+else
+	step "make distcheck"
+	if make -C build -s distcheck >build/distcheck.log 2>&1; then
+		echo "distcheck: ok"
+		pass=$((pass + 1))
+	else
+		tail -40 build/distcheck.log
+		fail=$((fail + 1))
+		status=1
+	fi
+fi
+
+[ $fail -eq 0 ] || status=1
+echo "lfverbs: $pass passed, $fail failed, $skip skipped"
+exit $status
