@@ -18,6 +18,9 @@ for p in $PACKAGES; do
 		missing="$missing $p"
 	fi
 done
+# The test bed fetches Debian's kernel with apt-get download: it needs the
+# package lists even when every package above is already installed.
+apt-cache show linux-image-amd64 >/dev/null 2>&1 || missing="$missing (lists)"
 [ -z "$missing" ] && exit 0
 
 echo "deps: installing$missing"
@@ -28,5 +31,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q >/dev/null
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null
+pkgs=$(echo "$missing" | sed 's/(lists)//')
+# shellcheck disable=SC2086 # one word per package
+[ -z "$(echo "$pkgs" | tr -d ' ')" ] ||
+	$SUDO apt-get install -y -q --no-install-recommends $pkgs >/dev/null
