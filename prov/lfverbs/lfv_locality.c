@@ -28,7 +28,7 @@ static int lfv_device_distance(hwloc_topology_t topo, hwloc_const_bitmap_t me,
 	return distance;
 }
 
-static void lfv_sort_stable(struct lfv_device *devs, size_t count)
+void lfv_devices_sort(struct lfv_device *devs, size_t count)
 {
 	struct lfv_device tmp;
 	size_t i, j;
@@ -64,7 +64,7 @@ void lfv_devices_sort_by_locality(struct lfv_device *devs, size_t count)
 		hwloc_bitmap_copy(me, hwloc_topology_get_complete_cpuset(topo));
 	for (i = 0; i < count; i++)
 		devs[i].locality = lfv_device_distance(topo, me, devs[i].ibdev);
-	lfv_sort_stable(devs, count);
+	lfv_devices_sort(devs, count);
 	hwloc_bitmap_free(me);
 destroy_topo:
 	hwloc_topology_destroy(topo);

@@ -96,6 +96,8 @@ void lfv_devices_release(void);
 
 /* Orders devices nearest to the calling thread's CPU set first. */
 void lfv_devices_sort_by_locality(struct lfv_device *devs, size_t count);
+/* Stable sort by the locality field (0 first); ties keep their order. */
+void lfv_devices_sort(struct lfv_device *devs, size_t count);
 
 /* Asks rdma_cm which device and source address route to dst. */
 int lfv_route_lookup(const struct sockaddr *dst, char *dev_name,

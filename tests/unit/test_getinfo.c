@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,23 @@ static void test_device_name_param(void **state)
 	lfv_params.device_name = "nosuch";
 	assert_nodata(V, NULL, NULL, 0, NULL);
 	lfv_params.device_name = NULL;
+}
+
+static void test_locality_order(void **state)
+{
+	struct lfv_device devs[5] = { 0 };
+	const int locality[5] = { 2, 0, 1, 0, 2 };
+	const char *expect[5] = { "d1", "d3", "d2", "d0", "d4" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		snprintf(devs[i].name, sizeof(devs[i].name), "d%zu", i);
+		devs[i].locality = locality[i];
+	}
+	lfv_devices_sort(devs, 5);
+	for (i = 0; i < 5; i++)
+		assert_string_equal(devs[i].name, expect[i]);
 }
 
 static void test_hint_ep_type(void **state)
@@ -580,6 +598,7 @@ int main(void)
 		T(test_inline_probe_failure_gives_zero),
 		T(test_no_rdma_cm_no_msg),
 		T(test_device_name_param),
+		T(test_locality_order),
 		T(test_hint_ep_type),
 		T(test_hint_caps),
 		T(test_hint_mode),

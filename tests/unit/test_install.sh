@@ -13,7 +13,7 @@ ok() {
 	n=$((n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
 }
-echo "1..5"
+echo "1..6"
 make -s -C "$LFV_TOP_BUILDDIR" install DESTDIR="$tmp" >"$tmp.log" 2>&1
 ok $? "make install DESTDIR=..."
 so="$tmp$LFV_PROVIDERDIR/liblfverbs-fi.so"
@@ -26,6 +26,17 @@ if command -v fi_info >/dev/null 2>&1; then
 	ok $? "the core loads the installed plugin"
 else
 	echo "ok 5 # SKIP fi_info not installed"
+fi
+# With the default prefix, the plugin goes exactly where the core looks
+# when FI_PROVIDER_PATH is unset (its help text names that default).
+core_dir=$(fi_info -e 2>/dev/null | grep -a -A1 "^# FI_PROVIDER_PATH:" |
+	sed -n 's/.*(default: \(\/[^)]*\)).*/\1/p')
+fabric_libdir=$(pkg-config --variable=libdir libfabric 2>/dev/null)
+if [ "$LFV_PROVIDERDIR" != "$fabric_libdir/libfabric" ]; then
+	echo "ok 6 # SKIP configured with another prefix ($LFV_PROVIDERDIR)"
+else
+	[ -n "$core_dir" ] && [ "$core_dir" = "$LFV_PROVIDERDIR" ]
+	ok $? "installs into the core's default provider directory ($core_dir)"
 fi
 rm -f "$tmp.log"
 [ $fails -eq 0 ]
