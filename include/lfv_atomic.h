@@ -8,6 +8,7 @@
 #define LFV_ATOMIC_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LFV_CACHELINE 64
@@ -54,6 +55,48 @@ static inline void lfv_store_relaxed64(lfv_atomic64_t *p, uint64_t v)
 static inline void lfv_store_release64(lfv_atomic64_t *p, uint64_t v)
 {
 	atomic_store_explicit(p, v, memory_order_release);
+}
+
+/* Forces inlining where the compiler's heuristics measured wrong. */
+#define LFV_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Strong CAS with no ordering: for claiming positions whose data is ordered
+ * by other stores (the ring's slot sequence words). On failure *expected
+ * gets the current value. */
+static inline bool lfv_cas_relaxed64(lfv_atomic64_t *p, uint64_t *expected,
+				     uint64_t desired)
+{
+	return atomic_compare_exchange_strong_explicit(p, expected, desired,
+						       memory_order_relaxed,
+						       memory_order_relaxed);
+}
+
+static inline uint32_t lfv_exchange32(lfv_atomic32_t *p, uint32_t v)
+{
+	return atomic_exchange_explicit(p, v, memory_order_acq_rel);
+}
+
+static inline uint64_t lfv_fetch_add64(lfv_atomic64_t *p, uint64_t v)
+{
+	return atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+}
+
+static inline uint64_t lfv_fetch_sub64(lfv_atomic64_t *p, uint64_t v)
+{
+	return atomic_fetch_sub_explicit(p, v, memory_order_relaxed);
+}
+
+/*
+ * The middle of a store-then-load handshake (a sleeper stores "armed" then
+ * checks the queue; a producer publishes then checks "armed"). Both sides
+ * RMW the same word between their store and their load: the second RMW
+ * reads the first one's value, so it synchronizes with it, and whichever
+ * side comes second sees the other's store. Unlike atomic_thread_fence,
+ * ThreadSanitizer models this.
+ */
+static inline void lfv_handshake(lfv_atomic32_t *word)
+{
+	atomic_fetch_add_explicit(word, 1, memory_order_acq_rel);
 }
 
 /* Reference counts: increments need no ordering; the decrement that may

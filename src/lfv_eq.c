@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_errno.h>
 
 #include "lfv_eq.h"
+#include "lfv_err_data.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
 
@@ -113,14 +115,6 @@ static ssize_t lfv_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	return ret;
 }
 
-/* fi_eq(3): before 1.5, or with err_data_size 0 on input, err_data points
- * at a provider-owned buffer valid until the next read of the EQ. */
-static bool lfv_eq_wants_owned_err_data(const struct lfv_eq *eq,
-					size_t user_size)
-{
-	return eq->api_version < FI_VERSION(1, 5) || user_size == 0;
-}
-
 static ssize_t lfv_eq_readerr(struct fid_eq *eq_fid,
 			      struct fi_eq_err_entry *buf, uint64_t flags)
 {
@@ -142,23 +136,19 @@ static ssize_t lfv_eq_readerr(struct fid_eq *eq_fid,
 	}
 	user_data = buf->err_data;
 	user_size = buf->err_data_size;
-	*buf = ev->err;
-	if (lfv_eq_wants_owned_err_data(eq, user_size) && ev->len) {
-		/* Hand over the event's own copy; freed on the next read. */
-		eq->err_data_held = malloc(ev->len);
-		if (!eq->err_data_held) {
-			ret = -FI_ENOMEM;
-			goto unlock;
-		}
-		memcpy(eq->err_data_held, ev->data, ev->len);
-		buf->err_data = eq->err_data_held;
-		buf->err_data_size = ev->len;
-	} else if (!lfv_eq_wants_owned_err_data(eq, user_size)) {
-		buf->err_data = user_data;
-		buf->err_data_size = user_size < ev->len ? user_size : ev->len;
-		if (buf->err_data_size)
-			memcpy(user_data, ev->data, buf->err_data_size);
-	}
+	ret = lfv_err_data_deliver(&eq->err_data_held, eq->api_version,
+				   ev->data, ev->len, &user_data, &user_size);
+	if (ret)
+		goto unlock;
+	ev->err.err_data = user_data;
+	ev->err.err_data_size = user_size;
+	/* fi_eq_err_entry grew err_data_size in 1.5: older callers have
+	 * less room. */
+	ret = eq->api_version < FI_VERSION(1, 5) ?
+	      (ssize_t)offsetof(struct fi_eq_err_entry, err_data_size) :
+	      (ssize_t)sizeof(*buf);
+	memcpy(buf, &ev->err, (size_t)ret);
+	ret = sizeof(*buf);
 	lfv_list_remove(&ev->node);
 	free(ev);
 unlock:
@@ -211,8 +201,9 @@ static ssize_t lfv_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 
 	if (!event || (len && !buf))
 		return -FI_EINVAL;
+	/* fi_eq(3): with FI_WAIT_NONE the application may not call sread. */
 	if (arg.eq->wait.type == FI_WAIT_NONE)
-		return -FI_ENOSYS;
+		return -FI_EINVAL;
 	ret = lfv_wait_until(&arg.eq->wait, timeout, lfv_eq_sread_ready, &arg);
 	return ret ? ret : arg.ret;
 }

@@ -9,9 +9,9 @@ cd "$top" || exit 1
 status=0
 pass=0 fail=0 skip=0
 
-# Adds the counts of the last `make check` (automake's test-suite.log).
+# Adds the counts of the last `make check` in a build directory.
 tally() {
-	log=build/test-suite.log
+	log=${1:-build}/test-suite.log
 	[ -f "$log" ] || { fail=$((fail + 1)); return; }
 	p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
 	f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
@@ -34,6 +34,21 @@ tests/build.sh || exit 1
 step "unit tests (host)"
 make -C build -s check-unit || status=1
 tally
+
+# The unit tests again under each sanitizer (the plugin's shell tests
+# load it into uninstrumented programs, so only the C unit tests run).
+SAN_TESTS="tests/unit/test_getinfo tests/unit/test_objects tests/unit/test_eq tests/unit/test_cq tests/unit/test_ring"
+for san in asan tsan; do
+	step "unit tests under ${san}"
+	if LFV_BUILD_DIR=build-$san tests/build.sh --enable-$san; then
+		make -C build-$san -s check TESTS="$SAN_TESTS" || status=1
+		tally build-$san
+	else
+		echo "build with --enable-$san failed"
+		fail=$((fail + 1))
+		status=1
+	fi
+done
 
 step "functional tests (soft-RoCE: tests/bed/rxe-bed)"
 rm -f build/test-suite.log

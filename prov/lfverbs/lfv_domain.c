@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <stdlib.h>
 
+#include "lfv_cq.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_prov.h"
@@ -26,6 +27,31 @@ static int lfv_domain_close(struct fid *fid)
 	return 0;
 }
 
+/* prov_errno of a verbs completion is its ibv_wc_status; anything else is
+ * a negative (or positive) libfabric error code. */
+static const char *lfv_prov_strerror(int prov_errno)
+{
+	if (prov_errno > IBV_WC_SUCCESS && prov_errno <= IBV_WC_GENERAL_ERR)
+		return ibv_wc_status_str((enum ibv_wc_status)prov_errno);
+	return fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+}
+
+static int lfv_domain_cq_open(struct fid_domain *domain_fid,
+			      struct fi_cq_attr *attr, struct fid_cq **cq,
+			      void *context)
+{
+	struct lfv_domain *domain =
+		lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+	struct lfv_cq_params params = {
+		.api_version = domain->fabric->api_version,
+		.parent_ref = &domain->ref,
+		.store_src = (domain->info->caps & FI_SOURCE) != 0,
+		.prov_strerror = lfv_prov_strerror,
+	};
+
+	return lfv_cq_open(attr, context, &params, cq);
+}
+
 static struct fi_ops lfv_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_domain_close,
@@ -39,7 +65,7 @@ static struct fi_ops lfv_domain_fi_ops = {
 static struct fi_ops_domain lfv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = lfv_no_av_open,
-	.cq_open = lfv_no_cq_open,
+	.cq_open = lfv_domain_cq_open,
 	.endpoint = lfv_no_endpoint,
 	.scalable_ep = lfv_no_scalable_ep,
 	.cntr_open = lfv_no_cntr_open,

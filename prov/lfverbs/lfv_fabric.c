@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_cq.h"
 #include "lfv_eq.h"
 #include "lfv_log.h"
 #include "lfv_prov.h"
@@ -40,8 +41,12 @@ static int lfv_fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 			ret = lfv_eq_trywait(lfv_eq_from_fid(
 				lfv_container_of(fids[i], struct fid_eq, fid)));
 			break;
+		case FI_CLASS_CQ:
+			ret = lfv_cq_trywait(lfv_cq_from_fid(
+				lfv_container_of(fids[i], struct fid_cq, fid)));
+			break;
 		default:
-			/* Only EQs exist so far; anything else is not ours. */
+			/* Nothing else can be waited on (yet). */
 			ret = -FI_EINVAL;
 			break;
 		}

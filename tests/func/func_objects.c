@@ -313,14 +313,30 @@ static void test_eq_sread_and_fd(void **state)
 	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), -FI_ENOSYS);
 }
 
-static void test_unimplemented_is_enosys(void **state)
+static void test_cq_through_core(void **state)
 {
 	struct objs *o = *state;
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
+				   .wait_obj = FI_WAIT_FD };
+	struct fi_cq_data_entry d;
+	struct pollfd pfd = { .events = POLLIN };
+	struct fid *fids[1];
 	struct fid_cq *cq;
 
-	/* Completion queues arrive with the ring-buffer CQ work. */
-	assert_int_equal(fi_cq_open(o->domain, &cq_attr, &cq, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), 0);
+	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	assert_int_equal(fi_cq_read(cq, &d, 1), -FI_EAGAIN);
+	assert_int_equal(fi_cq_read(cq, NULL, 0), 0);
+	assert_int_equal(fi_control(&cq->fid, FI_GETWAIT, &pfd.fd), 0);
+	fids[0] = &cq->fid;
+	assert_int_equal(fi_trywait(o->fabric, fids, 1), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(fi_cq_sread(cq, &d, 1, NULL, 20), -FI_EAGAIN);
+	assert_int_equal(fi_cq_signal(cq), 0);
+	assert_int_equal(fi_cq_sread(cq, &d, 1, NULL, -1), -FI_EAGAIN);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	attr.wait_obj = FI_WAIT_SET;
+	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), -FI_ENOSYS);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
@@ -339,7 +355,7 @@ int main(void)
 		T(test_two_domains),
 		T(test_fabric_bad_input),
 		T(test_eq_sread_and_fd),
-		T(test_unimplemented_is_enosys),
+		T(test_cq_through_core),
 	};
 
 	func_require_device();

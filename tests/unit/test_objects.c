@@ -143,15 +143,12 @@ static void test_domain_verbs_failures(void **state)
 static void test_domain_unimplemented_ops(void **state)
 {
 	struct objs *o = *state;
-	struct fi_cq_attr cq_attr = { 0 };
 	struct fi_cntr_attr cntr_attr = { 0 };
 	struct fi_av_attr av_attr = { 0 };
-	struct fid_cq *cq;
 	struct fid_cntr *cntr;
 	struct fid_av *av;
 	struct fid_ep *ep;
 
-	assert_int_equal(fi_cq_open(o->domain, &cq_attr, &cq, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_cntr_open(o->domain, &cntr_attr, &cntr, NULL),
 			 -FI_ENOSYS);
 	assert_int_equal(fi_av_open(o->domain, &av_attr, &av, NULL), -FI_ENOSYS);
@@ -160,6 +157,33 @@ static void test_domain_unimplemented_ops(void **state)
 			 -FI_ENOSYS);
 	assert_int_equal(fi_domain_bind(o->domain, &o->fabric->fid, 0),
 			 -FI_ENOSYS);
+}
+
+static void test_domain_cq(void **state)
+{
+	struct objs *o = *state;
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_MSG,
+				   .wait_obj = FI_WAIT_FD };
+	struct fi_cq_err_entry err = { 0 };
+	struct fid *fids[1];
+	struct fid_cq *cq;
+	char text[64];
+
+	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), 0);
+	/* The domain stays open while its CQ is. */
+	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	fids[0] = &cq->fid;
+	assert_int_equal(fi_trywait(o->fabric, fids, 1), 0);
+	/* prov_errno of a verbs completion is its ibv_wc_status. */
+	err.prov_errno = IBV_WC_RETRY_EXC_ERR;
+	assert_string_equal(fi_cq_strerror(cq, err.prov_errno, NULL, text,
+					   sizeof(text)),
+			    ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+	assert_string_equal(fi_cq_strerror(cq, -FI_ENOMEM, NULL, NULL, 0),
+			    fi_strerror(FI_ENOMEM));
+	assert_int_equal(fi_close(&cq->fid), 0);
+	attr.format = (enum fi_cq_format)99;
+	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), -FI_EINVAL);
 }
 
 static void test_mr_reg(void **state)
@@ -309,6 +333,7 @@ int main(void)
 		T(test_domain_bad_input),
 		T(test_domain_verbs_failures),
 		T(test_domain_unimplemented_ops),
+		T(test_domain_cq),
 		T(test_mr_reg),
 		T(test_mr_regv_regattr),
 		T(test_mr_bad_input),

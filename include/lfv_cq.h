@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Completion queues on the lock-free ring (lfv_ring.h).
+ *
+ * Successful completions are written once, already in the CQ's format, into
+ * ring slots that hold only what the format needs (plus the source address
+ * when the domain asked for FI_SOURCE); fi_cq_read copies them out once, and
+ * straight into the caller's buffer when no source address is stored. Any
+ * thread may write (lfv_cq_write*): the transport's progress engine, peer
+ * providers through the exported fid_peer_cq, error reporting. Errors go to
+ * a separate queue (slow path, one mutex) and make fi_cq_read return
+ * -FI_EAVAIL until fi_cq_readerr takes them.
+ *
+ * Hardware completions: a transport attaches a struct lfv_cq_hw. When the
+ * ring is empty, fi_cq_read lets it translate completions straight into the
+ * caller's buffer; otherwise its progress hook moves them into the ring in
+ * batches (lfv_cq_write_batch). Its completion-channel fd joins the FD wait
+ * object, and arm/ack map to ibv_req_notify_cq / ibv_get_cq_event.
+ *
+ * Waking: a waiter (sread, or an application blocking on the FD after
+ * fi_trywait) sets `armed` and then re-checks the queue; a producer publishes
+ * its entry and then reads `armed`. Both sides put a synchronizing step between
+ * their store and their load (lfv_handshake: an RMW on one word), so at
+ * least one of them sees the other: either
+ * the waiter finds the entry, or the producer finds the flag and signals.
+ * Producers therefore make no syscall while nobody waits.
+ *
+ * Peer CQs (fi_peer(3), 1.17): every CQ exports a fid_peer_cq through
+ * fi_export_fid; its owner_ops write into this CQ. A CQ opened with FI_PEER
+ * (attr->flags) on an lfverbs domain is a peer: lfv_cq_write* forward to the
+ * owner, fi_cq_read(cq, NULL, 0) drives progress, other reads -FI_ENOSYS.
+ */
+#ifndef LFV_CQ_H
+#define LFV_CQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_ext.h>
+
+#include "lfv_atomic.h"
+#include "lfv_list.h"
+#include "lfv_lock.h"
+#include "lfv_progress.h"
+#include "lfv_ring.h"
+#include "lfv_wait.h"
+
+#define LFV_CQ_DEFAULT_SIZE 1024
+
+/* A hardware completion source (one verbs CQ), provided by the transport. */
+struct lfv_cq_hw {
+	/*
+	 * Translates up to count completions into buf (the CQ's format) and
+	 * src (when non-NULL), returning how many (>= 0). Error completions
+	 * go to lfv_cq_write_err instead. Called only while the ring looked
+	 * empty; the source must re-check lfv_cq_ring_empty() under the lock
+	 * that serialises it with its own progress, so older completions it
+	 * already moved into the ring are never overtaken.
+	 */
+	ssize_t (*poll)(void *arg, void *buf, fi_addr_t *src, size_t count);
+	/* Requests an event for the next completion; -FI_EAGAIN when
+	 * completions are already pending (ibv_req_notify_cq + re-poll). */
+	int (*arm)(void *arg);
+	/* Consumes the event that made fd readable (ibv_get_cq_event, acks). */
+	void (*ack)(void *arg);
+	int fd;			/* completion channel fd, or -1 */
+	void *arg;
+};
+
+/* What the opener (the domain) tells the CQ about its surroundings. */
+struct lfv_cq_params {
+	uint32_t api_version;		/* err_data rules */
+	lfv_atomic32_t *parent_ref;	/* the domain's child count */
+	bool store_src;			/* FI_SOURCE: keep source addresses */
+	/* Text for provider error codes (prov_errno); NULL: fi_strerror. */
+	const char *(*prov_strerror)(int prov_errno);
+};
+
+struct lfv_cq {
+	struct fid_cq cq_fid;
+	struct lfv_ring ring;		/* successful completions */
+	bool plain;			/* read = ring only (no hooks, src) */
+	enum fi_cq_format format;
+	uint32_t fmt_size;		/* bytes of one entry for the caller */
+	bool store_src;			/* slots end with a fi_addr_t */
+	lfv_atomic32_t armed;		/* a waiter wants a signal */
+	lfv_atomic32_t handshake;	/* see lfv_handshake() */
+	lfv_atomic32_t signaled;	/* fi_cq_signal not yet seen by sread */
+	lfv_atomic64_t err_count;	/* entries in errors */
+	bool cond_threshold;		/* sread's cond is an entry count */
+	struct lfv_wait wait;
+	struct lfv_progress_hook progress;
+	struct lfv_cq_hw hw;		/* hw.poll NULL: none attached */
+	struct fid_peer_cq *owner;	/* peer role: where writes go */
+	struct fid_peer_cq peer_cq;	/* owner role: exported */
+
+	lfv_atomic32_t ref;		/* 1 + objects bound to this CQ */
+	lfv_atomic32_t *parent_ref;
+	uint32_t api_version;
+	int signaling_vector;		/* FI_AFFINITY, else -1 */
+	const char *(*prov_strerror)(int prov_errno);
+	struct lfv_mutex err_lock;	/* errors, err_data_held */
+	struct lfv_list errors;
+	void *err_data_held;
+};
+
+/* One completion as a producer describes it. */
+struct lfv_cq_comp {
+	void *context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+};
+
+int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
+		const struct lfv_cq_params *params, struct fid_cq **cq_fid);
+
+static inline struct lfv_cq *lfv_cq_from_fid(struct fid_cq *cq_fid)
+{
+	return lfv_container_of(cq_fid, struct lfv_cq, cq_fid);
+}
+
+/* Writers: any thread. 0, or -FI_ENOMEM if overflow could not allocate. */
+int lfv_cq_write(struct lfv_cq *cq, const struct lfv_cq_comp *comp);
+int lfv_cq_write_err(struct lfv_cq *cq, const struct fi_cq_err_entry *err);
+/* n entries already in the slot layout (lfv_cq_slot_size bytes each). */
+ssize_t lfv_cq_write_batch(struct lfv_cq *cq, const void *slots, size_t n);
+size_t lfv_cq_slot_size(const struct lfv_cq *cq);
+/* Formats one completion into slot layout (for lfv_cq_write_batch). */
+void lfv_cq_format_slot(const struct lfv_cq *cq, void *slot,
+			const struct lfv_cq_comp *comp);
+
+/* Transport wiring. */
+void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook);
+int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw);
+void lfv_cq_detach_hw(struct lfv_cq *cq);
+bool lfv_cq_ring_empty(const struct lfv_cq *cq);
+
+/* fi_trywait for one CQ: 0 when armed and empty, -FI_EAGAIN otherwise. */
+int lfv_cq_trywait(struct lfv_cq *cq);
+
+#endif /* LFV_CQ_H */
