@@ -99,6 +99,36 @@ static inline void lfv_handshake(lfv_atomic32_t *word)
 	atomic_fetch_add_explicit(word, 1, memory_order_acq_rel);
 }
 
+/*
+ * Sequentially consistent wrappers (the counter's armed/update handshake):
+ * a store followed by a load of another location is only ordered under
+ * seq_cst.
+ */
+static inline uint64_t lfv_fetch_add_seqcst64(lfv_atomic64_t *p, uint64_t v)
+{
+	return atomic_fetch_add_explicit(p, v, memory_order_seq_cst);
+}
+
+static inline void lfv_store_seqcst64(lfv_atomic64_t *p, uint64_t v)
+{
+	atomic_store_explicit(p, v, memory_order_seq_cst);
+}
+
+static inline uint64_t lfv_load_seqcst64(const lfv_atomic64_t *p)
+{
+	return atomic_load_explicit(p, memory_order_seq_cst);
+}
+
+static inline uint32_t lfv_load_seqcst32(const lfv_atomic32_t *p)
+{
+	return atomic_load_explicit(p, memory_order_seq_cst);
+}
+
+static inline uint32_t lfv_exchange_seqcst32(lfv_atomic32_t *p, uint32_t v)
+{
+	return atomic_exchange_explicit(p, v, memory_order_seq_cst);
+}
+
 /* Reference counts: increments need no ordering; the decrement that may
  * free the object is acq_rel so the freeing thread sees every prior use. */
 static inline void lfv_ref_get(lfv_atomic32_t *ref)

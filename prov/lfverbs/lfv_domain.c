@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <stdlib.h>
 
+#include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
@@ -52,6 +53,16 @@ static int lfv_domain_cq_open(struct fid_domain *domain_fid,
 	return lfv_cq_open(attr, context, &params, cq);
 }
 
+static int lfv_domain_cntr_open(struct fid_domain *domain_fid,
+				struct fi_cntr_attr *attr,
+				struct fid_cntr **cntr, void *context)
+{
+	struct lfv_domain *domain =
+		lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+
+	return lfv_cntr_open(attr, context, &domain->ref, cntr);
+}
+
 static struct fi_ops lfv_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_domain_close,
@@ -68,7 +79,7 @@ static struct fi_ops_domain lfv_domain_ops = {
 	.cq_open = lfv_domain_cq_open,
 	.endpoint = lfv_no_endpoint,
 	.scalable_ep = lfv_no_scalable_ep,
-	.cntr_open = lfv_no_cntr_open,
+	.cntr_open = lfv_domain_cntr_open,
 	.poll_open = lfv_no_poll_open,
 	.stx_ctx = lfv_no_stx_ctx,
 	.srx_ctx = lfv_no_srx_ctx,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_eq.h"
 #include "lfv_log.h"
@@ -44,6 +45,10 @@ static int lfv_fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 		case FI_CLASS_CQ:
 			ret = lfv_cq_trywait(lfv_cq_from_fid(
 				lfv_container_of(fids[i], struct fid_cq, fid)));
+			break;
+		case FI_CLASS_CNTR:
+			ret = lfv_cntr_trywait(lfv_cntr_from_fid(
+				lfv_container_of(fids[i], struct fid_cntr, fid)));
 			break;
 		default:
 			/* Nothing else can be waited on (yet). */

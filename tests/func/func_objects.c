@@ -339,6 +339,22 @@ static void test_cq_through_core(void **state)
 	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), -FI_ENOSYS);
 }
 
+static void test_cntr_through_core(void **state)
+{
+	struct objs *o = *state;
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .wait_obj = FI_WAIT_MUTEX_COND };
+	struct fid_cntr *cntr;
+
+	assert_int_equal(fi_cntr_open(o->domain, &attr, &cntr, NULL), 0);
+	assert_int_equal(fi_cntr_set(cntr, 5), 0);
+	assert_int_equal(fi_cntr_adderr(cntr, 1), 0);
+	assert_int_equal(fi_cntr_read(cntr), 5);
+	assert_int_equal(fi_cntr_readerr(cntr), 1);
+	assert_int_equal(fi_cntr_wait(cntr, 6, 20), -FI_ETIMEDOUT);
+	assert_int_equal(fi_close(&cntr->fid), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
 
 int main(void)
@@ -356,6 +372,7 @@ int main(void)
 		T(test_fabric_bad_input),
 		T(test_eq_sread_and_fd),
 		T(test_cq_through_core),
+		T(test_cntr_through_core),
 	};
 
 	func_require_device();

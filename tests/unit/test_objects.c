@@ -143,14 +143,10 @@ static void test_domain_verbs_failures(void **state)
 static void test_domain_unimplemented_ops(void **state)
 {
 	struct objs *o = *state;
-	struct fi_cntr_attr cntr_attr = { 0 };
 	struct fi_av_attr av_attr = { 0 };
-	struct fid_cntr *cntr;
 	struct fid_av *av;
 	struct fid_ep *ep;
 
-	assert_int_equal(fi_cntr_open(o->domain, &cntr_attr, &cntr, NULL),
-			 -FI_ENOSYS);
 	assert_int_equal(fi_av_open(o->domain, &av_attr, &av, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_endpoint(o->domain, o->info, &ep, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_srx_context(o->domain, o->info->rx_attr, &ep, NULL),
@@ -184,6 +180,28 @@ static void test_domain_cq(void **state)
 	assert_int_equal(fi_close(&cq->fid), 0);
 	attr.format = (enum fi_cq_format)99;
 	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), -FI_EINVAL);
+}
+
+static void test_domain_cntr(void **state)
+{
+	struct objs *o = *state;
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .wait_obj = FI_WAIT_FD };
+	struct fid *fids[1];
+	struct fid_cntr *cntr;
+
+	assert_int_equal(fi_cntr_open(o->domain, &attr, &cntr, NULL), 0);
+	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	fids[0] = &cntr->fid;
+	assert_int_equal(fi_trywait(o->fabric, fids, 1), 0);
+	assert_int_equal(fi_cntr_add(cntr, 3), 0);
+	assert_int_equal(fi_trywait(o->fabric, fids, 1), -FI_EAGAIN);
+	assert_int_equal(fi_cntr_read(cntr), 3);
+	assert_int_equal(fi_cntr_wait(cntr, 3, 0), 0);
+	assert_int_equal(fi_close(&cntr->fid), 0);
+	attr.flags = 1;
+	assert_int_equal(fi_cntr_open(o->domain, &attr, &cntr, NULL),
+			 -FI_EINVAL);
 }
 
 static void test_mr_reg(void **state)
@@ -334,6 +352,7 @@ int main(void)
 		T(test_domain_verbs_failures),
 		T(test_domain_unimplemented_ops),
 		T(test_domain_cq),
+		T(test_domain_cntr),
 		T(test_mr_reg),
 		T(test_mr_regv_regattr),
 		T(test_mr_bad_input),
