@@ -59,6 +59,17 @@ static struct fi_info *hints_new(void)
 	return hints;
 }
 
+/* Devices fake0 on 10.1.0.0/24 and fake1 on 10.2.0.0/24; hints for MSG. */
+static struct fi_info *two_devices_msg_hints(void)
+{
+	struct fi_info *hints = hints_new();
+
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_verbs_add("fake1", "10.2.0.5", 24);
+	hints->ep_attr->type = FI_EP_MSG;
+	return hints;
+}
+
 /* getinfo that must find nothing. */
 static void assert_nodata(uint32_t version, const char *node,
 			  const char *service, uint64_t flags,
@@ -483,13 +494,10 @@ static void test_addr_format(void **state)
 
 static void test_node_service_source(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
 	struct sockaddr_in *sin;
 
 	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	fake_verbs_add("fake1", "10.2.0.5", 24);
-	hints->ep_attr->type = FI_EP_MSG;
 	assert_int_equal(lfv_getinfo(V, "10.2.0.5", "7471", FI_SOURCE, hints,
 				     &info), 0);
 	assert_int_equal(count_infos(info), 1);
@@ -515,13 +523,10 @@ static void test_node_service_source(void **state)
 
 static void test_node_destination(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
 	struct sockaddr_in *sin;
 
 	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	fake_verbs_add("fake1", "10.2.0.5", 24);
-	hints->ep_attr->type = FI_EP_MSG;
 	assert_int_equal(lfv_getinfo(V, "10.2.0.77", "9000", 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 1);
 	assert_string_equal(info->domain_attr->name, "fake1");
@@ -540,13 +545,10 @@ static void test_node_destination(void **state)
 
 static void test_hint_addresses(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
 	struct sockaddr_in src = { .sin_family = AF_INET };
 
 	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	fake_verbs_add("fake1", "10.2.0.5", 24);
-	hints->ep_attr->type = FI_EP_MSG;
 	hints->addr_format = FI_SOCKADDR_IN;
 	src.sin_addr.s_addr = inet_addr("10.1.0.5");
 	src.sin_port = htons(1234);
