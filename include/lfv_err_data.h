@@ -21,4 +21,8 @@
 int lfv_err_data_deliver(void **held, uint32_t api_version, const void *data,
 			 size_t len, void **user_data, size_t *user_size);
 
+/* fi_eq_strerror/fi_cq_strerror: str, copied into buf when one is given
+ * (truncated, always terminated); returns what the caller should return. */
+const char *lfv_strerror_out(const char *str, char *buf, size_t len);
+
 #endif /* LFV_ERR_DATA_H */

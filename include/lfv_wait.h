@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <rdma/fi_eq.h>
 
 struct lfv_wait {
@@ -32,6 +33,9 @@ typedef bool (*lfv_wait_ready_fn)(void *arg);
 /* Validates a requested wait object; FI_WAIT_UNSPEC resolves to FI_WAIT_FD.
  * Returns -FI_ENOSYS for FI_WAIT_SET/FI_WAIT_POLLFD, -FI_EINVAL for junk. */
 int lfv_wait_resolve(enum fi_wait_obj requested, enum fi_wait_obj *resolved);
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every timeout here. */
+int64_t lfv_now_ns(void);
 
 int lfv_wait_init(struct lfv_wait *wait, enum fi_wait_obj type);
 void lfv_wait_fini(struct lfv_wait *wait);

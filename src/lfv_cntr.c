@@ -62,14 +62,6 @@ struct lfv_cntr_waiter {
 	int status;		/* LFV_CNTR_PENDING, 0 or -FI_EAVAIL */
 };
 
-static int64_t lfv_cntr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * LFV_NS_PER_S + ts.tv_nsec;
-}
-
 void lfv_cntr_wake(struct lfv_cntr *cntr)
 {
 	/* seq_cst exchange: pairs with the seq_cst exchange that armed
@@ -134,7 +126,7 @@ static int lfv_cntr_slice_ms(const struct lfv_cntr_waiter *w)
 
 	if (w->deadline < 0)
 		return slice;
-	left = w->deadline - lfv_cntr_now_ns();
+	left = w->deadline - lfv_now_ns();
 	if (left <= 0)
 		return 0;
 	/* Round up, so that a wait never ends before its deadline. */
@@ -215,7 +207,7 @@ static int lfv_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		.cntr = cntr,
 		.threshold = threshold,
 		.deadline = timeout < 0 ? -1 :
-			lfv_cntr_now_ns() + timeout * LFV_NS_PER_MS,
+			lfv_now_ns() + timeout * LFV_NS_PER_MS,
 		.status = LFV_CNTR_PENDING,
 	};
 	int ret = -FI_EAGAIN;

@@ -493,12 +493,7 @@ static const char *lfv_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 	str = cq->prov_strerror ? cq->prov_strerror(prov_errno) :
 				  fi_strerror(prov_errno < 0 ? -prov_errno :
 							       prov_errno);
-	if (buf && len) {
-		strncpy(buf, str, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return str;
+	return lfv_strerror_out(str, buf, len);
 }
 
 int lfv_cq_trywait(struct lfv_cq *cq)

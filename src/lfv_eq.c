@@ -215,12 +215,7 @@ static const char *lfv_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 
 	(void)eq_fid;
 	(void)err_data;
-	if (buf && len) {
-		strncpy(buf, str, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return str;
+	return lfv_strerror_out(str, buf, len);
 }
 
 int lfv_eq_trywait(struct lfv_eq *eq)

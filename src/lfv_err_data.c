@@ -7,6 +7,15 @@
 
 #include "lfv_err_data.h"
 
+const char *lfv_strerror_out(const char *str, char *buf, size_t len)
+{
+	if (!buf || !len)
+		return str;
+	strncpy(buf, str, len - 1);
+	buf[len - 1] = '\0';
+	return buf;
+}
+
 int lfv_err_data_deliver(void **held, uint32_t api_version, const void *data,
 			 size_t len, void **user_data, size_t *user_size)
 {

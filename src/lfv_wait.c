@@ -135,12 +135,17 @@ void lfv_wait_reset(struct lfv_wait *wait)
 		(void)errno; /* EAGAIN: nothing was pending */
 }
 
-static int64_t lfv_now_ms(void)
+int64_t lfv_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t lfv_now_ms(void)
+{
+	return lfv_now_ns() / 1000000;
 }
 
 /* Milliseconds left before deadline (-1: none); 0 once it has passed. */
