@@ -64,6 +64,8 @@ struct lfv_cq_hw {
 	int (*arm)(void *arg);
 	/* Consumes the event that made fd readable (ibv_get_cq_event, acks). */
 	void (*ack)(void *arg);
+	/* Releases the source when the CQ closes (may be NULL). */
+	void (*fini)(void *arg);
 	int fd;			/* completion channel fd, or -1 */
 	void *arg;
 };
@@ -133,6 +135,27 @@ size_t lfv_cq_slot_size(const struct lfv_cq *cq);
 /* Formats one completion into slot layout (for lfv_cq_write_batch). */
 void lfv_cq_format_slot(const struct lfv_cq *cq, void *slot,
 			const struct lfv_cq_comp *comp);
+
+/* Formats one completion as the caller of fi_cq_read sees it (fmt_size
+ * bytes, no source address): for lfv_cq_hw.poll. */
+static inline void lfv_cq_format_entry(const struct lfv_cq *cq, void *dst,
+				       const struct lfv_cq_comp *c)
+{
+	struct fi_cq_tagged_entry *e = dst;
+
+	/* The formats are prefixes of fi_cq_tagged_entry: fill what fits. */
+	e->op_context = c->context;
+	if (cq->format == FI_CQ_FORMAT_CONTEXT)
+		return;
+	e->flags = c->flags;
+	e->len = c->len;
+	if (cq->format == FI_CQ_FORMAT_MSG)
+		return;
+	e->buf = c->buf;
+	e->data = c->data;
+	if (cq->format == FI_CQ_FORMAT_TAGGED)
+		e->tag = c->tag;
+}
 
 /* Transport wiring. */
 void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook);

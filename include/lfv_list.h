@@ -70,4 +70,8 @@ static inline struct lfv_list *lfv_list_pop_head(struct lfv_list *head)
 	return item;
 }
 
+/* Visits every item; the body must not remove the current one. */
+#define lfv_list_foreach(item, head) \
+	for ((item) = (head)->next; (item) != (head); (item) = (item)->next)
+
 #endif /* LFV_LIST_H */

@@ -52,4 +52,10 @@ int lfv_no_query_collective(struct fid_domain *domain,
 int lfv_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, uint64_t flags, void *context);
 
+/* Whole endpoint operation sets that return -FI_ENOSYS (lfv_stubs_ep.c). */
+extern struct fi_ops_rma lfv_no_rma_ops;
+extern struct fi_ops_tagged lfv_no_tagged_ops;
+extern struct fi_ops_atomic lfv_no_atomic_ops;
+extern struct fi_ops_collective lfv_no_collective_ops;
+
 #endif /* LFV_STUBS_H */

@@ -49,21 +49,7 @@ bool lfv_cq_ring_empty(const struct lfv_cq *cq)
 void lfv_cq_format_slot(const struct lfv_cq *cq, void *slot,
 			const struct lfv_cq_comp *c)
 {
-	struct fi_cq_tagged_entry *e = slot;
-
-	/* The formats are prefixes of fi_cq_tagged_entry: fill what fits. */
-	e->op_context = c->context;
-	if (cq->format != FI_CQ_FORMAT_CONTEXT) {
-		e->flags = c->flags;
-		e->len = c->len;
-	}
-	if (cq->format == FI_CQ_FORMAT_DATA ||
-	    cq->format == FI_CQ_FORMAT_TAGGED) {
-		e->buf = c->buf;
-		e->data = c->data;
-	}
-	if (cq->format == FI_CQ_FORMAT_TAGGED)
-		e->tag = c->tag;
+	lfv_cq_format_entry(cq, slot, c);
 	if (cq->store_src)
 		memcpy((char *)slot + cq->fmt_size, &c->src, sizeof(c->src));
 }
@@ -638,6 +624,8 @@ static int lfv_cq_close(struct fid *fid)
 
 	if (lfv_ref_read(&cq->ref) > 1)
 		return -FI_EBUSY;
+	if (cq->hw.fini)
+		cq->hw.fini(cq->hw.arg);
 	if (!cq->owner) {
 		while ((item = lfv_list_pop_head(&cq->errors)))
 			free(lfv_container_of(item, struct lfv_cq_err, node));

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <stdlib.h>
+#include <string.h>
 
+#include "lfv_av.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
+#include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_prov.h"
@@ -21,7 +24,8 @@ static int lfv_domain_close(struct fid *fid)
 		LFV_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n", fi_strerror(-ret));
 		return ret;
 	}
-	ibv_close_device(domain->ctx);
+	rdma_free_devices(domain->cm_devs);
+	pthread_mutex_destroy(&domain->vcq_lock);
 	lfv_ref_put(&domain->fabric->ref);
 	fi_freeinfo(domain->info);
 	free(domain);
@@ -75,9 +79,9 @@ static struct fi_ops lfv_domain_fi_ops = {
 
 static struct fi_ops_domain lfv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = lfv_no_av_open,
+	.av_open = lfv_av_open,
 	.cq_open = lfv_domain_cq_open,
-	.endpoint = lfv_no_endpoint,
+	.endpoint = lfv_endpoint,
 	.scalable_ep = lfv_no_scalable_ep,
 	.cntr_open = lfv_domain_cntr_open,
 	.poll_open = lfv_no_poll_open,
@@ -85,7 +89,7 @@ static struct fi_ops_domain lfv_domain_ops = {
 	.srx_ctx = lfv_no_srx_ctx,
 	.query_atomic = lfv_no_query_atomic,
 	.query_collective = lfv_no_query_collective,
-	.endpoint2 = lfv_no_endpoint2,
+	.endpoint2 = lfv_endpoint2,
 };
 
 /* The info must be one lfverbs could have returned for this device. */
@@ -119,6 +123,41 @@ static int lfv_domain_check_info(const struct lfv_device *dev,
 	return fits ? 0 : -FI_EINVAL;
 }
 
+/*
+ * The domain uses rdma_cm's own context for the device: queue pairs of
+ * connected endpoints are created on rdma_cm ids, and those check that the
+ * protection domain belongs to the id's context.
+ */
+static int lfv_domain_find_ctx(const struct lfv_device *dev,
+			       struct lfv_domain *domain)
+{
+	struct ibv_context **list;
+	int i, n;
+
+	list = rdma_get_devices(&n);
+	if (!list)
+		return lfv_verbs_errno();
+	for (i = 0; i < n; i++) {
+		if (!strcmp(ibv_get_device_name(list[i]->device), dev->name)) {
+			domain->cm_devs = list;
+			domain->ctx = list[i];
+			return 0;
+		}
+	}
+	rdma_free_devices(list);
+	LFV_INFO(FI_LOG_DOMAIN, "rdma_cm does not know %s\n", dev->name);
+	return -FI_ENODEV;
+}
+
+/* FI_THREAD_DOMAIN and FI_THREAD_COMPLETION leave serialisation of data
+ * calls to the application; lfverbs then takes no lock on the data path. */
+static bool lfv_domain_needs_locks(const struct fi_info *info)
+{
+	enum fi_threading t = info->domain_attr->threading;
+
+	return !(t == FI_THREAD_DOMAIN || t == FI_THREAD_COMPLETION);
+}
+
 int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		    struct fid_domain **domain_fid, void *context)
 {
@@ -148,16 +187,19 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto free_domain;
 	}
-	domain->ctx = ibv_open_device(dev->ibdev);
-	if (!domain->ctx) {
-		ret = lfv_verbs_errno();
+	ret = lfv_domain_find_ctx(dev, domain);
+	if (ret)
 		goto free_info;
-	}
 	domain->pd = ibv_alloc_pd(domain->ctx);
 	if (!domain->pd) {
 		ret = lfv_verbs_errno();
-		goto close_device;
+		goto free_devices;
 	}
+	ret = -pthread_mutex_init(&domain->vcq_lock, NULL);
+	if (ret)
+		goto dealloc_pd;
+	lfv_list_init(&domain->vcqs);
+	domain->locked = lfv_domain_needs_locks(info);
 	domain->dev = dev;
 	domain->fabric = fabric;
 	atomic_init(&domain->ref, 1);
@@ -170,8 +212,10 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	*domain_fid = &domain->domain_fid;
 	return 0;
 
-close_device:
-	ibv_close_device(domain->ctx);
+dealloc_pd:
+	ibv_dealloc_pd(domain->pd);
+free_devices:
+	rdma_free_devices(domain->cm_devs);
 free_info:
 	fi_freeinfo(domain->info);
 free_domain:

@@ -5,6 +5,7 @@
 
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
+#include "lfv_ep.h"
 #include "lfv_eq.h"
 #include "lfv_log.h"
 #include "lfv_prov.h"
@@ -68,6 +69,8 @@ static int lfv_fabric_close(struct fid *fid)
 
 	if (lfv_ref_read(&fabric->ref) > 1)
 		return -FI_EBUSY;
+	lfv_cm_stop(fabric);
+	pthread_mutex_destroy(&fabric->cm_lock);
 	free(fabric);
 	return 0;
 }
@@ -85,7 +88,7 @@ static struct fi_ops lfv_fabric_fi_ops = {
 static struct fi_ops_fabric lfv_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = lfv_domain_open,
-	.passive_ep = lfv_no_passive_ep,
+	.passive_ep = lfv_passive_ep,
 	.eq_open = lfv_fabric_eq_open,
 	.wait_open = lfv_no_wait_open,
 	.trywait = lfv_fabric_trywait,
@@ -134,6 +137,10 @@ int lfv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_fid,
 	snprintf(fabric->name, sizeof(fabric->name), "%s", attr->name);
 	fabric->api_version = attr->api_version ? attr->api_version :
 						  LFV_FI_VERSION;
+	if (pthread_mutex_init(&fabric->cm_lock, NULL)) {
+		free(fabric);
+		return -FI_ENOMEM;
+	}
 	atomic_init(&fabric->ref, 1);
 	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fabric->fabric_fid.fid.context = context;

@@ -4,11 +4,13 @@
 #define LFV_PROV_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
@@ -119,19 +121,31 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 /* Objects. */
 struct lfv_fabric {
 	struct fid_fabric fabric_fid;
-	lfv_atomic32_t ref;		/* 1 + open domains and EQs */
+	lfv_atomic32_t ref;		/* 1 + open domains, EQs, PEPs */
 	uint32_t api_version;
 	char name[LFV_NAME_MAX];
+	/* rdma_cm: one event channel, one thread (lfv_cm.c), started by the
+	 * first passive or MSG endpoint. cm_lock orders dispatch against
+	 * endpoints changing state or closing. */
+	pthread_mutex_t cm_lock;
+	struct rdma_event_channel *cm_channel;
+	pthread_t cm_thread;
+	int cm_stop_fd;			/* eventfd: tells the thread to end */
+	bool cm_running;
 };
 
 struct lfv_domain {
 	struct fid_domain domain_fid;
-	lfv_atomic32_t ref;		/* 1 + open MRs */
+	lfv_atomic32_t ref;		/* 1 + MRs, CQs, counters, AVs, EPs */
 	struct lfv_fabric *fabric;
 	const struct lfv_device *dev;
-	struct ibv_context *ctx;
+	struct ibv_context **cm_devs;	/* rdma_get_devices: ctx is one */
+	struct ibv_context *ctx;	/* rdma_cm's: QPs from rdma_cm ids */
 	struct ibv_pd *pd;
 	struct fi_info *info;
+	bool locked;			/* threading needs internal locks */
+	pthread_mutex_t vcq_lock;	/* vcqs */
+	struct lfv_list vcqs;		/* every verbs CQ, for counters */
 };
 
 struct lfv_mr {

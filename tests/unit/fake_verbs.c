@@ -424,6 +424,34 @@ int __wrap_rdma_ack_cm_event(struct rdma_cm_event *event)
 	return 0;
 }
 
+/* rdma_cm's device contexts: the domain's context comes from here. One
+ * list counts as one open context; FAKE_OPEN_DEVICE makes it fail. */
+struct ibv_context **__wrap_rdma_get_devices(int *num)
+{
+	struct ibv_context **list;
+	int i;
+
+	if (fake_should_fail(FAKE_OPEN_DEVICE))
+		return NULL;
+	list = calloc((size_t)fake_ndevs + 1, sizeof(*list));
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < fake_ndevs; i++)
+		list[i] = fake_devs[i].cm_ctx;
+	if (num)
+		*num = fake_ndevs;
+	fake_open.ctx++;
+	return list;
+}
+
+void __wrap_rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+	fake_open.ctx--;
+}
+
 /* ---- getifaddrs: one interface per device with an IP, plus loopback ----- */
 
 struct fake_ifaddr {

@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Endpoint objects: open, bind, enable, close, options. The data path is in
+ * lfv_msg.c and connection management in lfv_cm.c; see lfv_ep.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "lfv_av.h"
+#include "lfv_ep.h"
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_param.h"
+#include "lfv_stubs.h"
+
+static struct lfv_ep *lfv_ep_from_fid(struct fid *fid)
+{
+	return lfv_container_of(fid, struct lfv_ep, ep_fid.fid);
+}
+
+/* ---- binding ---------------------------------------------------------------- */
+
+static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
+{
+	if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+		return -FI_EBADFLAGS;
+	if (!(flags & (FI_TRANSMIT | FI_RECV)))
+		return -FI_EBADFLAGS;
+	if (cq->owner)
+		return -FI_EINVAL; /* a peer CQ cannot hold our completions */
+	if (((flags & FI_TRANSMIT) && ep->tx.vcq) ||
+	    ((flags & FI_RECV) && ep->rx.vcq))
+		return -FI_EINVAL; /* one CQ per direction */
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx.selective = flags & FI_SELECTIVE_COMPLETION;
+		lfv_ref_get(&cq->ref);
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx.selective = flags & FI_SELECTIVE_COMPLETION;
+		lfv_ref_get(&cq->ref);
+	}
+	return 0;
+}
+
+static struct lfv_cntr **lfv_ep_cntr_slot(struct lfv_ep *ep, uint64_t flag)
+{
+	switch (flag) {
+	case FI_SEND:
+		return &ep->tx.cntr;
+	case FI_RECV:
+		return &ep->rx.cntr;
+	case FI_READ:
+		return &ep->cntr_read;
+	case FI_WRITE:
+		return &ep->cntr_write;
+	case FI_REMOTE_READ:
+		return &ep->cntr_rread;
+	case FI_REMOTE_WRITE:
+		return &ep->cntr_rwrite;
+	default:
+		return NULL;
+	}
+}
+
+static const uint64_t lfv_cntr_flags[] = {
+	FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE,
+};
+
+static int lfv_ep_bind_cntr(struct lfv_ep *ep, struct lfv_cntr *cntr,
+			    uint64_t flags)
+{
+	struct lfv_cntr **slot;
+	size_t i;
+
+	if (!flags || (flags & ~(uint64_t)(FI_SEND | FI_RECV | FI_READ |
+					   FI_WRITE | FI_REMOTE_READ |
+					   FI_REMOTE_WRITE)))
+		return -FI_EBADFLAGS;
+	for (i = 0; i < sizeof(lfv_cntr_flags) / sizeof(lfv_cntr_flags[0]); i++)
+		if ((flags & lfv_cntr_flags[i]) &&
+		    *lfv_ep_cntr_slot(ep, lfv_cntr_flags[i]))
+			return -FI_EINVAL;
+	for (i = 0; i < sizeof(lfv_cntr_flags) / sizeof(lfv_cntr_flags[0]); i++) {
+		if (!(flags & lfv_cntr_flags[i]))
+			continue;
+		slot = lfv_ep_cntr_slot(ep, lfv_cntr_flags[i]);
+		*slot = cntr;
+		lfv_ref_get(&cntr->ref);
+	}
+	/* Reading the counter must poll this domain's hardware CQs. */
+	lfv_cntr_set_progress(cntr, (struct lfv_progress_hook){
+		.fn = lfv_domain_progress, .arg = ep->domain });
+	return 0;
+}
+
+static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_av *av;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->state != LFV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	switch (bfid->fclass) {
+	case FI_CLASS_CQ:
+		return lfv_ep_bind_cq(ep, lfv_cq_from_fid(
+			lfv_container_of(bfid, struct fid_cq, fid)), flags);
+	case FI_CLASS_CNTR:
+		return lfv_ep_bind_cntr(ep, lfv_cntr_from_fid(
+			lfv_container_of(bfid, struct fid_cntr, fid)), flags);
+	case FI_CLASS_EQ:
+		if (ep->type != FI_EP_MSG || ep->eq)
+			return -FI_EINVAL;
+		if (flags)
+			return -FI_EBADFLAGS;
+		ep->eq = lfv_eq_from_fid(
+			lfv_container_of(bfid, struct fid_eq, fid));
+		lfv_ref_get(&ep->eq->ref);
+		return 0;
+	case FI_CLASS_AV:
+		av = lfv_av_from_fid(bfid);
+		if (!av || ep->type != FI_EP_DGRAM || ep->av)
+			return -FI_EINVAL;
+		if (flags)
+			return -FI_EBADFLAGS;
+		ep->av = av;
+		lfv_av_hold(av);
+		return 0;
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+/* ---- enable --------------------------------------------------------------- */
+
+static int lfv_ep_attach_queues(struct lfv_ep *ep)
+{
+	int ret;
+
+	ret = lfv_vcq_get(ep->domain, ep->tx_cq, (int)ep->tx.size, &ep->tx.vcq);
+	if (ret)
+		return ret;
+	ret = lfv_vcq_get(ep->domain, ep->rx_cq, (int)ep->rx.size, &ep->rx.vcq);
+	if (ret) {
+		lfv_vcq_put(ep->tx.vcq, (int)ep->tx.size);
+		ep->tx.vcq = NULL;
+	}
+	return ret;
+}
+
+static void lfv_ep_detach_queues(struct lfv_ep *ep)
+{
+	if (ep->rx.vcq)
+		lfv_vcq_put(ep->rx.vcq, (int)ep->rx.size);
+	if (ep->tx.vcq)
+		lfv_vcq_put(ep->tx.vcq, (int)ep->tx.size);
+	ep->rx.vcq = ep->tx.vcq = NULL;
+}
+
+void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_context = (void *)ep;
+	attr->send_cq = ep->tx.vcq->ibv_cq;
+	attr->recv_cq = ep->rx.vcq->ibv_cq;
+	attr->cap.max_send_wr = ep->tx.size;
+	attr->cap.max_recv_wr = ep->rx.size;
+	attr->cap.max_send_sge = (uint32_t)ep->info->tx_attr->iov_limit;
+	attr->cap.max_recv_sge = (uint32_t)ep->info->rx_attr->iov_limit +
+				 (ep->type == FI_EP_DGRAM ? 1 : 0);
+	attr->cap.max_inline_data = (uint32_t)ep->inject_size;
+	attr->sq_sig_all = 0;
+	attr->qp_type = ep->type == FI_EP_MSG ? IBV_QPT_RC : IBV_QPT_UD;
+}
+
+static int lfv_ep_enable(struct lfv_ep *ep)
+{
+	int ret;
+
+	if (ep->state != LFV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	if (ep->type == FI_EP_MSG && !ep->eq)
+		return -FI_ENOEQ;
+	if (ep->type == FI_EP_DGRAM && !ep->av)
+		return -FI_ENOAV;
+	if (!ep->tx_cq && !ep->tx.cntr && (ep->info->caps & FI_SEND))
+		LFV_INFO(FI_LOG_EP_CTRL, "no CQ or counter for sends\n");
+	ret = lfv_ep_attach_queues(ep);
+	if (ret)
+		return ret;
+	ret = ep->type == FI_EP_MSG ? lfv_ep_create_rc_qp(ep) :
+				      lfv_ep_create_ud_qp(ep);
+	if (ret) {
+		lfv_ep_detach_queues(ep);
+		return ret;
+	}
+	ep->state = LFV_EP_ENABLED;
+	return 0;
+}
+
+/* ---- control ---------------------------------------------------------------- */
+
+static int lfv_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	uint64_t *flags = arg;
+
+	switch (command) {
+	case FI_ENABLE:
+		return lfv_ep_enable(ep);
+	case FI_GETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+			return -FI_EINVAL;
+		*flags = (*flags & FI_RECV) ? ep->rx.op_flags :
+					      ep->tx.op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+			return -FI_EINVAL;
+		if (*flags & FI_RECV)
+			ep->rx.op_flags = *flags & ~(uint64_t)FI_RECV;
+		else
+			ep->tx.op_flags = *flags & ~(uint64_t)FI_TRANSMIT;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int lfv_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			 size_t *optlen)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	switch (optname) {
+	case FI_OPT_CM_DATA_SIZE:
+		if (ep->type != FI_EP_MSG)
+			return -FI_ENOPROTOOPT;
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = LFV_CM_DATA_SIZE;
+		*optlen = sizeof(size_t);
+		return 0;
+	case FI_OPT_MIN_MULTI_RECV:
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static int lfv_ep_setopt(fid_t fid, int level, int optname, const void *optval,
+			 size_t optlen)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (!optval)
+		return -FI_EINVAL;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (optlen != sizeof(size_t))
+			return -FI_EINVAL;
+		ep->min_multi_recv = *(const size_t *)optval;
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static ssize_t lfv_ep_cancel(fid_t fid, void *context)
+{
+	(void)fid; (void)context;
+	/* Verbs cannot take back one posted receive. */
+	return -FI_ENOSYS;
+}
+
+static ssize_t lfv_queue_left(const struct lfv_queue *q)
+{
+	/* Acquire: pairs with the poller's release of head. */
+	return (ssize_t)(q->size - (q->tail - lfv_load_acquire64(&q->head)));
+}
+
+static ssize_t lfv_ep_rx_size_left(struct fid_ep *ep_fid)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(&ep_fid->fid);
+
+	if (ep->state == LFV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	return lfv_queue_left(&ep->rx);
+}
+
+static ssize_t lfv_ep_tx_size_left(struct fid_ep *ep_fid)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(&ep_fid->fid);
+
+	if (ep->state == LFV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	return lfv_queue_left(&ep->tx);
+}
+
+static int lfv_ep_no_tx_ctx(struct fid_ep *sep, int index,
+			    struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			    void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int lfv_ep_no_rx_ctx(struct fid_ep *sep, int index,
+			    struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			    void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- close ----------------------------------------------------------------- */
+
+static void lfv_ep_put_cntrs(struct lfv_ep *ep)
+{
+	struct lfv_cntr **slot;
+	size_t i;
+
+	for (i = 0; i < sizeof(lfv_cntr_flags) / sizeof(lfv_cntr_flags[0]); i++) {
+		slot = lfv_ep_cntr_slot(ep, lfv_cntr_flags[i]);
+		if (*slot)
+			lfv_ref_put(&(*slot)->ref);
+		*slot = NULL;
+	}
+}
+
+/* Releases what fi_endpoint and the binds took (not the QP or the id). */
+static void lfv_ep_free(struct lfv_ep *ep)
+{
+	lfv_ep_detach_queues(ep);
+	if (ep->grh_mr)
+		ibv_dereg_mr(ep->grh_mr);
+	free(ep->grh);
+	if (ep->tx_cq)
+		lfv_ref_put(&ep->tx_cq->ref);
+	if (ep->rx_cq)
+		lfv_ref_put(&ep->rx_cq->ref);
+	lfv_ep_put_cntrs(ep);
+	if (ep->eq)
+		lfv_ref_put(&ep->eq->ref);
+	if (ep->av)
+		lfv_av_release(ep->av);
+	lfv_queue_fini(&ep->tx);
+	lfv_queue_fini(&ep->rx);
+	lfv_ref_put(&ep->domain->ref);
+	fi_freeinfo(ep->info);
+	free(ep);
+}
+
+/*
+ * Outstanding requests: the QP goes to the error state, which flushes every
+ * request (signaled or not) to the CQs; we take those completions back
+ * (dropping them) before the op arrays go away.
+ */
+static void lfv_ep_flush(struct lfv_ep *ep)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (!ep->qp)
+		return;
+	ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE);
+	lfv_vcq_drain_queue(&ep->tx);
+	lfv_vcq_drain_queue(&ep->rx);
+}
+
+static int lfv_ep_close(struct fid *fid)
+{
+	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+
+	if (lfv_ref_read(&ep->ref) > 1)
+		return -FI_EBUSY;
+	if (ep->type == FI_EP_MSG)
+		lfv_cm_detach(ep);	/* no more events for this ep */
+	lfv_ep_flush(ep);
+	if (ep->id) {
+		if (ep->qp)
+			rdma_destroy_qp(ep->id);
+		rdma_destroy_id(ep->id);
+	} else if (ep->qp) {
+		ibv_destroy_qp(ep->qp);
+	}
+	lfv_ep_free(ep);
+	return 0;
+}
+
+static struct fi_ops lfv_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_ep_close,
+	.bind = lfv_ep_bind,
+	.control = lfv_ep_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+static struct fi_ops_ep lfv_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lfv_ep_cancel,
+	.getopt = lfv_ep_getopt,
+	.setopt = lfv_ep_setopt,
+	.tx_ctx = lfv_ep_no_tx_ctx,
+	.rx_ctx = lfv_ep_no_rx_ctx,
+	.rx_size_left = lfv_ep_rx_size_left,
+	.tx_size_left = lfv_ep_tx_size_left,
+};
+
+/* ---- open ------------------------------------------------------------------ */
+
+static size_t lfv_pick(size_t asked, size_t dflt, size_t max)
+{
+	size_t v = asked ? asked : dflt;
+
+	return v < max ? v : max;
+}
+
+static int lfv_ep_check_info(const struct lfv_domain *domain,
+			     const struct fi_info *info)
+{
+	if (!info->ep_attr || !info->tx_attr || !info->rx_attr)
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_MSG &&
+	    info->ep_attr->type != FI_EP_DGRAM)
+		return -FI_EINVAL;
+	if (info->domain_attr && info->domain_attr->name &&
+	    strcmp(info->domain_attr->name, domain->dev->name))
+		return -FI_EINVAL;
+	if (info->tx_attr->iov_limit > (size_t)domain->dev->attr.max_sge ||
+	    info->rx_attr->iov_limit + 1 > (size_t)domain->dev->attr.max_sge ||
+	    info->tx_attr->size > (size_t)domain->dev->attr.max_qp_wr ||
+	    info->rx_attr->size > (size_t)domain->dev->attr.max_qp_wr ||
+	    info->tx_attr->inject_size > domain->dev->max_inline)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int lfv_ep_init_queues(struct lfv_ep *ep)
+{
+	struct fi_info *info = ep->info;
+	size_t tx = lfv_pick(info->tx_attr->size, lfv_params.tx_size,
+			     (size_t)ep->domain->dev->attr.max_qp_wr);
+	size_t rx = lfv_pick(info->rx_attr->size, lfv_params.rx_size,
+			     (size_t)ep->domain->dev->attr.max_qp_wr);
+	int ret;
+
+	info->tx_attr->size = tx;
+	info->rx_attr->size = rx;
+	if (!info->tx_attr->iov_limit)
+		info->tx_attr->iov_limit = 1;
+	if (!info->rx_attr->iov_limit)
+		info->rx_attr->iov_limit = 1;
+	ret = lfv_queue_init(&ep->tx, ep, true, (uint32_t)tx,
+			     ep->domain->locked);
+	if (ret)
+		return ret;
+	ret = lfv_queue_init(&ep->rx, ep, false, (uint32_t)rx,
+			     ep->domain->locked);
+	if (ret)
+		lfv_queue_fini(&ep->tx);
+	ep->tx.op_flags = info->tx_attr->op_flags;
+	ep->rx.op_flags = info->rx_attr->op_flags;
+	return ret;
+}
+
+static void lfv_ep_init_fids(struct lfv_ep *ep, void *context)
+{
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &lfv_ep_fi_ops;
+	ep->ep_fid.ops = &lfv_ep_ops;
+	ep->ep_fid.cm = ep->type == FI_EP_MSG ? &lfv_cm_ops : &lfv_dgram_cm_ops;
+	ep->ep_fid.msg = &lfv_msg_ops;
+	ep->ep_fid.rma = &lfv_no_rma_ops;
+	ep->ep_fid.tagged = &lfv_no_tagged_ops;
+	ep->ep_fid.atomic = &lfv_no_atomic_ops;
+	ep->ep_fid.collective = &lfv_no_collective_ops;
+}
+
+int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
+		 struct fid_ep **ep_fid, void *context)
+{
+	struct lfv_domain *domain;
+	struct lfv_ep *ep;
+	int ret;
+
+	if (!domain_fid || !info || !ep_fid)
+		return -FI_EINVAL;
+	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+	ret = lfv_ep_check_info(domain, info);
+	if (ret)
+		return ret;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		ret = -FI_ENOMEM;
+		goto free_ep;
+	}
+	ep->domain = domain;
+	ep->type = info->ep_attr->type;
+	ep->inject_size = info->tx_attr->inject_size;
+	atomic_init(&ep->ref, 1);
+	ret = lfv_ep_init_queues(ep);
+	if (ret)
+		goto free_info;
+	lfv_ep_init_fids(ep, context);
+	if (ep->type == FI_EP_MSG) {
+		ret = lfv_cm_ep_open(ep, info);
+		if (ret)
+			goto fini_queues;
+	}
+	lfv_ref_get(&domain->ref);
+	*ep_fid = &ep->ep_fid;
+	return 0;
+
+fini_queues:
+	lfv_queue_fini(&ep->rx);
+	lfv_queue_fini(&ep->tx);
+free_info:
+	fi_freeinfo(ep->info);
+free_ep:
+	free(ep);
+	return ret;
+}
+
+int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return lfv_endpoint(domain, info, ep, context);
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Endpoints over ibverbs queue pairs: MSG on RC (connected with rdma_cm),
+ * DGRAM on UD (address handles from the AV).
+ *
+ * Work requests and completions. Every posted work request has an lfv_op in
+ * its queue's array, and wr_id is that op's address. A queue (the send or
+ * receive side of one QP) posts at tail and retires at head; tail - head is
+ * never more than the queue's size, which is also what it added to its
+ * verbs CQ's capacity, so neither the QP nor the hardware CQ can overrun
+ * (posting returns -FI_EAGAIN instead). Send queues complete in order: a
+ * signaled completion retires every unsignaled request before it.
+ *
+ * Completions are translated once (lfv_vcq.c): straight into the caller's
+ * buffer when fi_cq_read finds the CQ's ring empty, into the ring otherwise
+ * (progress run by counters, sread, flow control).
+ *
+ * Locking: a vcq's poll lock serialises translation and the heads of the
+ * queues it serves; a queue's post lock serialises posting. Both are
+ * skipped under FI_THREAD_DOMAIN and FI_THREAD_COMPLETION... when the
+ * domain's threading makes the application serialise (see lfv_spin).
+ * Posters read head with acquire (pairs with the poller's release store).
+ */
+#ifndef LFV_EP_H
+#define LFV_EP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+
+#include "lfv_atomic.h"
+#include "lfv_cntr.h"
+#include "lfv_cq.h"
+#include "lfv_eq.h"
+#include "lfv_list.h"
+#include "lfv_prov.h"
+
+/* Bytes of connection data rdma_cm carries for RC (RDMA_PS_TCP, connect
+ * request), less the one-byte length header the verbs provider also uses,
+ * so the two interoperate. */
+#define LFV_CM_PRIV_MAX 56
+#define LFV_CM_DATA_SIZE (LFV_CM_PRIV_MAX - 1)
+/* Space a UD receive gets in front of the payload: the GRH. */
+#define LFV_GRH_SIZE 40
+#define LFV_UD_QKEY 0x11111111u
+
+/* Set on an op that must show up in the CQ (not only in counters). */
+#define LFV_OP_REPORT (1ULL << 63)
+
+/* An optional spin lock: not taken when the domain's threading model
+ * makes the application serialise access. */
+struct lfv_spin {
+	pthread_spinlock_t lock;
+	bool on;
+};
+
+static inline int lfv_spin_init(struct lfv_spin *s, bool on)
+{
+	s->on = on;
+	return on ? -pthread_spin_init(&s->lock, PTHREAD_PROCESS_PRIVATE) : 0;
+}
+
+static inline void lfv_spin_fini(struct lfv_spin *s)
+{
+	if (s->on)
+		pthread_spin_destroy(&s->lock);
+}
+
+static inline void lfv_spin_lock(struct lfv_spin *s)
+{
+	if (s->on)
+		pthread_spin_lock(&s->lock);
+}
+
+static inline void lfv_spin_unlock(struct lfv_spin *s)
+{
+	if (s->on)
+		pthread_spin_unlock(&s->lock);
+}
+
+struct lfv_queue;
+struct lfv_ep;
+
+struct lfv_op {
+	void *context;
+	uint64_t flags;		/* completion flags | LFV_OP_REPORT */
+	void *buf;		/* receive buffer start */
+	size_t len;
+	struct lfv_queue *q;
+};
+
+/* One verbs CQ; serves one lfverbs CQ (or none: counters only). */
+struct lfv_vcq {
+	struct lfv_list node;		/* in domain->vcqs */
+	struct lfv_domain *domain;
+	struct lfv_cq *cq;		/* NULL: an endpoint's private CQ */
+	struct ibv_cq *ibv_cq;
+	struct ibv_comp_channel *channel;	/* FD waits only */
+	struct lfv_spin lock;		/* polling, queue heads */
+	int capacity;			/* cqe of ibv_cq */
+	int reserved;			/* sum of bound queue sizes */
+	uint32_t unacked;		/* channel events not yet acked */
+	lfv_atomic32_t ref;		/* queues bound */
+};
+
+struct lfv_queue {
+	struct lfv_op *ops;
+	uint32_t mask;			/* ops has mask + 1 entries */
+	uint32_t size;			/* most outstanding requests */
+	uint64_t tail;			/* next to post; post lock */
+	lfv_atomic64_t head;		/* next to retire; poll lock */
+	uint32_t unsignaled;		/* sends posted since a signaled one */
+	bool is_tx;
+	bool selective;			/* FI_SELECTIVE_COMPLETION */
+	bool closing;			/* poll lock: drop its completions */
+	uint64_t op_flags;		/* fi_tx_attr / fi_rx_attr op_flags */
+	struct lfv_spin lock;		/* posting */
+	struct lfv_vcq *vcq;
+	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
+	struct lfv_ep *ep;
+};
+
+enum lfv_ep_state {
+	LFV_EP_IDLE,		/* opened, not enabled */
+	LFV_EP_ENABLED,		/* QP exists */
+	LFV_EP_CONNECTING,
+	LFV_EP_ACCEPTING,
+	LFV_EP_CONNECTED,
+	LFV_EP_SHUTDOWN,
+	LFV_EP_ERROR,
+};
+
+/* What rdma_cm events are dispatched to (id->context points at one). */
+struct lfv_cm_ctx {
+	/* Returns true when the event's id must be destroyed (after ack). */
+	bool (*handle)(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event);
+};
+
+/* A connection request not yet accepted or rejected (fi_info->handle). */
+struct lfv_connreq {
+	struct fid fid;			/* FI_CLASS_CONNREQ */
+	struct lfv_cm_ctx cm;
+	struct rdma_cm_id *id;
+	struct lfv_fabric *fabric;
+};
+
+struct lfv_pep {
+	struct fid_pep pep_fid;
+	struct lfv_cm_ctx cm;
+	struct lfv_fabric *fabric;
+	struct fi_info *info;
+	struct rdma_cm_id *id;
+	struct lfv_eq *eq;
+	int backlog;
+	bool bound;
+	bool listening;
+};
+
+struct lfv_ep {
+	struct fid_ep ep_fid;
+	struct lfv_cm_ctx cm;
+	struct lfv_domain *domain;
+	struct fi_info *info;
+	enum fi_ep_type type;
+	enum lfv_ep_state state;	/* under fabric->cm_lock */
+	struct ibv_qp *qp;
+	struct rdma_cm_id *id;		/* MSG */
+	struct lfv_eq *eq;
+	struct lfv_av *av;		/* DGRAM */
+	struct lfv_cq *tx_cq, *rx_cq;	/* bound CQs (may be NULL) */
+	struct lfv_queue tx;
+	struct lfv_queue rx;
+	struct lfv_cntr *cntr_read, *cntr_write;
+	struct lfv_cntr *cntr_rread, *cntr_rwrite;
+	struct ibv_mr *grh_mr;		/* DGRAM: one GRH slot per receive */
+	uint8_t *grh;
+	size_t inject_size;
+	size_t min_multi_recv;
+	union lfv_sockaddr src;		/* fi_setname before enable */
+	bool src_set;
+	bool passive;			/* opened on a connection request */
+	bool shutdown_reported;		/* FI_SHUTDOWN queued (cm_lock) */
+	uint8_t cm_data[LFV_CM_PRIV_MAX];	/* fi_connect's, packed */
+	uint8_t cm_data_len;
+	lfv_atomic32_t ref;		/* aliases */
+};
+
+/* vcq: the verbs CQ behind a CQ (lfv_vcq.c). */
+int lfv_vcq_get(struct lfv_domain *domain, struct lfv_cq *cq, int size,
+		struct lfv_vcq **vcq);
+void lfv_vcq_put(struct lfv_vcq *vcq, int size);
+void lfv_vcq_progress(struct lfv_vcq *vcq);
+void lfv_domain_progress(void *domain);
+/* Waits (bounded) until a queue being closed has no requests left. */
+void lfv_vcq_drain_queue(struct lfv_queue *q);
+
+/* Queues. */
+int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
+		   uint32_t size, bool locked);
+void lfv_queue_fini(struct lfv_queue *q);
+
+static inline struct lfv_op *lfv_queue_next(struct lfv_queue *q)
+{
+	/* Acquire: pairs with the poller's release store of head, so the
+	 * op slots it retired are free to reuse. */
+	if (q->tail - lfv_load_acquire64(&q->head) >= q->size)
+		return NULL;
+	return &q->ops[q->tail & q->mask];
+}
+
+/* Endpoints (lfv_ep.c, lfv_msg.c, lfv_cm.c). */
+int lfv_endpoint(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep, void *context);
+int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep, uint64_t flags, void *context);
+int lfv_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		   struct fid_pep **pep, void *context);
+extern struct fi_ops_msg lfv_msg_ops;
+extern struct fi_ops_cm lfv_cm_ops;
+extern struct fi_ops_cm lfv_dgram_cm_ops;
+
+/* The QP attributes an endpoint's queues ask for. */
+void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);
+int lfv_ep_create_rc_qp(struct lfv_ep *ep);
+int lfv_ep_create_ud_qp(struct lfv_ep *ep);
+
+/* rdma_cm (lfv_cm.c): the fabric's event thread, and an MSG endpoint's id
+ * (created, or taken from info->handle). lfv_cm_detach stops event
+ * delivery to an endpoint that is closing. */
+int lfv_cm_start(struct lfv_fabric *fabric);
+void lfv_cm_stop(struct lfv_fabric *fabric);
+int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info);
+void lfv_cm_detach(struct lfv_ep *ep);
+
+#endif /* LFV_EP_H */

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * fi_msg on RC (MSG) and UD (DGRAM) queue pairs: one work request per call,
+ * posted with the queue's lock held only under FI_THREAD_SAFE. See lfv_ep.h
+ * for how requests, ops and completions relate.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lfv_av.h"
+#include "lfv_ep.h"
+#include "lfv_errno.h"
+
+#define LFV_MAX_SGE 32
+
+/* Flags a caller may give fi_sendmsg / fi_recvmsg. */
+#define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \
+			  FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |          \
+			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE)
+
+static struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
+{
+	return lfv_container_of(ep_fid, struct lfv_ep, ep_fid);
+}
+
+static uint32_t lfv_lkey(void *desc)
+{
+	return desc ? ((struct lfv_mr *)desc)->ibv_mr->lkey : 0;
+}
+
+/* Fills sge from an iov; 0 or -FI_EINVAL. */
+static int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
+			void **desc, size_t count, bool inject, size_t *len)
+{
+	size_t i, total = 0;
+
+	for (i = 0; i < count; i++) {
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return -FI_EINVAL;
+		/* FI_MR_LOCAL: registered memory unless the data goes
+		 * inline (copied at post time). */
+		if (!inject && iov[i].iov_len && (!desc || !desc[i]))
+			return -FI_EINVAL;
+		sge[i].addr = (uintptr_t)iov[i].iov_base;
+		sge[i].length = (uint32_t)iov[i].iov_len;
+		sge[i].lkey = inject ? 0 : lfv_lkey(desc[i]);
+		total += iov[i].iov_len;
+	}
+	*len = total;
+	return 0;
+}
+
+/* A free op, polling the queue's CQ once when the queue is full. */
+static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
+{
+	struct lfv_op *op = lfv_queue_next(q);
+
+	if (op || !q->vcq)
+		return op;
+	lfv_spin_unlock(&q->lock);
+	lfv_vcq_progress(q->vcq);
+	lfv_spin_lock(&q->lock);
+	return lfv_queue_next(q);
+}
+
+static ssize_t lfv_post_ret(int err)
+{
+	/* A full work queue the credits did not foresee, or a QP that is
+	 * not (or no longer) connected. */
+	if (err == ENOMEM)
+		return -FI_EAGAIN;
+	if (err == EINVAL)
+		return -FI_EOPBADSTATE;
+	return -(ssize_t)err;
+}
+
+struct lfv_tx_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	uint64_t data;
+	fi_addr_t dest;
+	void *context;
+	uint64_t flags;
+	uint64_t comp_flags;		/* FI_SEND | FI_MSG, ... */
+};
+
+static bool lfv_tx_signaled(const struct lfv_ep *ep, const struct lfv_queue *q,
+			    bool report)
+{
+	/* Signal often enough that unsignaled requests get retired and
+	 * their credits come back. */
+	return report || q->cntr || ep->cntr_read || ep->cntr_write ||
+	       q->unsignaled + 1 >= (q->size + 1) / 2;
+}
+
+static int lfv_ud_dest(struct lfv_ep *ep, fi_addr_t addr,
+		       struct ibv_send_wr *wr)
+{
+	const struct lfv_av_dest *dest = lfv_av_dest(ep->av, addr);
+
+	if (!dest)
+		return -FI_EINVAL;
+	wr->wr.ud.ah = dest->ah;
+	wr->wr.ud.remote_qpn = dest->qpn;
+	wr->wr.ud.remote_qkey = dest->qkey;
+	return 0;
+}
+
+static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
+{
+	struct lfv_queue *q = &ep->tx;
+	struct ibv_sge sge[LFV_MAX_SGE];
+	struct ibv_send_wr wr = { 0 }, *bad;
+	bool inject = r->flags & FI_INJECT, report, signaled;
+	struct lfv_op *op;
+	size_t len;
+	int ret;
+
+	if (r->count > ep->info->tx_attr->iov_limit || r->count > LFV_MAX_SGE)
+		return -FI_EINVAL;
+	ret = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
+	if (ret)
+		return ret;
+	if (inject && len > ep->inject_size)
+		return -FI_EINVAL;
+	if (ep->type == FI_EP_DGRAM) {
+		if (len > ep->info->ep_attr->max_msg_size)
+			return -FI_EINVAL;
+		ret = lfv_ud_dest(ep, r->dest, &wr);
+		if (ret)
+			return ret;
+	}
+	wr.sg_list = sge;
+	wr.num_sge = (int)r->count;
+	if (r->flags & FI_REMOTE_CQ_DATA) {
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = htobe32((uint32_t)r->data);
+	} else {
+		wr.opcode = IBV_WR_SEND;
+	}
+	report = !inject && (!q->selective || (r->flags & FI_COMPLETION));
+
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_take(q);
+	if (!op) {
+		lfv_spin_unlock(&q->lock);
+		return -FI_EAGAIN;
+	}
+	signaled = lfv_tx_signaled(ep, q, report);
+	op->context = r->context;
+	op->flags = r->comp_flags | (report ? LFV_OP_REPORT : 0);
+	op->len = len;
+	op->buf = NULL;
+	wr.wr_id = (uintptr_t)op;
+	wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
+			(inject ? IBV_SEND_INLINE : 0) |
+			((r->flags & FI_FENCE) ? IBV_SEND_FENCE : 0);
+	ret = ibv_post_send(ep->qp, &wr, &bad);
+	if (ret) {
+		lfv_spin_unlock(&q->lock);
+		return lfv_post_ret(ret);
+	}
+	q->tail++;
+	q->unsignaled = signaled ? 0 : q->unsignaled + 1;
+	lfv_spin_unlock(&q->lock);
+	return 0;
+}
+
+static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
+			       void **desc, size_t count, void *context,
+			       uint64_t flags)
+{
+	struct lfv_queue *q = &ep->rx;
+	struct ibv_sge sge[LFV_MAX_SGE + 1], *user = sge;
+	struct ibv_recv_wr wr = { 0 }, *bad;
+	struct lfv_op *op;
+	size_t len, slot;
+	int ret;
+
+	if (count > ep->info->rx_attr->iov_limit || count > LFV_MAX_SGE)
+		return -FI_EINVAL;
+	if (ep->type == FI_EP_DGRAM)
+		user = &sge[1];	/* sge[0]: the GRH, in front of the data */
+	ret = lfv_fill_sge(user, iov, desc, count, false, &len);
+	if (ret)
+		return ret;
+	if (!ep->qp)
+		return -FI_EOPBADSTATE;
+
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_take(q);
+	if (!op) {
+		lfv_spin_unlock(&q->lock);
+		return -FI_EAGAIN;
+	}
+	op->context = context;
+	op->flags = FI_RECV | FI_MSG |
+		    ((!q->selective || (flags & FI_COMPLETION)) ?
+		     LFV_OP_REPORT : 0);
+	op->buf = count ? iov[0].iov_base : NULL;
+	op->len = len;
+	wr.wr_id = (uintptr_t)op;
+	wr.sg_list = sge;
+	wr.num_sge = (int)count;
+	if (ep->type == FI_EP_DGRAM) {
+		slot = (size_t)(op - q->ops);
+		sge[0].addr = (uintptr_t)(ep->grh + slot * LFV_GRH_SIZE);
+		sge[0].length = LFV_GRH_SIZE;
+		sge[0].lkey = ep->grh_mr->lkey;
+		wr.num_sge++;
+	}
+	ret = ibv_post_recv(ep->qp, &wr, &bad);
+	if (ret) {
+		lfv_spin_unlock(&q->lock);
+		return lfv_post_ret(ret);
+	}
+	q->tail++;
+	lfv_spin_unlock(&q->lock);
+	return 0;
+}
+
+/* ---- fi_ops_msg -------------------------------------------------------------- */
+
+static ssize_t lfv_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+			void *desc, fi_addr_t src_addr, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+
+	(void)src_addr;
+	return lfv_recv_common(ep, &iov, &desc, 1, context, ep->rx.op_flags);
+}
+
+static ssize_t lfv_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src_addr,
+			 void *context)
+{
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+
+	(void)src_addr;
+	if (count && !iov)
+		return -FI_EINVAL;
+	return lfv_recv_common(ep, iov, desc, count, context, ep->rx.op_flags);
+}
+
+static ssize_t lfv_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	if (!msg || (msg->iov_count && !msg->msg_iov))
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)LFV_RX_MSG_FLAGS)
+		return -FI_EBADFLAGS;
+	return lfv_recv_common(lfv_ep_of(ep_fid), msg->msg_iov, msg->desc,
+			       msg->iov_count, msg->context, flags);
+}
+
+static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			void *desc, fi_addr_t dest_addr, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+	struct lfv_tx_req r = {
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
+		.context = context, .flags = ep->tx.op_flags,
+		.comp_flags = FI_SEND | FI_MSG,
+	};
+
+	return lfv_send_common(ep, &r);
+}
+
+static ssize_t lfv_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest_addr,
+			 void *context)
+{
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+	struct lfv_tx_req r = {
+		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
+		.context = context, .flags = ep->tx.op_flags,
+		.comp_flags = FI_SEND | FI_MSG,
+	};
+
+	if (count && !iov)
+		return -FI_EINVAL;
+	return lfv_send_common(ep, &r);
+}
+
+static ssize_t lfv_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	struct lfv_tx_req r;
+
+	if (!msg || (msg->iov_count && !msg->msg_iov))
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)LFV_TX_MSG_FLAGS)
+		return -FI_EBADFLAGS;
+	r = (struct lfv_tx_req){
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count, .data = msg->data,
+		.dest = msg->addr, .context = msg->context, .flags = flags,
+		.comp_flags = FI_SEND | FI_MSG,
+	};
+	return lfv_send_common(lfv_ep_of(ep_fid), &r);
+}
+
+static ssize_t lfv_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
+			  fi_addr_t dest_addr)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct lfv_tx_req r = {
+		.iov = &iov, .count = 1, .dest = dest_addr,
+		.flags = FI_INJECT, .comp_flags = FI_SEND | FI_MSG,
+	};
+
+	return lfv_send_common(lfv_ep_of(ep_fid), &r);
+}
+
+static ssize_t lfv_senddata(struct fid_ep *ep_fid, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest_addr,
+			    void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+	struct lfv_tx_req r = {
+		.iov = &iov, .desc = &desc, .count = 1, .data = data,
+		.dest = dest_addr, .context = context,
+		.flags = ep->tx.op_flags | FI_REMOTE_CQ_DATA,
+		.comp_flags = FI_SEND | FI_MSG,
+	};
+
+	return lfv_send_common(ep, &r);
+}
+
+static ssize_t lfv_injectdata(struct fid_ep *ep_fid, const void *buf,
+			      size_t len, uint64_t data, fi_addr_t dest_addr)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct lfv_tx_req r = {
+		.iov = &iov, .count = 1, .data = data, .dest = dest_addr,
+		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
+		.comp_flags = FI_SEND | FI_MSG,
+	};
+
+	return lfv_send_common(lfv_ep_of(ep_fid), &r);
+}
+
+struct fi_ops_msg lfv_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = lfv_recv,
+	.recvv = lfv_recvv,
+	.recvmsg = lfv_recvmsg,
+	.send = lfv_send,
+	.sendv = lfv_sendv,
+	.sendmsg = lfv_sendmsg,
+	.inject = lfv_inject,
+	.senddata = lfv_senddata,
+	.injectdata = lfv_injectdata,
+};

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The verbs CQ behind an lfverbs CQ: one ibv_cq per fi_cq, created when the
+ * first endpoint binds and grown (ibv_resize_cq) as more bind, so that its
+ * capacity always covers every request the bound queues may have
+ * outstanding. Work completions are translated once, into the caller's
+ * buffer (lfv_cq_hw.poll) or into the CQ's ring (progress).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfv_ep.h"
+#include "lfv_errno.h"
+#include "lfv_log.h"
+
+#define LFV_VCQ_POLL_BATCH 16
+#define LFV_VCQ_ACK_BATCH 32
+#define LFV_VCQ_MIN_CQE 64
+/* How long closing an endpoint waits for the flush of its requests. */
+#define LFV_DRAIN_TIMEOUT_NS (2 * 1000 * 1000 * 1000LL)
+
+/* Where translated completions go: the caller's buffer, or the ring. */
+struct lfv_sink {
+	char *buf;
+	fi_addr_t *src;
+	size_t count, max;
+};
+
+static int lfv_wc_errno(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_WR_FLUSH_ERR:
+		return FI_ECANCELED;
+	case IBV_WC_LOC_LEN_ERR:
+		return FI_ETRUNC;
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR:
+		return FI_EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+		return FI_EREMOTEIO;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return FI_ETIMEDOUT;
+	default:
+		return FI_EIO;
+	}
+}
+
+static void lfv_vcq_count(struct lfv_queue *q, const struct lfv_op *op,
+			  bool ok)
+{
+	struct lfv_ep *ep = q->ep;
+	struct lfv_cntr *cntr = q->cntr;
+
+	if (op->flags & FI_READ)
+		cntr = ep->cntr_read;
+	else if (op->flags & FI_WRITE)
+		cntr = ep->cntr_write;
+	else if (op->flags & FI_REMOTE_WRITE)
+		cntr = ep->cntr_rwrite;
+	if (!cntr)
+		return;
+	if (ok)
+		lfv_cntr_inc(cntr);
+	else
+		lfv_cntr_inc_err(cntr);
+}
+
+static void lfv_vcq_error(struct lfv_vcq *vcq, const struct lfv_op *op,
+			  const struct ibv_wc *wc)
+{
+	struct fi_cq_err_entry err = {
+		.op_context = op->context,
+		.flags = op->flags & ~LFV_OP_REPORT,
+		.buf = op->buf,
+		.err = lfv_wc_errno(wc->status),
+		.prov_errno = (int)wc->status,
+	};
+
+	if (!vcq->cq)
+		return;
+	if (lfv_cq_write_err(vcq->cq, &err))
+		LFV_WARN(FI_LOG_CQ, "lost an error completion: no memory\n");
+}
+
+/* Fills comp for a successful receive-side completion. */
+static void lfv_vcq_recv_comp(const struct lfv_queue *q,
+			      const struct lfv_op *op, const struct ibv_wc *wc,
+			      struct lfv_cq_comp *comp)
+{
+	size_t len = wc->byte_len;
+
+	if (q->ep->type == FI_EP_DGRAM)
+		len = len > LFV_GRH_SIZE ? len - LFV_GRH_SIZE : 0;
+	comp->flags = op->flags & ~LFV_OP_REPORT;
+	comp->len = len;
+	comp->buf = op->buf;
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		comp->flags |= FI_REMOTE_CQ_DATA;
+		comp->data = be32toh(wc->imm_data);
+	}
+}
+
+static void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_sink *sink,
+			 const struct lfv_cq_comp *comp)
+{
+	if (sink->buf && sink->count < sink->max) {
+		lfv_cq_format_entry(vcq->cq, sink->buf + sink->count *
+				    vcq->cq->fmt_size, comp);
+		if (sink->src)
+			sink->src[sink->count] = comp->src;
+		sink->count++;
+		return;
+	}
+	if (lfv_cq_write(vcq->cq, comp))
+		LFV_WARN(FI_LOG_CQ, "lost a completion: no memory\n");
+}
+
+/* Retires the send requests up to op: a signaled completion stands for
+ * the unsignaled ones posted before it (send queues complete in order). */
+static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
+{
+	/* Relaxed: head is written only under the poll lock we hold. */
+	uint64_t head = lfv_load_relaxed64(&q->head);
+	uint64_t last = head + (((uint64_t)(op - q->ops) - head) & q->mask);
+	uint64_t i;
+
+	for (i = head; i < last; i++)
+		lfv_vcq_count(q, &q->ops[i & q->mask], true);
+	/* Release: pairs with the acquire in lfv_queue_next; the slots are
+	 * read no more. */
+	lfv_store_release64(&q->head, last + 1);
+}
+
+static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
+			      struct lfv_sink *sink)
+{
+	struct lfv_op *op = (struct lfv_op *)(uintptr_t)wc->wr_id;
+	struct lfv_queue *q = op->q;
+	struct lfv_cq_comp comp = {
+		.context = op->context,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	bool ok = wc->status == IBV_WC_SUCCESS;
+
+	if (q->is_tx) {
+		lfv_vcq_retire_tx(q, op);
+		comp.flags = op->flags & ~LFV_OP_REPORT;
+		comp.len = op->len;
+	} else {
+		/* Receive queues complete in order too; head is this op. */
+		lfv_vcq_recv_comp(q, op, wc, &comp);
+		/* Release: pairs with the acquire in lfv_queue_next. */
+		lfv_store_release64(&q->head,
+				    lfv_load_relaxed64(&q->head) + 1);
+	}
+	lfv_vcq_count(q, op, ok);
+	if (q->closing)
+		return; /* flushed while its endpoint closes: nobody wants it */
+	if (!ok) {
+		lfv_vcq_error(vcq, op, wc);
+		return;
+	}
+	if ((op->flags & LFV_OP_REPORT) && vcq->cq)
+		lfv_vcq_emit(vcq, sink, &comp);
+}
+
+/* Polls under the lock; returns entries placed in the sink's buffer. */
+static size_t lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink)
+{
+	struct ibv_wc wc[LFV_VCQ_POLL_BATCH];
+	int n, i, want;
+
+	do {
+		want = LFV_VCQ_POLL_BATCH;
+		if (sink->buf && sink->max - sink->count < (size_t)want)
+			want = (int)(sink->max - sink->count);
+		if (want <= 0)
+			break;
+		n = ibv_poll_cq(vcq->ibv_cq, want, wc);
+		for (i = 0; i < n; i++)
+			lfv_vcq_translate(vcq, &wc[i], sink);
+	} while (n == want);
+	return sink->count;
+}
+
+void lfv_vcq_progress(struct lfv_vcq *vcq)
+{
+	struct lfv_sink sink = { 0 };
+
+	lfv_spin_lock(&vcq->lock);
+	lfv_vcq_poll_locked(vcq, &sink);
+	lfv_spin_unlock(&vcq->lock);
+}
+
+/* lfv_cq_hw.poll: straight into the reader's buffer while nothing older
+ * waits in the ring. */
+static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
+			       size_t count)
+{
+	struct lfv_vcq *vcq = arg;
+	struct lfv_sink sink = { .buf = buf, .src = src, .max = count };
+	size_t n = 0;
+
+	lfv_spin_lock(&vcq->lock);
+	if (lfv_cq_ring_empty(vcq->cq))
+		n = lfv_vcq_poll_locked(vcq, &sink);
+	lfv_spin_unlock(&vcq->lock);
+	return (ssize_t)n;
+}
+
+static int lfv_vcq_hw_arm(void *arg)
+{
+	struct lfv_vcq *vcq = arg;
+	int ret;
+
+	ret = lfv_verbs_ret(ibv_req_notify_cq(vcq->ibv_cq, 0));
+	if (ret)
+		return ret;
+	/* A completion that arrived before the request raises no event:
+	 * move anything already there into the ring and report it. */
+	lfv_vcq_progress(vcq);
+	return lfv_cq_ring_empty(vcq->cq) ? 0 : -FI_EAGAIN;
+}
+
+static void lfv_vcq_hw_ack(void *arg)
+{
+	struct lfv_vcq *vcq = arg;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (!vcq->channel)
+		return;
+	/* The channel fd is non-blocking: this takes what is there. */
+	while (!ibv_get_cq_event(vcq->channel, &ev_cq, &ev_ctx)) {
+		if (++vcq->unacked >= LFV_VCQ_ACK_BATCH) {
+			ibv_ack_cq_events(vcq->ibv_cq, vcq->unacked);
+			vcq->unacked = 0;
+		}
+	}
+}
+
+static void lfv_vcq_destroy(struct lfv_vcq *vcq)
+{
+	struct lfv_domain *domain = vcq->domain;
+
+	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_remove(&vcq->node);
+	pthread_mutex_unlock(&domain->vcq_lock);
+	if (vcq->unacked)
+		ibv_ack_cq_events(vcq->ibv_cq, vcq->unacked);
+	ibv_destroy_cq(vcq->ibv_cq);
+	if (vcq->channel)
+		ibv_destroy_comp_channel(vcq->channel);
+	lfv_spin_fini(&vcq->lock);
+	free(vcq);
+}
+
+static void lfv_vcq_hw_fini(void *arg)
+{
+	lfv_vcq_destroy(arg);
+}
+
+static int lfv_vcq_open_channel(struct lfv_vcq *vcq)
+{
+	int flags;
+
+	vcq->channel = ibv_create_comp_channel(vcq->domain->ctx);
+	if (!vcq->channel)
+		return lfv_verbs_errno();
+	flags = fcntl(vcq->channel->fd, F_GETFL);
+	if (flags < 0 ||
+	    fcntl(vcq->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		ibv_destroy_comp_channel(vcq->channel);
+		vcq->channel = NULL;
+		return -FI_EIO;
+	}
+	return 0;
+}
+
+static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
+			  int size, struct lfv_vcq **out)
+{
+	struct lfv_vcq *vcq;
+	int ret;
+
+	vcq = calloc(1, sizeof(*vcq));
+	if (!vcq)
+		return -FI_ENOMEM;
+	vcq->domain = domain;
+	vcq->cq = cq;
+	ret = lfv_spin_init(&vcq->lock, domain->locked);
+	if (ret)
+		goto free_vcq;
+	if (cq && cq->wait.type == FI_WAIT_FD) {
+		ret = lfv_vcq_open_channel(vcq);
+		if (ret)
+			goto fini_lock;
+	}
+	vcq->capacity = size > LFV_VCQ_MIN_CQE ? size : LFV_VCQ_MIN_CQE;
+	if (vcq->capacity > domain->dev->attr.max_cqe)
+		vcq->capacity = domain->dev->attr.max_cqe;
+	vcq->ibv_cq = ibv_create_cq(domain->ctx, vcq->capacity, vcq,
+				    vcq->channel, 0);
+	if (!vcq->ibv_cq) {
+		ret = lfv_verbs_errno();
+		goto destroy_channel;
+	}
+	vcq->capacity = vcq->ibv_cq->cqe;
+	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_insert_tail(&domain->vcqs, &vcq->node);
+	pthread_mutex_unlock(&domain->vcq_lock);
+	*out = vcq;
+	return 0;
+
+destroy_channel:
+	if (vcq->channel)
+		ibv_destroy_comp_channel(vcq->channel);
+fini_lock:
+	lfv_spin_fini(&vcq->lock);
+free_vcq:
+	free(vcq);
+	return ret;
+}
+
+static int lfv_vcq_attach(struct lfv_vcq *vcq)
+{
+	struct lfv_cq_hw hw = {
+		.poll = lfv_vcq_hw_poll,
+		.arm = vcq->channel ? lfv_vcq_hw_arm : NULL,
+		.ack = vcq->channel ? lfv_vcq_hw_ack : NULL,
+		.fini = lfv_vcq_hw_fini,
+		.fd = vcq->channel ? vcq->channel->fd : -1,
+		.arg = vcq,
+	};
+
+	return lfv_cq_attach_hw(vcq->cq, &hw);
+}
+
+/* Makes room for size more outstanding requests. */
+static int lfv_vcq_reserve(struct lfv_vcq *vcq, int size)
+{
+	int need = vcq->reserved + size;
+	int ret;
+
+	if (need > vcq->domain->dev->attr.max_cqe)
+		return -FI_ENOSPC;
+	if (need > vcq->capacity) {
+		lfv_spin_lock(&vcq->lock);
+		ret = lfv_verbs_ret(ibv_resize_cq(vcq->ibv_cq, need));
+		lfv_spin_unlock(&vcq->lock);
+		if (ret)
+			return ret;
+		vcq->capacity = vcq->ibv_cq->cqe;
+	}
+	vcq->reserved = need;
+	return 0;
+}
+
+/*
+ * The verbs CQ for a queue of size requests: the CQ's (created on first
+ * use), or a private one when cq is NULL. Binding is a control-path call
+ * serialised by the domain's vcq_lock.
+ */
+int lfv_vcq_get(struct lfv_domain *domain, struct lfv_cq *cq, int size,
+		struct lfv_vcq **out)
+{
+	struct lfv_vcq *vcq = cq && cq->hw.poll == lfv_vcq_hw_poll ?
+			      cq->hw.arg : NULL;
+	bool created = false;
+	int ret;
+
+	if (!vcq) {
+		ret = lfv_vcq_create(domain, cq, size, &vcq);
+		if (ret)
+			return ret;
+		created = true;
+		if (cq) {
+			ret = lfv_vcq_attach(vcq);
+			if (ret)
+				goto destroy;
+		}
+	}
+	ret = lfv_vcq_reserve(vcq, size);
+	if (ret)
+		goto destroy;
+	lfv_ref_get(&vcq->ref);
+	*out = vcq;
+	return 0;
+
+destroy:
+	if (created) {
+		if (cq && cq->hw.arg == vcq)
+			lfv_cq_detach_hw(cq);
+		lfv_vcq_destroy(vcq);
+	}
+	return ret;
+}
+
+void lfv_vcq_put(struct lfv_vcq *vcq, int size)
+{
+	vcq->reserved -= size;
+	/* A CQ's vcq lives until the CQ closes; a private one goes now. */
+	if (!lfv_ref_put(&vcq->ref) && !vcq->cq)
+		lfv_vcq_destroy(vcq);
+}
+
+/* Counters drive progress on every verbs CQ of their domain. */
+void lfv_domain_progress(void *arg)
+{
+	struct lfv_domain *domain = arg;
+	struct lfv_list *item;
+
+	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_foreach(item, &domain->vcqs)
+		lfv_vcq_progress(lfv_container_of(item, struct lfv_vcq, node));
+	pthread_mutex_unlock(&domain->vcq_lock);
+}
+
+void lfv_vcq_drain_queue(struct lfv_queue *q)
+{
+	int64_t deadline = lfv_now_ns() + LFV_DRAIN_TIMEOUT_NS;
+
+	if (!q->vcq)
+		return;
+	lfv_spin_lock(&q->vcq->lock);
+	q->closing = true;
+	lfv_spin_unlock(&q->vcq->lock);
+
+	/* Acquire: pairs with the poller's release of head. */
+	while (q->tail != lfv_load_acquire64(&q->head)) {
+		if (lfv_now_ns() > deadline) {
+			LFV_WARN(FI_LOG_EP_CTRL, "%lu requests never "
+				 "completed\n", (unsigned long)(q->tail -
+				 lfv_load_acquire64(&q->head)));
+			break;
+		}
+		lfv_vcq_progress(q->vcq);
+	}
+}
+
+int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
+		   uint32_t size, bool locked)
+{
+	uint32_t n = 1;
+	int ret;
+
+	while (n < size)
+		n <<= 1;
+	q->ops = calloc(n, sizeof(*q->ops));
+	if (!q->ops)
+		return -FI_ENOMEM;
+	ret = lfv_spin_init(&q->lock, locked);
+	if (ret) {
+		free(q->ops);
+		q->ops = NULL;
+		return ret;
+	}
+	q->mask = n - 1;
+	q->size = size;
+	q->is_tx = is_tx;
+	q->ep = ep;
+	for (n = 0; n <= q->mask; n++)
+		q->ops[n].q = q;
+	return 0;
+}
+
+void lfv_queue_fini(struct lfv_queue *q)
+{
+	if (!q->ops)
+		return;
+	lfv_spin_fini(&q->lock);
+	free(q->ops);
+	q->ops = NULL;
+}
