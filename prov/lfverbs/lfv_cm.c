@@ -542,10 +542,18 @@ int lfv_ep_create_rc_qp(struct lfv_ep *ep)
 			 ep->domain->dev->name);
 		return -FI_EINVAL;
 	}
+	if (ep->domain->dev->attr.atomic_cap != IBV_ATOMIC_NONE) {
+		/* Where results of fi_atomic (no fetch) land. */
+		ep->amo_mr = ibv_reg_mr(ep->domain->pd, &ep->amo_sink,
+					sizeof(ep->amo_sink),
+					IBV_ACCESS_LOCAL_WRITE);
+		if (!ep->amo_mr)
+			return lfv_verbs_errno();
+	}
 	lfv_ep_qp_caps(ep, &attr);
 	ret = lfv_verbs_ret(rdma_create_qp(ep->id, ep->domain->pd, &attr));
 	if (ret)
-		return ret;
+		return ret; /* amo_mr goes with the endpoint */
 	ep->qp = ep->id->qp;
 	return 0;
 }

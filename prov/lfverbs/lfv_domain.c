@@ -87,7 +87,7 @@ static struct fi_ops_domain lfv_domain_ops = {
 	.poll_open = lfv_no_poll_open,
 	.stx_ctx = lfv_no_stx_ctx,
 	.srx_ctx = lfv_no_srx_ctx,
-	.query_atomic = lfv_no_query_atomic,
+	.query_atomic = lfv_query_atomic,
 	.query_collective = lfv_no_query_collective,
 	.endpoint2 = lfv_endpoint2,
 };

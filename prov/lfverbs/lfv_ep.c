@@ -356,6 +356,8 @@ static void lfv_ep_free(struct lfv_ep *ep)
 	lfv_ep_detach_queues(ep);
 	if (ep->grh_mr)
 		ibv_dereg_mr(ep->grh_mr);
+	if (ep->amo_mr)
+		ibv_dereg_mr(ep->amo_mr);
 	free(ep->grh);
 	if (ep->tx_cq)
 		lfv_ref_put(&ep->tx_cq->ref);
@@ -451,7 +453,8 @@ static int lfv_ep_check_info(const struct lfv_domain *domain,
 	    strcmp(info->domain_attr->name, domain->dev->name))
 		return -FI_EINVAL;
 	if (info->tx_attr->iov_limit > (size_t)domain->dev->attr.max_sge ||
-	    info->rx_attr->iov_limit + 1 > (size_t)domain->dev->attr.max_sge ||
+	    info->rx_attr->iov_limit + (info->ep_attr->type == FI_EP_DGRAM) >
+	    (size_t)domain->dev->attr.max_sge ||
 	    info->tx_attr->size > (size_t)domain->dev->attr.max_qp_wr ||
 	    info->rx_attr->size > (size_t)domain->dev->attr.max_qp_wr ||
 	    info->tx_attr->inject_size > domain->dev->max_inline)
@@ -495,9 +498,10 @@ static void lfv_ep_init_fids(struct lfv_ep *ep, void *context)
 	ep->ep_fid.ops = &lfv_ep_ops;
 	ep->ep_fid.cm = ep->type == FI_EP_MSG ? &lfv_cm_ops : &lfv_dgram_cm_ops;
 	ep->ep_fid.msg = &lfv_msg_ops;
-	ep->ep_fid.rma = &lfv_no_rma_ops;
+	ep->ep_fid.rma = ep->type == FI_EP_MSG ? &lfv_rma_ops : &lfv_no_rma_ops;
 	ep->ep_fid.tagged = &lfv_no_tagged_ops;
-	ep->ep_fid.atomic = &lfv_no_atomic_ops;
+	ep->ep_fid.atomic = ep->type == FI_EP_MSG ? &lfv_atomic_ops :
+						    &lfv_no_atomic_ops;
 	ep->ep_fid.collective = &lfv_no_collective_ops;
 }
 

@@ -32,6 +32,8 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
 
 #include "lfv_atomic.h"
 #include "lfv_cntr.h"
@@ -178,6 +180,8 @@ struct lfv_ep {
 	struct lfv_cntr *cntr_read, *cntr_write;
 	struct lfv_cntr *cntr_rread, *cntr_rwrite;
 	struct ibv_mr *grh_mr;		/* DGRAM: one GRH slot per receive */
+	uint64_t amo_sink;		/* results nobody asked for */
+	struct ibv_mr *amo_mr;		/* registers amo_sink */
 	uint8_t *grh;
 	size_t inject_size;
 	size_t min_multi_recv;
@@ -213,7 +217,30 @@ static inline struct lfv_op *lfv_queue_next(struct lfv_queue *q)
 	return &q->ops[q->tail & q->mask];
 }
 
-/* Endpoints (lfv_ep.c, lfv_msg.c, lfv_cm.c). */
+/* Posting (lfv_msg.c): what one transmit call asks for. */
+#define LFV_MAX_SGE 32
+
+struct lfv_tx_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	uint64_t data;
+	fi_addr_t dest;
+	void *context;
+	uint64_t flags;			/* operation flags (FI_INJECT, ...) */
+	uint64_t comp_flags;		/* FI_SEND | FI_MSG, FI_RMA | ... */
+	bool no_report;			/* never a CQ entry (atomic inject) */
+};
+
+/* Fills sge from an iov (registered memory unless inject); total in len. */
+int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov, void **desc,
+		 size_t count, bool inject, size_t *len);
+/* Takes a send-queue op and posts wr, whose opcode, sge and remote fields
+ * are set; -FI_EAGAIN when the queue is full. */
+ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
+		    const struct lfv_tx_req *r, size_t len);
+
+/* Endpoints (lfv_ep.c, lfv_msg.c, lfv_rma.c, lfv_amo.c, lfv_cm.c). */
 int lfv_endpoint(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep, void *context);
 int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,
@@ -221,6 +248,11 @@ int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,
 int lfv_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		   struct fid_pep **pep, void *context);
 extern struct fi_ops_msg lfv_msg_ops;
+extern struct fi_ops_rma lfv_rma_ops;
+extern struct fi_ops_atomic lfv_atomic_ops;
+int lfv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		     enum fi_op op, struct fi_atomic_attr *attr,
+		     uint64_t flags);
 extern struct fi_ops_cm lfv_cm_ops;
 extern struct fi_ops_cm lfv_dgram_cm_ops;
 

@@ -33,6 +33,23 @@
 #define LFV_TX_OP_FLAGS FI_COMPLETION
 #define LFV_RX_OP_FLAGS FI_COMPLETION
 
+/* What RC orders (the verbs provider advertises the same): everything but
+ * operations after an RDMA read (they may pass it; FI_FENCE waits). */
+#define LFV_RC_ORDER (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |          \
+		      FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
+/* Counters are software objects; a bound keeps the number honest. */
+#define LFV_MAX_CNTRS 65536
+
+/* FI_ATOMIC only where the device does 64-bit atomics. */
+static uint64_t lfv_msg_caps(const struct lfv_device *dev)
+{
+	uint64_t caps = LFV_MSG_CAPS;
+
+	if (dev->attr.atomic_cap == IBV_ATOMIC_NONE)
+		caps &= ~(uint64_t)FI_ATOMIC;
+	return caps;
+}
+
 static bool lfv_mismatch(const char *dev, const char *what)
 {
 	LFV_INFO(FI_LOG_CORE, "%s: hints ask for unsupported %s\n", dev, what);
@@ -60,12 +77,12 @@ static void lfv_template_tx(struct fi_tx_attr *tx, const struct lfv_device *dev,
 	tx->caps = caps & LFV_TX_CAP_MASK;
 	tx->mode = 0;
 	tx->op_flags = 0;
-	tx->msg_order = type == FI_EP_MSG ? FI_ORDER_SAS : FI_ORDER_NONE;
+	tx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER : FI_ORDER_NONE;
 	tx->comp_order = FI_ORDER_NONE;
 	tx->inject_size = dev->max_inline;
 	tx->size = (size_t)dev->attr.max_qp_wr;
 	tx->iov_limit = (size_t)dev->attr.max_sge;
-	tx->rma_iov_limit = 0;
+	tx->rma_iov_limit = type == FI_EP_MSG ? 1 : 0;
 }
 
 static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
@@ -74,11 +91,12 @@ static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
 	rx->caps = caps & LFV_RX_CAP_MASK;
 	rx->mode = 0;
 	rx->op_flags = 0;
-	rx->msg_order = type == FI_EP_MSG ? FI_ORDER_SAS : FI_ORDER_NONE;
+	rx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER : FI_ORDER_NONE;
 	rx->comp_order = FI_ORDER_NONE;
 	rx->total_buffered_recv = 0;
 	rx->size = (size_t)dev->attr.max_qp_wr;
-	rx->iov_limit = (size_t)dev->attr.max_sge;
+	/* A UD receive spends one SGE on the GRH in front of the data. */
+	rx->iov_limit = (size_t)dev->attr.max_sge - (type == FI_EP_DGRAM);
 }
 
 static void lfv_template_ep(struct fi_ep_attr *ep, const struct lfv_device *dev,
@@ -114,7 +132,7 @@ static int lfv_template_domain(struct fi_domain_attr *dom,
 	dom->av_type = FI_AV_UNSPEC;
 	dom->mr_mode = lfv_is_legacy_mr(version) ? FI_MR_BASIC : LFV_MR_MODE;
 	dom->mr_key_size = sizeof(uint32_t);
-	dom->cq_data_size = 0;
+	dom->cq_data_size = sizeof(uint32_t);	/* immediate data */
 	dom->cq_cnt = (size_t)dev->attr.max_cq;
 	dom->ep_cnt = (size_t)dev->attr.max_qp;
 	dom->tx_ctx_cnt = (size_t)dev->attr.max_qp;
@@ -123,7 +141,7 @@ static int lfv_template_domain(struct fi_domain_attr *dom,
 	dom->max_ep_rx_ctx = 1;
 	dom->max_ep_stx_ctx = 0;
 	dom->max_ep_srx_ctx = 0;
-	dom->cntr_cnt = 0;
+	dom->cntr_cnt = LFV_MAX_CNTRS;
 	dom->mr_iov_limit = 1;
 	dom->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
 	dom->mode = 0;
@@ -181,7 +199,7 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	info = fi_allocinfo();
 	if (!info)
 		return NULL;
-	info->caps = type == FI_EP_MSG ? LFV_MSG_CAPS : LFV_DGRAM_CAPS;
+	info->caps = type == FI_EP_MSG ? lfv_msg_caps(dev) : LFV_DGRAM_CAPS;
 	info->mode = lfv_is_legacy_mr(version) ? FI_LOCAL_MR : 0;
 	lfv_template_tx(info->tx_attr, dev, info->caps, type);
 	lfv_template_rx(info->rx_attr, dev, info->caps, type);

@@ -11,8 +11,6 @@
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 
-#define LFV_MAX_SGE 32
-
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \
 			  FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |          \
@@ -30,7 +28,7 @@ static uint32_t lfv_lkey(void *desc)
 }
 
 /* Fills sge from an iov; 0 or -FI_EINVAL. */
-static int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
+int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
 			void **desc, size_t count, bool inject, size_t *len)
 {
 	size_t i, total = 0;
@@ -75,16 +73,6 @@ static ssize_t lfv_post_ret(int err)
 	return -(ssize_t)err;
 }
 
-struct lfv_tx_req {
-	const struct iovec *iov;
-	void **desc;
-	size_t count;
-	uint64_t data;
-	fi_addr_t dest;
-	void *context;
-	uint64_t flags;
-	uint64_t comp_flags;		/* FI_SEND | FI_MSG, ... */
-};
 
 static bool lfv_tx_signaled(const struct lfv_ep *ep, const struct lfv_queue *q,
 			    bool report)
@@ -108,13 +96,49 @@ static int lfv_ud_dest(struct lfv_ep *ep, fi_addr_t addr,
 	return 0;
 }
 
-static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
+/* Takes an op and posts wr (opcode, sge and remote fields set). */
+ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
+		    const struct lfv_tx_req *r, size_t len)
 {
 	struct lfv_queue *q = &ep->tx;
-	struct ibv_sge sge[LFV_MAX_SGE];
-	struct ibv_send_wr wr = { 0 }, *bad;
 	bool inject = r->flags & FI_INJECT, report, signaled;
+	struct ibv_send_wr *bad;
 	struct lfv_op *op;
+	int ret;
+
+	report = !inject && !r->no_report &&
+		 (!q->selective || (r->flags & FI_COMPLETION));
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_take(q);
+	if (!op) {
+		lfv_spin_unlock(&q->lock);
+		return -FI_EAGAIN;
+	}
+	signaled = lfv_tx_signaled(ep, q, report);
+	op->context = r->context;
+	op->flags = r->comp_flags | (report ? LFV_OP_REPORT : 0);
+	op->len = len;
+	op->buf = NULL;
+	wr->wr_id = (uintptr_t)op;
+	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
+			 (inject ? IBV_SEND_INLINE : 0) |
+			 ((r->flags & FI_FENCE) ? IBV_SEND_FENCE : 0);
+	ret = ibv_post_send(ep->qp, wr, &bad);
+	if (ret) {
+		lfv_spin_unlock(&q->lock);
+		return lfv_post_ret(ret);
+	}
+	q->tail++;
+	q->unsignaled = signaled ? 0 : q->unsignaled + 1;
+	lfv_spin_unlock(&q->lock);
+	return 0;
+}
+
+static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
+{
+	struct ibv_sge sge[LFV_MAX_SGE];
+	struct ibv_send_wr wr = { 0 };
+	bool inject = r->flags & FI_INJECT;
 	size_t len;
 	int ret;
 
@@ -140,32 +164,7 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 	} else {
 		wr.opcode = IBV_WR_SEND;
 	}
-	report = !inject && (!q->selective || (r->flags & FI_COMPLETION));
-
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
-		return -FI_EAGAIN;
-	}
-	signaled = lfv_tx_signaled(ep, q, report);
-	op->context = r->context;
-	op->flags = r->comp_flags | (report ? LFV_OP_REPORT : 0);
-	op->len = len;
-	op->buf = NULL;
-	wr.wr_id = (uintptr_t)op;
-	wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
-			(inject ? IBV_SEND_INLINE : 0) |
-			((r->flags & FI_FENCE) ? IBV_SEND_FENCE : 0);
-	ret = ibv_post_send(ep->qp, &wr, &bad);
-	if (ret) {
-		lfv_spin_unlock(&q->lock);
-		return lfv_post_ret(ret);
-	}
-	q->tail++;
-	q->unsignaled = signaled ? 0 : q->unsignaled + 1;
-	lfv_spin_unlock(&q->lock);
-	return 0;
+	return lfv_tx_post(ep, &wr, r, len);
 }
 
 static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,

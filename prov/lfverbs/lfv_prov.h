@@ -39,7 +39,9 @@
  * What each endpoint type can do today. Later work widens these; getinfo
  * never advertises more than is listed here.
  */
-#define LFV_MSG_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define LFV_MSG_CAPS (FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV |    \
+		      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | \
+		      FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define LFV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 /* mr_mode bits lfverbs needs from every application (fi_mr(3)). */

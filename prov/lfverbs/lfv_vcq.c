@@ -50,17 +50,17 @@ static int lfv_wc_errno(enum ibv_wc_status status)
 	}
 }
 
-static void lfv_vcq_count(struct lfv_queue *q, const struct lfv_op *op,
-			  bool ok)
+/* flags: the completion's (FI_SEND, FI_READ, FI_REMOTE_WRITE, ...). */
+static void lfv_vcq_count(struct lfv_queue *q, uint64_t flags, bool ok)
 {
 	struct lfv_ep *ep = q->ep;
 	struct lfv_cntr *cntr = q->cntr;
 
-	if (op->flags & FI_READ)
+	if (flags & FI_READ)
 		cntr = ep->cntr_read;
-	else if (op->flags & FI_WRITE)
+	else if (flags & FI_WRITE)
 		cntr = ep->cntr_write;
-	else if (op->flags & FI_REMOTE_WRITE)
+	else if (flags & FI_REMOTE_WRITE)
 		cntr = ep->cntr_rwrite;
 	if (!cntr)
 		return;
@@ -99,6 +99,13 @@ static void lfv_vcq_recv_comp(const struct lfv_queue *q,
 	comp->flags = op->flags & ~LFV_OP_REPORT;
 	comp->len = len;
 	comp->buf = op->buf;
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		/* A remote write with data consumed this receive: report the
+		 * write; the buffer holds nothing. */
+		comp->flags = FI_RMA | FI_REMOTE_WRITE;
+		comp->len = 0;
+		comp->buf = NULL;
+	}
 	if (wc->wc_flags & IBV_WC_WITH_IMM) {
 		comp->flags |= FI_REMOTE_CQ_DATA;
 		comp->data = be32toh(wc->imm_data);
@@ -130,7 +137,7 @@ static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
 	uint64_t i;
 
 	for (i = head; i < last; i++)
-		lfv_vcq_count(q, &q->ops[i & q->mask], true);
+		lfv_vcq_count(q, q->ops[i & q->mask].flags, true);
 	/* Release: pairs with the acquire in lfv_queue_next; the slots are
 	 * read no more. */
 	lfv_store_release64(&q->head, last + 1);
@@ -158,7 +165,7 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		lfv_store_release64(&q->head,
 				    lfv_load_relaxed64(&q->head) + 1);
 	}
-	lfv_vcq_count(q, op, ok);
+	lfv_vcq_count(q, ok ? comp.flags : op->flags, ok);
 	if (q->closing)
 		return; /* flushed while its endpoint closes: nobody wants it */
 	if (!ok) {

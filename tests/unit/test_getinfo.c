@@ -298,8 +298,14 @@ static void test_hint_caps(void **state)
 	assert_false(info->rx_attr->caps & FI_RECV);
 	fi_freeinfo(info);
 
-	hints->caps = FI_MSG | FI_RMA; /* RMA is not implemented yet */
+	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC; /* RC does both */
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_true(info->caps & FI_RMA);
+	assert_int_equal(info->tx_attr->rma_iov_limit, 1);
+	fi_freeinfo(info);
+	hints->ep_attr->type = FI_EP_DGRAM; /* UD does neither */
 	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->ep_attr->type = FI_EP_MSG;
 	hints->caps = FI_TAGGED;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->caps = FI_MSG | FI_SOURCE; /* secondary cap not supported */
@@ -405,7 +411,11 @@ static void test_hint_domain_attrs(void **state)
 	assert_int_equal(info->domain_attr->resource_mgmt, FI_RM_DISABLED);
 	fi_freeinfo(info);
 
-	hints->domain_attr->cq_data_size = 4; /* no remote CQ data yet */
+	hints->domain_attr->cq_data_size = 4; /* immediate data */
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->cq_data_size, 4);
+	fi_freeinfo(info);
+	hints->domain_attr->cq_data_size = 8;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->domain_attr->cq_data_size = 0;
 	hints->domain_attr->mr_iov_limit = 2;
@@ -453,7 +463,10 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->rx_attr->iov_limit = 33;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->rx_attr->iov_limit = 0;
-	hints->tx_attr->msg_order = FI_ORDER_RAW; /* no RMA ordering yet */
+	hints->tx_attr->msg_order = FI_ORDER_RAW; /* RC orders it */
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	fi_freeinfo(info);
+	hints->tx_attr->msg_order = FI_ORDER_WAR; /* reads may be passed */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->msg_order = 0;
 	hints->tx_attr->op_flags = FI_INJECT_COMPLETE;

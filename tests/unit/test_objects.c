@@ -115,7 +115,7 @@ static void test_domain_bad_input(void **state)
 	info->ep_attr->type = FI_EP_RDM;
 	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), -FI_EINVAL);
 	info->ep_attr->type = FI_EP_MSG;
-	info->caps |= FI_RMA;
+	info->caps |= FI_TAGGED;
 	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), -FI_EINVAL);
 	fi_freeinfo(info);
 	assert_int_equal(fake_open.ctx, 1); /* only the fixture's domain */
