@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <stdlib.h>
 
+#include "lfv_av.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_errno.h"
@@ -75,7 +76,7 @@ static struct fi_ops lfv_domain_fi_ops = {
 
 static struct fi_ops_domain lfv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = lfv_no_av_open,
+	.av_open = lfv_av_open,
 	.cq_open = lfv_domain_cq_open,
 	.endpoint = lfv_no_endpoint,
 	.scalable_ep = lfv_no_scalable_ep,
