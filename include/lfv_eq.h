@@ -42,6 +42,10 @@ int lfv_eq_push_err(struct lfv_eq *eq, const struct fi_eq_err_entry *err);
 /* fi_trywait for one EQ: -FI_EAGAIN when events are pending. */
 int lfv_eq_trywait(struct lfv_eq *eq);
 
+/* The lfverbs EQ behind a fid passed to a bind call, or NULL when the fid
+ * is not an lfverbs EQ. */
+struct lfv_eq *lfv_eq_from_bind_fid(struct fid *fid);
+
 static inline struct lfv_eq *lfv_eq_from_fid(struct fid_eq *eq_fid)
 {
 	return lfv_container_of(eq_fid, struct lfv_eq, eq_fid);

@@ -431,6 +431,7 @@ static ssize_t lfv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 {
 	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
 	struct lfv_cq_sread_arg arg = { .cq = cq };
+	int64_t deadline, left = 0;
 	ssize_t ret;
 
 	if (!buf || !count)
@@ -438,15 +439,27 @@ static ssize_t lfv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	/* fi_cq(3): invalid with FI_WAIT_NONE (and FI_WAIT_SET). */
 	if (cq->wait.type == FI_WAIT_NONE)
 		return -FI_EINVAL;
-	ret = lfv_cq_read_common(cq, buf, count, src_addr);
-	if (ret != -FI_EAGAIN)
-		return ret;
 	arg.threshold = lfv_cq_threshold(cq, cond, count);
-	lfv_wait_until(&cq->wait, timeout, lfv_cq_sread_ready, &arg);
-	/* acq_rel exchange: consume a pending fi_cq_signal. */
-	lfv_exchange32(&cq->signaled, 0);
-	/* Timed out, signalled or ready: return whatever is there now. */
-	return lfv_cq_read_common(cq, buf, count, src_addr);
+	deadline = timeout < 0 ? -1 : lfv_now_ns() + (int64_t)timeout * 1000000;
+	for (;;) {
+		ret = lfv_cq_read_common(cq, buf, count, src_addr);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		/* acq_rel exchange: consume a pending fi_cq_signal. */
+		if (lfv_exchange32(&cq->signaled, 0))
+			return -FI_EAGAIN;
+		if (deadline >= 0) {
+			left = deadline - lfv_now_ns();
+			if (left <= 0)
+				return -FI_EAGAIN;
+			left = (left + 999999) / 1000000; /* ms, rounded up */
+		}
+		/* The queue may count an entry whose producer has reserved
+		 * but not yet published it: the read above then finds
+		 * nothing, and we wait again rather than return early. */
+		lfv_wait_until(&cq->wait, deadline < 0 ? -1 : (int)left,
+			       lfv_cq_sread_ready, &arg);
+	}
 }
 
 static ssize_t lfv_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,

@@ -274,6 +274,13 @@ static struct fi_ops_eq lfv_eq_ops = {
 	.strerror = lfv_eq_strerror,
 };
 
+struct lfv_eq *lfv_eq_from_bind_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EQ || fid->ops != &lfv_eq_fi_ops)
+		return NULL;
+	return lfv_container_of(fid, struct lfv_eq, eq_fid.fid);
+}
+
 static int lfv_eq_check_attr(const struct fi_eq_attr *attr,
 			     enum fi_wait_obj *wait_obj)
 {

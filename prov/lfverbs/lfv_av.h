@@ -5,6 +5,27 @@
  * the UD address handle once, and senders find {ah, qpn, qkey} from the
  * fi_addr_t without a lock. Receivers map a completion's source GID + QP
  * number back to an fi_addr_t for FI_SOURCE.
+ *
+ * Layout: entries live in up to LFV_AV_MAX_SEGS segments whose sizes double
+ * (segment k holds seg0 << k entries, seg0 a power of two from attr->count).
+ * A segment is allocated when the first index in it is handed out and is
+ * freed only by fi_close, so entries never move and a pointer returned by
+ * lfv_av_dest stays dereferenceable until the AV is closed. The index of an
+ * entry maps to (segment, offset) with one count-leading-zeros.
+ *
+ * fi_addr_t values:
+ *  - FI_AV_TABLE: the index, 0, 1, 2, ... in insertion order. Removed
+ *    indexes are never handed out again.
+ *  - FI_AV_MAP: (generation << 32) | index. A removed slot is reused by a
+ *    later insert with the next generation, so a stale fi_addr_t of a
+ *    removed entry never aliases the new one (lfv_av_dest returns NULL).
+ *    A valid value is never FI_ADDR_NOTAVAIL (indexes stay below 2^31).
+ *
+ * Each entry has an atomic tag: 0 while free or removed, else the live
+ * generation (1 for every live FI_AV_TABLE entry). Insert fills the entry
+ * and then release-stores the tag; lfv_av_dest acquire-loads the segment
+ * pointer and the tag and compares it with the tag the fi_addr_t expects.
+ * Inserts, removes, lookups by name and close are serialised by av->lock.
  */
 #ifndef LFV_AV_H
 #define LFV_AV_H
@@ -13,6 +34,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/fi_domain.h>
 
+#include "lfv_atomic.h"
+#include "lfv_lock.h"
 #include "lfv_prov.h"
 
 /* What a UD send needs. */
@@ -22,7 +45,47 @@ struct lfv_av_dest {
 	uint32_t qkey;
 };
 
-struct lfv_av;
+/* Segment 0 holds 1 << shift entries, shift in [MIN, MAX]. */
+#define LFV_AV_SEG0_SHIFT_MIN 6
+#define LFV_AV_SEG0_SHIFT_MAX 20
+#define LFV_AV_DEFAULT_COUNT 256
+/* Indexes stay below 2^31; 26 doubling segments cover that for any seg0. */
+#define LFV_AV_MAX_ENTRIES (1U << 31)
+#define LFV_AV_MAX_SEGS 26
+#define LFV_AV_NO_INDEX UINT32_MAX
+
+struct lfv_av_entry {
+	struct lfv_av_dest dest;	/* first: lfv_av_dest returns &dest */
+	/* 0: free or removed; else the live generation. Release-stored by
+	 * insert after every other field, acquire-loaded by lfv_av_dest. */
+	lfv_atomic32_t tag;
+	uint32_t gen;			/* last generation used (lock) */
+	uint32_t next;			/* hash chain or MAP free list (lock) */
+	struct lfv_ud_name name;	/* lookup, reverse (lock) */
+};
+
+struct lfv_eq;
+
+struct lfv_av {
+	struct fid_av av_fid;
+	enum fi_av_type type;		/* FI_AV_MAP or FI_AV_TABLE */
+	uint32_t seg0_shift;
+	/* struct lfv_av_entry * as uintptr_t: published with a release
+	 * store once allocated and zeroed, read with an acquire load by
+	 * lfv_av_dest, never changed afterwards. */
+	lfv_atomic64_t segs[LFV_AV_MAX_SEGS];
+
+	lfv_atomic32_t ref;		/* 1 + endpoints holding the AV */
+	struct lfv_domain *domain;
+	uint64_t flags;			/* FI_EVENT, FI_SYMMETRIC */
+	struct lfv_mutex lock;		/* everything below, and inserts */
+	struct lfv_eq *eq;		/* fi_av_bind, or NULL */
+	uint32_t next_index;		/* first index never handed out */
+	uint32_t free_head;		/* FI_AV_MAP: removed slots to reuse */
+	uint32_t live;			/* live entries */
+	uint32_t *buckets;		/* reverse map: GID+QPN -> chain head */
+	uint32_t nbuckets;		/* power of two */
+};
 
 int lfv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **av, void *context);
@@ -32,7 +95,7 @@ int lfv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr);
 
 /* FI_SOURCE: the fi_addr_t of the entry with this GID and QP number, or
- * FI_ADDR_NOTAVAIL. */
+ * FI_ADDR_NOTAVAIL. With duplicates, the most recently inserted one. */
 fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
 			 uint32_t qpn);
 

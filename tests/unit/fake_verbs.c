@@ -15,6 +15,7 @@
 
 struct fake_counts fake_open;
 unsigned int fake_last_mr_access;
+struct ibv_ah_attr fake_last_ah_attr;
 
 static struct fake_dev fake_devs[FAKE_MAX_DEVS];
 static int fake_ndevs;
@@ -287,6 +288,36 @@ int __wrap_ibv_dereg_mr(struct ibv_mr *mr)
 		return errno;
 	free(mr);
 	fake_open.mr--;
+	return 0;
+}
+
+struct ibv_ah *__wrap_ibv_create_ah(struct ibv_pd *pd,
+				    struct ibv_ah_attr *attr)
+{
+	struct ibv_ah *ah;
+
+	fake_last_ah_attr = *attr;
+	if (fake_should_fail(FAKE_CREATE_AH))
+		return NULL;
+	if (attr->port_num != 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (ah) {
+		ah->context = pd->context;
+		ah->pd = pd;
+		fake_open.ah++;
+	}
+	return ah;
+}
+
+int __wrap_ibv_destroy_ah(struct ibv_ah *ah)
+{
+	if (fake_should_fail(FAKE_DESTROY_AH))
+		return errno;
+	free(ah);
+	fake_open.ah--;
 	return 0;
 }
 

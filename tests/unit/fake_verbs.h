@@ -34,16 +34,19 @@ enum fake_call {
 	FAKE_REG_MR,
 	FAKE_DEREG_MR,
 	FAKE_CREATE_CHANNEL,
+	FAKE_CREATE_AH,
+	FAKE_DESTROY_AH,
 	FAKE_CALL_MAX
 };
 
 /* Objects currently open, per kind; all 0 after a clean teardown. */
 struct fake_counts {
-	int ctx, pd, cq, qp, mr, channel, cm_id;
+	int ctx, pd, cq, qp, mr, channel, cm_id, ah;
 };
 
 extern struct fake_counts fake_open;
 extern unsigned int fake_last_mr_access;
+extern struct ibv_ah_attr fake_last_ah_attr;	/* of the last ibv_create_ah */
 
 /* Forgets all devices and injected failures (and frees fake objects). */
 void fake_verbs_reset(void);

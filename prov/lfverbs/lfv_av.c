@@ -1,0 +1,775 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Address vectors (fi_av(3)) of struct lfv_ud_name for DGRAM endpoints. The
+ * table layout and the meaning of an fi_addr_t are described in lfv_av.h.
+ *
+ * Semantics chosen where fi_av(3) leaves room:
+ *  - The domain must be a DGRAM one (addr_format FI_ADDR_IB_UD); AVs of
+ *    other formats return -FI_ENOSYS. FI_AV_UNSPEC opens the domain's
+ *    av_type, else FI_AV_TABLE; a type the domain's av_type excludes is
+ *    -FI_EINVAL. attr->count sizes the first segment (0: 256 entries).
+ *  - Named (shared) AVs: -FI_ENOSYS; FI_READ without a name: -FI_EINVAL;
+ *    rx_ctx_bits > 0 (scalable endpoints): -FI_ENOSYS; FI_SYMMETRIC is an
+ *    accepted hint; other open flags than FI_EVENT: -FI_EINVAL.
+ *  - Every insert creates its own address handle; inserting a name twice
+ *    gives two entries, and lfv_av_reverse finds the newer one.
+ *  - Insertion tries every address (no abort after a failure); a failed one
+ *    does not use up a table index. A name with QP number 0 or above 2^24
+ *    is -FI_EINVAL. FI_MORE is ignored; FI_AV_USER_ID: -FI_EBADFLAGS.
+ *    FI_AV_MAP inserts need the fi_addr array (-FI_EINVAL without it).
+ *  - FI_EVENT: inserts run synchronously and return 0 once the events are
+ *    queued: one error event per failed address (err and prov_errno the
+ *    positive error, data its index in the call), then FI_AV_COMPLETE with
+ *    data = the number inserted. Without a bound EQ: -FI_ENOEQ. FI_SYNC_ERR
+ *    there: -FI_EBADFLAGS. If queueing an event fails (-FI_ENOMEM) the
+ *    call's insertions are undone and the error is returned (error events
+ *    already queued for it stay, with no FI_AV_COMPLETE after them).
+ *  - fi_av_remove removes every live address given and returns -FI_EINVAL
+ *    if any was not live; fi_av_lookup of a dead address is -FI_EINVAL.
+ *  - fi_av_straddr: "fi_addr_ib_ud://<GID>:<QPN>/<LID>/<Q_Key>", hex, the
+ *    scheme of libfabric's ofi_straddr for FI_ADDR_IB_UD up to the LID;
+ *    lfverbs' name has a Q_Key where that one has a P_Key and an SL.
+ *  - fi_av_insertsvc, fi_av_insertsym (FI_ADDR_IB_UD has no service) and
+ *    fi_av_set: -FI_ENOSYS.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_eq.h>
+
+#include "lfv_av.h"
+#include "lfv_eq.h"
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_stubs.h"
+
+#define LFV_AV_OPEN_FLAGS (FI_EVENT | FI_SYMMETRIC | FI_READ)
+#define LFV_AV_INSERT_FLAGS (FI_MORE | FI_SYNC_ERR)
+#define LFV_AV_QPN_MAX 0xffffffU
+#define LFV_AV_HOP_LIMIT 64
+#define LFV_AV_MIN_BUCKETS 64U
+#define LFV_AV_MAX_BUCKETS (1U << 30)
+
+static struct fi_ops lfv_av_fi_ops;
+
+static struct lfv_av *lfv_av_of(struct fid_av *av_fid)
+{
+	return lfv_container_of(av_fid, struct lfv_av, av_fid);
+}
+
+/* ---- index <-> (segment, offset) ---------------------------------------- */
+
+/* Segment k covers indexes [(2^k - 1) << shift, (2^(k+1) - 1) << shift);
+ * false when k is beyond the last segment (*seg and *off are set anyway). */
+static inline bool lfv_av_locate(uint32_t shift, uint32_t idx, uint32_t *seg,
+				 size_t *off)
+{
+	uint64_t v = ((uint64_t)idx >> shift) + 1;
+	uint32_t k = 63 - (uint32_t)__builtin_clzll(v);
+
+	*seg = k;
+	*off = (size_t)(idx - (((1ULL << k) - 1) << shift));
+	return k < LFV_AV_MAX_SEGS;
+}
+
+/* The index an fi_addr_t names and the tag its entry must carry; false
+ * when the value cannot name an entry at all (FI_ADDR_NOTAVAIL, junk). */
+static inline bool lfv_av_decode(const struct lfv_av *av, fi_addr_t addr,
+				 uint32_t *idx, uint32_t *tag)
+{
+	if (av->type == FI_AV_MAP) {
+		*tag = (uint32_t)(addr >> 32);
+	} else {
+		if (addr >> 32)
+			return false;
+		*tag = 1;
+	}
+	*idx = (uint32_t)addr;
+	return *tag != 0 && *idx < LFV_AV_MAX_ENTRIES;
+}
+
+static inline fi_addr_t lfv_av_encode(const struct lfv_av *av, uint32_t idx,
+				      uint32_t tag)
+{
+	return av->type == FI_AV_MAP ? ((fi_addr_t)tag << 32) | idx : idx;
+}
+
+const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr)
+{
+	struct lfv_av_entry *seg;
+	uint32_t idx, tag, k;
+	size_t off;
+
+	if (!lfv_av_decode(av, addr, &idx, &tag) ||
+	    !lfv_av_locate(av->seg0_shift, idx, &k, &off))
+		return NULL;
+	/* Acquire: pairs with the release store in lfv_av_seg_alloc, so the
+	 * zeroed entries of a new segment are seen before the pointer. */
+	seg = (struct lfv_av_entry *)(uintptr_t)lfv_load_acquire64(&av->segs[k]);
+	if (!seg)
+		return NULL;
+	/* Acquire: pairs with the release store of the tag in
+	 * lfv_av_insert_one, so dest is complete once the tag matches. */
+	if (lfv_load_acquire32(&seg[off].tag) != tag)
+		return NULL;
+	return &seg[off].dest;
+}
+
+/* ---- under av->lock ------------------------------------------------------ */
+
+static struct lfv_av_entry *lfv_av_seg_locked(struct lfv_av *av, uint32_t k)
+{
+	/* Relaxed: segment pointers are only stored under av->lock, which
+	 * the caller holds. */
+	return (struct lfv_av_entry *)(uintptr_t)lfv_load_relaxed64(&av->segs[k]);
+}
+
+static int lfv_av_seg_alloc(struct lfv_av *av, uint32_t k)
+{
+	size_t n = (size_t)1 << (av->seg0_shift + k);
+	struct lfv_av_entry *seg = calloc(n, sizeof(*seg));
+
+	if (!seg)
+		return -FI_ENOMEM;
+	/* Release: pairs with the acquire load in lfv_av_dest; the zeroed
+	 * (free) entries are visible before the segment is. */
+	lfv_store_release64(&av->segs[k], (uintptr_t)seg);
+	return 0;
+}
+
+/* The entry at an index below next_index (its segment exists). */
+static struct lfv_av_entry *lfv_av_entry_locked(struct lfv_av *av,
+						uint32_t idx)
+{
+	uint32_t k;
+	size_t off;
+
+	lfv_av_locate(av->seg0_shift, idx, &k, &off);
+	return lfv_av_seg_locked(av, k) + off;
+}
+
+/* The live entry addr names, or NULL. */
+static struct lfv_av_entry *lfv_av_live_locked(struct lfv_av *av,
+					       fi_addr_t addr, uint32_t *idx)
+{
+	struct lfv_av_entry *e;
+	uint32_t tag;
+
+	if (!lfv_av_decode(av, addr, idx, &tag) || *idx >= av->next_index)
+		return NULL;
+	e = lfv_av_entry_locked(av, *idx);
+	/* Relaxed: tags are only stored under av->lock, which we hold. */
+	return lfv_load_relaxed32(&e->tag) == tag ? e : NULL;
+}
+
+static uint32_t lfv_av_hash(const uint8_t gid[16], uint32_t qpn)
+{
+	uint64_t a, b, h;
+
+	memcpy(&a, gid, sizeof(a));
+	memcpy(&b, gid + sizeof(a), sizeof(b));
+	h = a ^ (b * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)qpn << 17);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return (uint32_t)h;
+}
+
+static uint32_t *lfv_av_buckets_new(uint32_t n)
+{
+	uint32_t *b = malloc((size_t)n * sizeof(*b));
+
+	if (b)
+		memset(b, 0xff, (size_t)n * sizeof(*b)); /* LFV_AV_NO_INDEX */
+	return b;
+}
+
+static void lfv_av_hash_link(struct lfv_av *av, uint32_t *buckets,
+			     uint32_t nbuckets, uint32_t idx)
+{
+	struct lfv_av_entry *e = lfv_av_entry_locked(av, idx);
+	uint32_t b = lfv_av_hash(e->name.gid, e->name.qpn) & (nbuckets - 1);
+
+	e->next = buckets[b];
+	buckets[b] = idx;
+}
+
+/* Doubles the buckets when the load passes 1; keeps the old ones (longer
+ * chains, still correct) if memory is short. */
+static void lfv_av_hash_grow(struct lfv_av *av)
+{
+	uint32_t n = av->nbuckets * 2, b, idx, next;
+	uint32_t *buckets;
+
+	if (av->live < av->nbuckets || n > LFV_AV_MAX_BUCKETS)
+		return;
+	buckets = lfv_av_buckets_new(n);
+	if (!buckets)
+		return;
+	for (b = 0; b < av->nbuckets; b++) {
+		for (idx = av->buckets[b]; idx != LFV_AV_NO_INDEX; idx = next) {
+			next = lfv_av_entry_locked(av, idx)->next;
+			lfv_av_hash_link(av, buckets, n, idx);
+		}
+	}
+	free(av->buckets);
+	av->buckets = buckets;
+	av->nbuckets = n;
+}
+
+static void lfv_av_hash_unlink(struct lfv_av *av, struct lfv_av_entry *e,
+			       uint32_t idx)
+{
+	uint32_t *link = &av->buckets[lfv_av_hash(e->name.gid, e->name.qpn) &
+				      (av->nbuckets - 1)];
+
+	while (*link != idx)
+		link = &lfv_av_entry_locked(av, *link)->next;
+	*link = e->next;
+}
+
+/* The index the next insert will use; allocates its segment if needed. */
+static int lfv_av_next_slot(struct lfv_av *av, uint32_t *idx)
+{
+	uint32_t k;
+	size_t off;
+
+	if (av->free_head != LFV_AV_NO_INDEX) {
+		*idx = av->free_head;
+		return 0;
+	}
+	if (av->next_index >= LFV_AV_MAX_ENTRIES)
+		return -FI_ENOSPC;
+	lfv_av_locate(av->seg0_shift, av->next_index, &k, &off);
+	if (!lfv_av_seg_locked(av, k) && lfv_av_seg_alloc(av, k))
+		return -FI_ENOMEM;
+	*idx = av->next_index;
+	return 0;
+}
+
+static struct ibv_ah *lfv_av_create_ah(struct lfv_av *av,
+				       const struct lfv_ud_name *name, int *err)
+{
+	const struct lfv_device *dev = av->domain->dev;
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.port_num = dev->port_num,
+		.grh = {
+			.sgid_index = 0,
+			.hop_limit = LFV_AV_HOP_LIMIT,
+		},
+	};
+	struct ibv_ah *ah;
+
+	memcpy(attr.grh.dgid.raw, name->gid, sizeof(attr.grh.dgid.raw));
+	if (dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
+		attr.dlid = name->lid;
+	errno = 0;
+	ah = ibv_create_ah(av->domain->pd, &attr);
+	if (!ah) {
+		*err = lfv_verbs_errno();
+		LFV_INFO(FI_LOG_AV, "ibv_create_ah: %s\n", fi_strerror(-*err));
+	}
+	return ah;
+}
+
+static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
+			     fi_addr_t *fi_addr)
+{
+	struct lfv_ud_name name;
+	struct lfv_av_entry *e;
+	struct ibv_ah *ah;
+	uint32_t idx;
+	int ret;
+
+	memcpy(&name, addr, sizeof(name));
+	if (!name.qpn || name.qpn > LFV_AV_QPN_MAX)
+		return -FI_EINVAL;
+	ret = lfv_av_next_slot(av, &idx);
+	if (ret)
+		return ret;
+	ah = lfv_av_create_ah(av, &name, &ret);
+	if (!ah)
+		return ret;
+
+	e = lfv_av_entry_locked(av, idx);
+	if (idx == av->free_head)
+		av->free_head = e->next;
+	else
+		av->next_index++;
+	e->dest.ah = ah;
+	e->dest.qpn = name.qpn;
+	e->dest.qkey = name.qkey;
+	e->name = name;
+	if (av->type == FI_AV_MAP)
+		e->gen = e->gen + 1 ? e->gen + 1 : 1;
+	else
+		e->gen = 1;
+	lfv_av_hash_grow(av);
+	lfv_av_hash_link(av, av->buckets, av->nbuckets, idx);
+	av->live++;
+	/* Release: pairs with the acquire load in lfv_av_dest; dest is
+	 * written before the entry shows as live. */
+	lfv_store_release32(&e->tag, e->gen);
+	*fi_addr = lfv_av_encode(av, idx, e->gen);
+	return 0;
+}
+
+static int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
+			       uint32_t idx)
+{
+	int ret;
+
+	ret = lfv_verbs_ret(ibv_destroy_ah(e->dest.ah));
+	if (ret) {
+		LFV_WARN(FI_LOG_AV, "ibv_destroy_ah: %s\n", fi_strerror(-ret));
+		return ret;
+	}
+	/* Relaxed: a reader that sees 0 reads no field of the entry; one
+	 * that still sees the live tag is using the address while it is
+	 * removed, which fi_av(3) leaves undefined. */
+	lfv_store_relaxed32(&e->tag, 0);
+	lfv_av_hash_unlink(av, e, idx);
+	av->live--;
+	if (av->type == FI_AV_MAP) {
+		e->next = av->free_head;
+		av->free_head = idx;
+	}
+	return 0;
+}
+
+/*
+ * Undoes one insert call whose events could not be queued: removes what
+ * the first `tried` addresses inserted and marks all `count` fi_addr slots
+ * FI_ADDR_NOTAVAIL. Table indexes handed out stay used (a handle that
+ * cannot be destroyed keeps its entry live until fi_close).
+ */
+static void lfv_av_rollback(struct lfv_av *av, fi_addr_t *fi_addr,
+			    size_t tried, size_t count, uint32_t table_start)
+{
+	struct lfv_av_entry *e;
+	uint32_t idx;
+	size_t i;
+
+	if (av->type == FI_AV_TABLE) {
+		for (idx = table_start; idx < av->next_index; idx++) {
+			e = lfv_av_entry_locked(av, idx);
+			/* Relaxed: tags are only stored under av->lock. */
+			if (lfv_load_relaxed32(&e->tag))
+				lfv_av_remove_entry(av, e, idx);
+		}
+	} else {
+		/* MAP inserts always have fi_addr (lfv_av_check_insert). */
+		for (i = 0; i < tried; i++) {
+			e = lfv_av_live_locked(av, fi_addr[i], &idx);
+			if (e)
+				lfv_av_remove_entry(av, e, idx);
+		}
+	}
+	for (i = 0; fi_addr && i < count; i++)
+		fi_addr[i] = FI_ADDR_NOTAVAIL;
+}
+
+/* ---- fi_ops_av ------------------------------------------------------------ */
+
+static int lfv_av_check_insert(const struct lfv_av *av, const void *addr,
+			       size_t count, const fi_addr_t *fi_addr,
+			       uint64_t flags, void *context)
+{
+	if (flags & ~(uint64_t)LFV_AV_INSERT_FLAGS)
+		return -FI_EBADFLAGS;
+	if ((flags & FI_SYNC_ERR) && (av->flags & FI_EVENT))
+		return -FI_EBADFLAGS;
+	if (count > INT_MAX || (count && !addr))
+		return -FI_EINVAL;
+	if (count && av->type == FI_AV_MAP && !fi_addr)
+		return -FI_EINVAL;
+	if (count && (flags & FI_SYNC_ERR) && !context)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int lfv_av_report_err(struct lfv_av *av, size_t i, int err,
+			     void *context)
+{
+	struct fi_eq_err_entry entry = {
+		.fid = &av->av_fid.fid,
+		.context = context,
+		.data = i,
+		.err = -err,
+		.prov_errno = -err,
+	};
+
+	return lfv_eq_push_err(av->eq, &entry);
+}
+
+static int lfv_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
+			 fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct lfv_av *av = lfv_av_of(av_fid);
+	bool event = (av->flags & FI_EVENT) != 0;
+	int *sync_err = (flags & FI_SYNC_ERR) ? context : NULL;
+	struct fi_eq_entry done;
+	uint32_t table_start;
+	int ret, inserted = 0;
+	fi_addr_t fa;
+	size_t i;
+
+	ret = lfv_av_check_insert(av, addr, count, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	lfv_mutex_lock(&av->lock);
+	if (event && !av->eq) {
+		ret = -FI_ENOEQ;
+		goto unlock;
+	}
+	table_start = av->next_index;
+	for (i = 0; i < count; i++) {
+		ret = lfv_av_insert_one(av, (const char *)addr +
+					i * sizeof(struct lfv_ud_name), &fa);
+		if (fi_addr)
+			fi_addr[i] = ret ? FI_ADDR_NOTAVAIL : fa;
+		if (sync_err)
+			sync_err[i] = -ret;
+		if (!ret) {
+			inserted++;
+		} else if (event && lfv_av_report_err(av, i, ret, context)) {
+			i++;
+			goto undo;
+		}
+	}
+	ret = inserted;
+	if (event) {
+		done = (struct fi_eq_entry){
+			.fid = &av->av_fid.fid,
+			.context = context,
+			.data = (uint64_t)inserted,
+		};
+		if (lfv_eq_push(av->eq, FI_AV_COMPLETE, &done, sizeof(done)))
+			goto undo;
+		ret = 0;
+	}
+unlock:
+	lfv_mutex_unlock(&av->lock);
+	return ret;
+
+undo:
+	/* The first i addresses were attempted. */
+	LFV_WARN(FI_LOG_AV, "cannot queue an AV event: insert undone\n");
+	lfv_av_rollback(av, fi_addr, i, count, table_start);
+	lfv_mutex_unlock(&av->lock);
+	return -FI_ENOMEM;
+}
+
+static int lfv_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
+			 size_t count, uint64_t flags)
+{
+	struct lfv_av *av = lfv_av_of(av_fid);
+	struct lfv_av_entry *e;
+	int ret = 0, err;
+	uint32_t idx;
+	size_t i;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (count && !fi_addr)
+		return -FI_EINVAL;
+	lfv_mutex_lock(&av->lock);
+	for (i = 0; i < count; i++) {
+		e = lfv_av_live_locked(av, fi_addr[i], &idx);
+		err = e ? lfv_av_remove_entry(av, e, idx) : -FI_EINVAL;
+		if (err && !ret)
+			ret = err;
+	}
+	lfv_mutex_unlock(&av->lock);
+	return ret;
+}
+
+static int lfv_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
+			 size_t *addrlen)
+{
+	struct lfv_av *av = lfv_av_of(av_fid);
+	struct lfv_av_entry *e;
+	uint32_t idx;
+	size_t n;
+
+	if (!addrlen || (*addrlen && !addr))
+		return -FI_EINVAL;
+	lfv_mutex_lock(&av->lock);
+	e = lfv_av_live_locked(av, fi_addr, &idx);
+	if (e) {
+		n = *addrlen < sizeof(e->name) ? *addrlen : sizeof(e->name);
+		if (n)
+			memcpy(addr, &e->name, n);
+		*addrlen = sizeof(e->name);
+	}
+	lfv_mutex_unlock(&av->lock);
+	return e ? 0 : -FI_EINVAL;
+}
+
+static const char *lfv_av_straddr(struct fid_av *av_fid, const void *addr,
+				  char *buf, size_t *len)
+{
+	char gid[INET6_ADDRSTRLEN];
+	struct lfv_ud_name name;
+	int n;
+
+	(void)av_fid;
+	if (!addr || !len || (*len && !buf))
+		return NULL;
+	memcpy(&name, addr, sizeof(name));
+	if (!inet_ntop(AF_INET6, name.gid, gid, sizeof(gid)))
+		return NULL;
+	n = snprintf(buf, *len, "fi_addr_ib_ud://%s:%" PRIx32 "/%" PRIx16
+		     "/%" PRIx32, gid, name.qpn, name.lid, name.qkey);
+	if (n < 0)
+		return NULL;
+	*len = (size_t)n + 1;
+	return buf;
+}
+
+static struct fi_ops_av lfv_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = lfv_av_insert,
+	.insertsvc = lfv_no_av_insertsvc,
+	.insertsym = lfv_no_av_insertsym,
+	.remove = lfv_av_remove,
+	.lookup = lfv_av_lookup,
+	.straddr = lfv_av_straddr,
+	.av_set = lfv_no_av_set,
+};
+
+/* ---- fi_ops ---------------------------------------------------------------- */
+
+static int lfv_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct lfv_av *av = lfv_container_of(fid, struct lfv_av, av_fid.fid);
+	struct lfv_eq *eq = lfv_eq_from_bind_fid(bfid);
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!eq)
+		return -FI_EINVAL;
+	lfv_mutex_lock(&av->lock);
+	if (av->eq) {
+		ret = -FI_EINVAL;
+	} else {
+		lfv_ref_get(&eq->ref);
+		av->eq = eq;
+	}
+	lfv_mutex_unlock(&av->lock);
+	return ret;
+}
+
+static void lfv_av_free(struct lfv_av *av)
+{
+	uint32_t k;
+
+	for (k = 0; k < LFV_AV_MAX_SEGS; k++)
+		free(lfv_av_seg_locked(av, k));
+	free(av->buckets);
+	lfv_mutex_destroy(&av->lock);
+	free(av);
+}
+
+static int lfv_av_close(struct fid *fid)
+{
+	struct lfv_av *av = lfv_container_of(fid, struct lfv_av, av_fid.fid);
+	struct lfv_av_entry *e;
+	uint32_t idx;
+	int ret;
+
+	if (lfv_ref_read(&av->ref) > 1)
+		return -FI_EBUSY;
+	lfv_mutex_lock(&av->lock);
+	for (idx = 0; idx < av->next_index; idx++) {
+		e = lfv_av_entry_locked(av, idx);
+		/* Relaxed: tags are only stored under av->lock. */
+		if (!lfv_load_relaxed32(&e->tag))
+			continue;
+		ret = lfv_av_remove_entry(av, e, idx);
+		if (ret) {
+			/* Stays open; a retry continues from here. */
+			lfv_mutex_unlock(&av->lock);
+			return ret;
+		}
+	}
+	lfv_mutex_unlock(&av->lock);
+	if (av->eq)
+		lfv_ref_put(&av->eq->ref);
+	lfv_ref_put(&av->domain->ref);
+	lfv_av_free(av);
+	return 0;
+}
+
+static struct fi_ops lfv_av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_av_close,
+	.bind = lfv_av_bind,
+	.control = lfv_no_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+/* ---- open ------------------------------------------------------------------ */
+
+static bool lfv_av_domain_is_ud(const struct lfv_domain *domain)
+{
+	const struct fi_info *info = domain->info;
+
+	if (info->addr_format == FI_ADDR_IB_UD)
+		return true;
+	return info->addr_format == FI_FORMAT_UNSPEC && info->ep_attr &&
+	       info->ep_attr->type == FI_EP_DGRAM;
+}
+
+static int lfv_av_check_attr(const struct lfv_domain *domain,
+			     const struct fi_av_attr *attr,
+			     enum fi_av_type *type)
+{
+	enum fi_av_type dom_type = domain->info->domain_attr ?
+		domain->info->domain_attr->av_type : FI_AV_UNSPEC;
+
+	if (!lfv_av_domain_is_ud(domain)) {
+		LFV_INFO(FI_LOG_AV, "AVs exist only for FI_ADDR_IB_UD domains\n");
+		return -FI_ENOSYS;
+	}
+	if (attr->name) {
+		LFV_INFO(FI_LOG_AV, "named (shared) AVs are not supported\n");
+		return -FI_ENOSYS;
+	}
+	if ((attr->flags & ~(uint64_t)LFV_AV_OPEN_FLAGS) ||
+	    (attr->flags & FI_READ))	/* read-only needs a named AV */
+		return -FI_EINVAL;
+	if (attr->rx_ctx_bits < 0)
+		return -FI_EINVAL;
+	if (attr->rx_ctx_bits > 0) {
+		LFV_INFO(FI_LOG_AV, "rx_ctx_bits: no scalable endpoints\n");
+		return -FI_ENOSYS;
+	}
+	switch (attr->type) {
+	case FI_AV_UNSPEC:
+		*type = dom_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE;
+		return 0;
+	case FI_AV_MAP:
+	case FI_AV_TABLE:
+		if (dom_type != FI_AV_UNSPEC && dom_type != attr->type)
+			return -FI_EINVAL;
+		*type = attr->type;
+		return 0;
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+/* log2 of segment 0's size: count rounded up, within [MIN, MAX]. */
+static uint32_t lfv_av_seg0_shift(size_t count)
+{
+	uint32_t shift = LFV_AV_SEG0_SHIFT_MIN;
+
+	if (!count)
+		count = LFV_AV_DEFAULT_COUNT;
+	while (shift < LFV_AV_SEG0_SHIFT_MAX && ((size_t)1 << shift) < count)
+		shift++;
+	return shift;
+}
+
+int lfv_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
+		struct fid_av **av_fid, void *context)
+{
+	struct lfv_domain *domain;
+	enum fi_av_type type;
+	struct lfv_av *av;
+	int ret;
+
+	if (!domain_fid || !attr || !av_fid)
+		return -FI_EINVAL;
+	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+	ret = lfv_av_check_attr(domain, attr, &type);
+	if (ret)
+		return ret;
+
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	ret = lfv_mutex_init(&av->lock);
+	if (ret)
+		goto free_av;
+	av->type = type;
+	av->seg0_shift = lfv_av_seg0_shift(attr->count);
+	ret = lfv_av_seg_alloc(av, 0);
+	if (ret)
+		goto destroy_lock;
+	av->nbuckets = LFV_AV_MIN_BUCKETS;
+	av->buckets = lfv_av_buckets_new(av->nbuckets);
+	if (!av->buckets) {
+		ret = -FI_ENOMEM;
+		goto free_seg;
+	}
+	av->domain = domain;
+	av->flags = attr->flags;
+	av->free_head = LFV_AV_NO_INDEX;
+	atomic_init(&av->ref, 1);
+	av->av_fid.fid.fclass = FI_CLASS_AV;
+	av->av_fid.fid.context = context;
+	av->av_fid.fid.ops = &lfv_av_fi_ops;
+	av->av_fid.ops = &lfv_av_ops;
+	lfv_ref_get(&domain->ref);
+	attr->type = type;
+	*av_fid = &av->av_fid;
+	return 0;
+
+free_seg:
+	free(lfv_av_seg_locked(av, 0));
+destroy_lock:
+	lfv_mutex_destroy(&av->lock);
+free_av:
+	free(av);
+	return ret;
+}
+
+/* ---- for endpoints ---------------------------------------------------------- */
+
+fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
+			 uint32_t qpn)
+{
+	fi_addr_t ret = FI_ADDR_NOTAVAIL;
+	struct lfv_av_entry *e;
+	uint32_t idx;
+
+	lfv_mutex_lock(&av->lock);
+	idx = av->buckets[lfv_av_hash(gid->raw, qpn) & (av->nbuckets - 1)];
+	for (; idx != LFV_AV_NO_INDEX; idx = e->next) {
+		e = lfv_av_entry_locked(av, idx);
+		if (e->name.qpn == qpn &&
+		    !memcmp(e->name.gid, gid->raw, sizeof(e->name.gid))) {
+			ret = lfv_av_encode(av, idx, e->gen);
+			break;
+		}
+	}
+	lfv_mutex_unlock(&av->lock);
+	return ret;
+}
+
+struct lfv_av *lfv_av_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_AV || fid->ops != &lfv_av_fi_ops)
+		return NULL;
+	return lfv_container_of(fid, struct lfv_av, av_fid.fid);
+}
+
+void lfv_av_hold(struct lfv_av *av)
+{
+	lfv_ref_get(&av->ref);
+}
+
+void lfv_av_release(struct lfv_av *av)
+{
+	lfv_ref_put(&av->ref);
+}

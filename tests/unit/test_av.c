@@ -1,0 +1,963 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* Address vectors over fake verbs: open attributes, insert / lookup /
+ * remove / straddr for both types, address handle failures (FI_SYNC_ERR and
+ * FI_EVENT), the reverse map, close order, and lfv_av_dest racing inserts. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include "fake_verbs.h"
+#include "lfv_av.h"
+#include "lfv_prov.h"
+
+#define V FI_VERSION(1, 17)
+
+/* calloc is wrapped (-Wl,--wrap=calloc): after calloc_ok more successful
+ * calls in this program and the core, the next one fails once. */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static int calloc_ok = -1;
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_ok == 0) {
+		calloc_ok = -1;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (calloc_ok > 0)
+		calloc_ok--;
+	return __real_calloc(n, size);
+}
+
+struct objs {
+	struct fake_dev *dev;
+	struct fi_info *info;		/* the DGRAM answer */
+	struct fi_info *all;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+};
+
+static void open_objs(struct objs *o, uint8_t link)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	lfv_devices_release();
+	fake_verbs_reset();
+	o->dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	o->dev->port.link_layer = link;
+	o->dev->port.lid = 0x42;
+	hints->ep_attr->type = FI_EP_DGRAM;
+	hints->domain_attr->mr_mode = LFV_MR_MODE;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &o->all), 0);
+	fi_freeinfo(hints);
+	o->info = o->all;
+	assert_int_equal(o->info->addr_format, FI_ADDR_IB_UD);
+	assert_int_equal(lfv_fabric_open(o->info->fabric_attr, &o->fabric,
+					 NULL), 0);
+	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
+}
+
+static int setup(void **state)
+{
+	struct objs *o = calloc(1, sizeof(*o));
+
+	open_objs(o, IBV_LINK_LAYER_ETHERNET);
+	*state = o;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct objs *o = *state;
+
+	if (o->eq)
+		assert_int_equal(fi_close(&o->eq->fid), 0);
+	if (o->domain)
+		assert_int_equal(fi_close(&o->domain->fid), 0);
+	if (o->fabric)
+		assert_int_equal(fi_close(&o->fabric->fid), 0);
+	fi_freeinfo(o->all);
+	free(o);
+	lfv_devices_release();
+	assert_int_equal(fake_open.ah, 0);
+	assert_int_equal(fake_open.ctx, 0);
+	assert_int_equal(fake_open.pd, 0);
+	fake_verbs_reset();
+	return 0;
+}
+
+/* Name i: GID fe80::1:<i>, QP number i + 1, Q_Key 0x11111111. */
+static struct lfv_ud_name name_of(uint32_t i)
+{
+	struct lfv_ud_name n;
+
+	memset(&n, 0, sizeof(n));
+	n.gid[0] = 0xfe;
+	n.gid[1] = 0x80;
+	n.gid[11] = 1;
+	n.gid[12] = (uint8_t)(i >> 24);
+	n.gid[13] = (uint8_t)(i >> 16);
+	n.gid[14] = (uint8_t)(i >> 8);
+	n.gid[15] = (uint8_t)i;
+	n.qpn = i + 1;
+	n.qkey = 0x11111111;
+	n.lid = (uint16_t)(i & 0xffff);
+	return n;
+}
+
+static struct fid_av *open_av(struct objs *o, enum fi_av_type type,
+			      uint64_t flags)
+{
+	struct fi_av_attr attr = { .type = type, .flags = flags };
+	struct fid_av *av;
+
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	return av;
+}
+
+static struct lfv_av *lav(struct fid_av *av)
+{
+	struct lfv_av *l = lfv_av_from_fid(&av->fid);
+
+	assert_non_null(l);
+	return l;
+}
+
+static void test_open_close_types(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .type = FI_AV_UNSPEC };
+	struct fid_av *av;
+	int ctx;
+
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, &ctx), 0);
+	assert_int_equal(attr.type, FI_AV_TABLE);	/* what UNSPEC opened */
+	assert_ptr_equal(av->fid.context, &ctx);
+	assert_int_equal(av->fid.fclass, FI_CLASS_AV);
+	assert_int_equal(lav(av)->seg0_shift, 8);	/* default 256 */
+	assert_int_equal(fi_close(&av->fid), 0);
+
+	attr = (struct fi_av_attr){ .type = FI_AV_MAP, .count = 1000,
+				    .flags = FI_SYMMETRIC };
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(attr.type, FI_AV_MAP);
+	assert_int_equal(lav(av)->type, FI_AV_MAP);
+	assert_int_equal(lav(av)->seg0_shift, 10);	/* 1000 -> 1024 */
+	assert_int_equal(fi_close(&av->fid), 0);
+
+	attr = (struct fi_av_attr){ .type = FI_AV_TABLE, .count = 1 };
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(lav(av)->seg0_shift, LFV_AV_SEG0_SHIFT_MIN);
+	assert_int_equal(fi_close(&av->fid), 0);
+
+	attr.count = (size_t)1 << 40;		/* a hint, capped */
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(lav(av)->seg0_shift, LFV_AV_SEG0_SHIFT_MAX);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_open_bad_attr(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fid_av *av = NULL;
+
+	assert_int_equal(fi_av_open(o->domain, NULL, &av, NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_open(o->domain, &attr, NULL, NULL), -FI_EINVAL);
+	attr.type = (enum fi_av_type)99;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
+	assert_int_equal(attr.type, 99);	/* outputs only on success */
+	attr.type = FI_AV_UNSPEC;
+	attr.rx_ctx_bits = 2;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOSYS);
+	assert_int_equal(attr.type, FI_AV_UNSPEC);
+	attr.rx_ctx_bits = -1;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
+	attr.rx_ctx_bits = 0;
+	attr.name = "shared";
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOSYS);
+	attr.flags = FI_READ;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOSYS);
+	attr.name = NULL;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
+	attr.flags = FI_RECV;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
+	/* map_addr is ignored without a name. */
+	attr.flags = 0;
+	attr.map_addr = (void *)0x1000;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_open_domain_constraints(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .type = FI_AV_MAP };
+	struct fid_domain *domain;
+	struct fi_info *info;
+	struct fid_av *av;
+
+	/* A domain opened for FI_AV_TABLE takes only TABLE (and UNSPEC). */
+	info = fi_dupinfo(o->info);
+	info->domain_attr->av_type = FI_AV_TABLE;
+	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), 0);
+	assert_int_equal(fi_av_open(domain, &attr, &av, NULL), -FI_EINVAL);
+	attr.type = FI_AV_UNSPEC;
+	assert_int_equal(fi_av_open(domain, &attr, &av, NULL), 0);
+	assert_int_equal(attr.type, FI_AV_TABLE);
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fi_close(&domain->fid), 0);
+
+	info->domain_attr->av_type = FI_AV_MAP;
+	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), 0);
+	attr.type = FI_AV_UNSPEC;
+	assert_int_equal(fi_av_open(domain, &attr, &av, NULL), 0);
+	assert_int_equal(attr.type, FI_AV_MAP);
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fi_close(&domain->fid), 0);
+	fi_freeinfo(info);
+}
+
+static void test_open_on_msg_domain(void **state)
+{
+	struct objs *o = *state;
+	struct fi_info *hints = fi_allocinfo(), *info;
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fid_domain *domain;
+	struct fid_av *av;
+
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->domain_attr->mr_mode = LFV_MR_MODE;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	fi_freeinfo(hints);
+	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), 0);
+	/* Only FI_ADDR_IB_UD addresses: sockaddr AVs do not exist. */
+	assert_int_equal(fi_av_open(domain, &attr, &av, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_close(&domain->fid), 0);
+	fi_freeinfo(info);
+}
+
+static void test_insert_lookup_table(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name names[3] = { name_of(7), name_of(8), name_of(9) };
+	struct lfv_ud_name out;
+	const struct lfv_av_dest *d;
+	fi_addr_t fa[3];
+	size_t len;
+	int i;
+
+	assert_int_equal(fi_av_insert(av, names, 3, fa, 0, NULL), 3);
+	assert_int_equal(fake_open.ah, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(fa[i], i);
+		len = sizeof(out);
+		assert_int_equal(fi_av_lookup(av, fa[i], &out, &len), 0);
+		assert_int_equal(len, sizeof(out));
+		assert_memory_equal(&out, &names[i], sizeof(out));
+		d = lfv_av_dest(lav(av), fa[i]);
+		assert_non_null(d);
+		assert_non_null(d->ah);
+		assert_int_equal(d->qpn, names[i].qpn);
+		assert_int_equal(d->qkey, names[i].qkey);
+	}
+	/* The last handle: global route to the name's GID on port 1. */
+	assert_int_equal(fake_last_ah_attr.is_global, 1);
+	assert_memory_equal(fake_last_ah_attr.grh.dgid.raw, names[2].gid, 16);
+	assert_int_equal(fake_last_ah_attr.grh.sgid_index, 0);
+	assert_int_equal(fake_last_ah_attr.grh.hop_limit, 64);
+	assert_int_equal(fake_last_ah_attr.port_num, 1);
+	assert_int_equal(fake_last_ah_attr.dlid, 0);	/* RoCE: no LID */
+
+	/* Indexes accumulate across calls; FI_MORE is a hint; NULL fi_addr
+	 * is fine for a table. */
+	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_MORE, NULL), 1);
+	assert_int_equal(fa[0], 3);
+	assert_int_equal(fi_av_insert(av, names, 1, NULL, 0, NULL), 1);
+	assert_non_null(lfv_av_dest(lav(av), 4));
+	assert_int_equal(fi_av_insert(av, names, 0, NULL, 0, NULL), 0);
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_ib_link_layer_sets_dlid(void **state)
+{
+	struct objs *o = *state;
+	struct lfv_ud_name n = name_of(0x1234);
+	struct fid_av *av;
+	fi_addr_t fa;
+
+	/* Reopen everything on an InfiniBand port. */
+	assert_int_equal(fi_close(&o->domain->fid), 0);
+	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	fi_freeinfo(o->all);
+	open_objs(o, IBV_LINK_LAYER_INFINIBAND);
+	av = open_av(o, FI_AV_TABLE, 0);
+	assert_int_equal(fi_av_insert(av, &n, 1, &fa, 0, NULL), 1);
+	assert_int_equal(fake_last_ah_attr.dlid, 0x1234);
+	assert_int_equal(fake_last_ah_attr.is_global, 1);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_lookup_truncation(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name n = name_of(3);
+	uint8_t buf[sizeof(n) + 8];
+	fi_addr_t fa;
+	size_t len;
+
+	assert_int_equal(fi_av_insert(av, &n, 1, &fa, 0, NULL), 1);
+	memset(buf, 0xee, sizeof(buf));
+	len = 8;
+	assert_int_equal(fi_av_lookup(av, fa, buf, &len), 0);
+	assert_int_equal(len, sizeof(n));	/* the full size */
+	assert_memory_equal(buf, &n, 8);
+	assert_int_equal(buf[8], 0xee);		/* nothing past addrlen */
+	len = 0;
+	assert_int_equal(fi_av_lookup(av, fa, NULL, &len), 0);
+	assert_int_equal(len, sizeof(n));
+	len = sizeof(buf);
+	assert_int_equal(fi_av_lookup(av, fa, buf, &len), 0);
+	assert_int_equal(len, sizeof(n));
+	assert_int_equal(buf[sizeof(n)], 0xee);
+
+	assert_int_equal(fi_av_lookup(av, fa, buf, NULL), -FI_EINVAL);
+	len = 8;
+	assert_int_equal(fi_av_lookup(av, fa, NULL, &len), -FI_EINVAL);
+	assert_int_equal(fi_av_lookup(av, FI_ADDR_NOTAVAIL, buf, &len),
+			 -FI_EINVAL);
+	assert_int_equal(fi_av_lookup(av, 1, buf, &len), -FI_EINVAL);
+	assert_int_equal(len, 8);		/* untouched on failure */
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_straddr(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	const char *want = "fi_addr_ib_ud://fe80::1:0:5:12/5/11111111";
+	struct lfv_ud_name n = name_of(5);
+	char buf[128], small[10];
+	size_t len = sizeof(buf);
+
+	n.qpn = 0x12;
+	assert_ptr_equal(fi_av_straddr(av, &n, buf, &len), buf);
+	assert_string_equal(buf, want);
+	assert_int_equal(len, strlen(want) + 1);
+
+	/* Truncated, terminated, and the needed size reported. */
+	len = sizeof(small);
+	assert_ptr_equal(fi_av_straddr(av, &n, small, &len), small);
+	assert_int_equal(len, strlen(want) + 1);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, want, sizeof(small) - 1);
+	len = 0;
+	assert_null(fi_av_straddr(av, &n, NULL, &len));
+	assert_int_equal(len, strlen(want) + 1);
+
+	/* The address need not be in the AV. */
+	memset(&n, 0, sizeof(n));
+	n.gid[10] = n.gid[11] = 0xff;
+	n.gid[12] = 10; n.gid[13] = 77; n.gid[15] = 1;
+	n.qpn = 0xabcdef; n.lid = 0xffff; n.qkey = 0x80010000;
+	len = sizeof(buf);
+	fi_av_straddr(av, &n, buf, &len);
+	assert_string_equal(buf,
+		"fi_addr_ib_ud://::ffff:10.77.0.1:abcdef/ffff/80010000");
+	assert_null(fi_av_straddr(av, NULL, buf, &len));
+	assert_null(fi_av_straddr(av, &n, buf, NULL));
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_remove_and_reinsert_table(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name names[3] = { name_of(1), name_of(2), name_of(3) };
+	struct lfv_ud_name out;
+	fi_addr_t fa[3], one;
+	size_t len = sizeof(out);
+
+	assert_int_equal(fi_av_insert(av, names, 3, fa, 0, NULL), 3);
+	one = fa[1];
+	assert_int_equal(fi_av_remove(av, &one, 1, 0), 0);
+	assert_int_equal(fake_open.ah, 2);
+	assert_null(lfv_av_dest(lav(av), 1));
+	assert_non_null(lfv_av_dest(lav(av), 0));
+	assert_non_null(lfv_av_dest(lav(av), 2));
+	assert_int_equal(fi_av_lookup(av, 1, &out, &len), -FI_EINVAL);
+	/* Twice: not live any more. */
+	assert_int_equal(fi_av_remove(av, &one, 1, 0), -FI_EINVAL);
+
+	/* Re-inserting the removed name: a new index, never the old one. */
+	assert_int_equal(fi_av_insert(av, &names[1], 1, &one, 0, NULL), 1);
+	assert_int_equal(one, 3);
+	assert_null(lfv_av_dest(lav(av), 1));
+	assert_int_equal(lfv_av_dest(lav(av), 3)->qpn, names[1].qpn);
+
+	/* A list with a dead address removes the live ones and fails. */
+	fa[1] = 1;
+	assert_int_equal(fi_av_remove(av, fa, 3, 0), -FI_EINVAL);
+	assert_null(lfv_av_dest(lav(av), 0));
+	assert_null(lfv_av_dest(lav(av), 2));
+	assert_int_equal(fake_open.ah, 1);
+	assert_int_equal(fi_av_remove(av, fa, 1, FI_MORE), -FI_EBADFLAGS);
+	assert_int_equal(fi_av_remove(av, NULL, 1, 0), -FI_EINVAL);
+	assert_int_equal(fi_av_remove(av, NULL, 0, 0), 0);
+	one = FI_ADDR_NOTAVAIL;
+	assert_int_equal(fi_av_remove(av, &one, 1, 0), -FI_EINVAL);
+	/* Close removes what is left. */
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_map_generations(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_MAP, 0);
+	struct lfv_ud_name names[2] = { name_of(1), name_of(2) };
+	struct lfv_ud_name c = name_of(3), out;
+	fi_addr_t fa[2], fc, old;
+	size_t len = sizeof(out);
+
+	assert_int_equal(fi_av_insert(av, names, 2, fa, 0, NULL), 2);
+	assert_true(fa[0] != fa[1]);
+	assert_true(fa[0] != FI_ADDR_NOTAVAIL);
+	assert_int_equal(lfv_av_dest(lav(av), fa[1])->qpn, names[1].qpn);
+	old = fa[0];
+	assert_int_equal(fi_av_remove(av, &old, 1, 0), 0);
+	assert_null(lfv_av_dest(lav(av), old));
+
+	/* The freed slot is reused under a new generation: the stale
+	 * fi_addr_t names nothing. */
+	assert_int_equal(fi_av_insert(av, &c, 1, &fc, 0, NULL), 1);
+	assert_int_equal((uint32_t)fc, (uint32_t)old);
+	assert_true(fc != old);
+	assert_null(lfv_av_dest(lav(av), old));
+	assert_int_equal(lfv_av_dest(lav(av), fc)->qpn, c.qpn);
+	assert_int_equal(fi_av_lookup(av, old, &out, &len), -FI_EINVAL);
+	assert_int_equal(fi_av_lookup(av, fc, &out, &len), 0);
+	assert_memory_equal(&out, &c, sizeof(c));
+	assert_int_equal(fi_av_remove(av, &old, 1, 0), -FI_EINVAL);
+
+	/* A MAP insert needs somewhere to put the fi_addr_t. */
+	assert_int_equal(fi_av_insert(av, &c, 1, NULL, 0, NULL), -FI_EINVAL);
+	/* A table-style index is not a MAP address. */
+	assert_null(lfv_av_dest(lav(av), (uint32_t)fc));
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_bad_addresses(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name names[3] = { name_of(1), name_of(2), name_of(3) };
+	fi_addr_t fa[3];
+	int err[3];
+
+	assert_null(lfv_av_dest(lav(av), 0));		/* nothing inserted */
+	assert_null(lfv_av_dest(lav(av), FI_ADDR_NOTAVAIL));
+	assert_null(lfv_av_dest(lav(av), FI_ADDR_UNSPEC));
+	assert_null(lfv_av_dest(lav(av), 1000000));	/* no segment */
+	assert_null(lfv_av_dest(lav(av), 1ULL << 40));
+	assert_null(lfv_av_dest(lav(av), LFV_AV_MAX_ENTRIES));
+
+	/* QP number 0 and numbers over 24 bits are not UD destinations. */
+	names[0].qpn = 0;
+	names[2].qpn = 1U << 24;
+	assert_int_equal(fi_av_insert(av, names, 3, fa, FI_SYNC_ERR, err), 1);
+	assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fa[1], 0);
+	assert_int_equal(fa[2], FI_ADDR_NOTAVAIL);
+	assert_int_equal(err[0], FI_EINVAL);
+	assert_int_equal(err[1], 0);
+	assert_int_equal(err[2], FI_EINVAL);
+	assert_int_equal(fake_open.ah, 1);
+	assert_null(lfv_av_dest(lav(av), 1));
+
+	assert_int_equal(fi_av_insert(av, NULL, 1, fa, 0, NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_AV_USER_ID, NULL),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_RECV, NULL),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_SYNC_ERR, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_ah_failure(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name names[3] = { name_of(1), name_of(2), name_of(3) };
+	fi_addr_t fa[3];
+	int err[3] = { -1, -1, -1 };
+
+	/* The first handle fails: reported in its slot, and the table index
+	 * it would have taken goes to the next address. */
+	fake_verbs_fail(FAKE_CREATE_AH, ENOMEM);
+	assert_int_equal(fi_av_insert(av, names, 3, fa, FI_SYNC_ERR, err), 2);
+	assert_int_equal(err[0], FI_ENOMEM);
+	assert_int_equal(err[1], 0);
+	assert_int_equal(err[2], 0);
+	assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fa[1], 0);
+	assert_int_equal(fa[2], 1);
+	assert_int_equal(fake_open.ah, 2);
+
+	/* Without FI_SYNC_ERR the count alone tells; errno passes through. */
+	fake_verbs_fail(FAKE_CREATE_AH, EHOSTUNREACH);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, 0, NULL), 0);
+	assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+	fake_verbs_fail(FAKE_CREATE_AH, EHOSTUNREACH);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_SYNC_ERR, err), 0);
+	assert_int_equal(err[0], EHOSTUNREACH);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, 0, NULL), 1);
+	assert_int_equal(fa[0], 2);
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_destroy_ah_failure(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name n = name_of(1);
+	union ibv_gid gid;
+	fi_addr_t fa;
+
+	assert_int_equal(fi_av_insert(av, &n, 1, &fa, 0, NULL), 1);
+	/* A handle that cannot be destroyed keeps its entry live. */
+	fake_verbs_fail(FAKE_DESTROY_AH, EBUSY);
+	assert_int_equal(fi_av_remove(av, &fa, 1, 0), -FI_EBUSY);
+	assert_non_null(lfv_av_dest(lav(av), fa));
+	memcpy(gid.raw, n.gid, 16);
+	assert_int_equal(lfv_av_reverse(lav(av), &gid, n.qpn), fa);
+	fake_verbs_fail(FAKE_DESTROY_AH, EBUSY);
+	assert_int_equal(fi_close(&av->fid), -FI_EBUSY);
+	assert_non_null(lfv_av_dest(lav(av), fa));
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_reverse(void **state)
+{
+	struct objs *o = *state;
+	enum fi_av_type types[2] = { FI_AV_TABLE, FI_AV_MAP };
+	struct lfv_ud_name names[1000], dup;
+	fi_addr_t fa[1000], fdup[2];
+	union ibv_gid gid;
+	struct fid_av *av;
+	struct lfv_av *l;
+	uint32_t i;
+	int t;
+
+	for (i = 0; i < 1000; i++)
+		names[i] = name_of(i);
+	for (t = 0; t < 2; t++) {
+		av = open_av(o, types[t], 0);
+		l = lav(av);
+		/* Enough entries to grow the buckets several times. */
+		assert_int_equal(fi_av_insert(av, names, 1000, fa, 0, NULL),
+				 1000);
+		assert_true(l->nbuckets >= 1000);
+		for (i = 0; i < 1000; i++) {
+			memcpy(gid.raw, names[i].gid, 16);
+			assert_int_equal(lfv_av_reverse(l, &gid, names[i].qpn),
+					 fa[i]);
+		}
+		/* Same GID, other QP; same QP, other GID. */
+		memcpy(gid.raw, names[5].gid, 16);
+		assert_int_equal(lfv_av_reverse(l, &gid, 999999),
+				 FI_ADDR_NOTAVAIL);
+		memcpy(gid.raw, names[6].gid, 16);
+		assert_int_equal(lfv_av_reverse(l, &gid, names[5].qpn),
+				 FI_ADDR_NOTAVAIL);
+		/* Removed: unknown. */
+		assert_int_equal(fi_av_remove(av, &fa[5], 1, 0), 0);
+		memcpy(gid.raw, names[5].gid, 16);
+		assert_int_equal(lfv_av_reverse(l, &gid, names[5].qpn),
+				 FI_ADDR_NOTAVAIL);
+		/* Duplicates: the newest live one. */
+		dup = names[7];
+		assert_int_equal(fi_av_insert(av, &dup, 1, &fdup[0], 0, NULL),
+				 1);
+		assert_int_equal(fi_av_insert(av, &dup, 1, &fdup[1], 0, NULL),
+				 1);
+		assert_true(fdup[0] != fdup[1] && fdup[0] != fa[7]);
+		memcpy(gid.raw, dup.gid, 16);
+		assert_int_equal(lfv_av_reverse(l, &gid, dup.qpn), fdup[1]);
+		assert_int_equal(fi_av_remove(av, &fdup[1], 1, 0), 0);
+		assert_int_equal(lfv_av_reverse(l, &gid, dup.qpn), fdup[0]);
+		assert_int_equal(fi_av_remove(av, &fdup[0], 1, 0), 0);
+		assert_int_equal(lfv_av_reverse(l, &gid, dup.qpn), fa[7]);
+		assert_int_equal(fake_open.ah, 999);
+		assert_int_equal(fi_close(&av->fid), 0);
+		assert_int_equal(fake_open.ah, 0);
+	}
+}
+
+static void open_eq(struct objs *o)
+{
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_NONE };
+
+	assert_int_equal(fi_eq_open(o->fabric, &attr, &o->eq, NULL), 0);
+}
+
+static void test_event_insert(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, FI_EVENT);
+	struct lfv_ud_name names[3] = { name_of(1), name_of(2), name_of(3) };
+	struct fi_eq_err_entry err;
+	struct fi_eq_entry entry;
+	fi_addr_t fa[3];
+	uint32_t event;
+	int ctx, errs[3];
+
+	/* Before an EQ is bound (fi_av(3)): -FI_ENOEQ, nothing inserted. */
+	assert_int_equal(fi_av_insert(av, names, 3, fa, 0, &ctx), -FI_ENOEQ);
+	assert_int_equal(fake_open.ah, 0);
+	open_eq(o);
+	assert_int_equal(fi_av_bind(av, &o->domain->fid, 0), -FI_EINVAL);
+	assert_int_equal(fi_av_bind(av, &o->eq->fid, 1), -FI_EBADFLAGS);
+	assert_int_equal(fi_av_bind(av, &o->eq->fid, 0), 0);
+	assert_int_equal(fi_av_bind(av, &o->eq->fid, 0), -FI_EINVAL);
+	assert_int_equal(fi_close(&o->eq->fid), -FI_EBUSY);
+
+	/* One bad address: its error first, then the completion. */
+	names[1].qpn = 0;
+	assert_int_equal(fi_av_insert(av, names, 3, fa, 0, &ctx), 0);
+	assert_int_equal(fa[0], 0);
+	assert_int_equal(fa[1], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fa[2], 1);
+	assert_int_equal(fi_eq_read(o->eq, &event, &entry, sizeof(entry), 0),
+			 -FI_EAVAIL);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(fi_eq_readerr(o->eq, &err, 0), sizeof(err));
+	assert_ptr_equal(err.fid, &av->fid);
+	assert_ptr_equal(err.context, &ctx);
+	assert_int_equal(err.data, 1);
+	assert_int_equal(err.err, FI_EINVAL);
+	assert_int_equal(fi_eq_read(o->eq, &event, &entry, sizeof(entry), 0),
+			 sizeof(entry));
+	assert_int_equal(event, FI_AV_COMPLETE);
+	assert_ptr_equal(entry.fid, &av->fid);
+	assert_ptr_equal(entry.context, &ctx);
+	assert_int_equal(entry.data, 2);
+	assert_int_equal(fi_eq_read(o->eq, &event, &entry, sizeof(entry), 0),
+			 -FI_EAGAIN);
+
+	/* An empty insert still completes; FI_SYNC_ERR is for synchronous
+	 * AVs only. */
+	assert_int_equal(fi_av_insert(av, names, 0, NULL, 0, NULL), 0);
+	assert_int_equal(fi_eq_read(o->eq, &event, &entry, sizeof(entry), 0),
+			 sizeof(entry));
+	assert_int_equal(event, FI_AV_COMPLETE);
+	assert_int_equal(entry.data, 0);
+	assert_null(entry.context);
+	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_SYNC_ERR, errs),
+			 -FI_EBADFLAGS);
+
+	/* Address handle failure, reported by event. */
+	fake_verbs_fail(FAKE_CREATE_AH, EIO);
+	assert_int_equal(fi_av_insert(av, &names[2], 1, NULL, 0, &ctx), 0);
+	assert_int_equal(fi_eq_readerr(o->eq, &err, 0), sizeof(err));
+	assert_int_equal(err.err, EIO);
+	assert_int_equal(err.data, 0);
+	assert_int_equal(fi_eq_read(o->eq, &event, &entry, sizeof(entry), 0),
+			 sizeof(entry));
+	assert_int_equal(entry.data, 0);
+
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+	/* The EQ is free again (teardown closes it). */
+}
+
+static void test_bind_without_event(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name n = name_of(1);
+	uint32_t event;
+	fi_addr_t fa;
+	char buf[64];
+
+	/* Binding a synchronous AV is allowed and changes nothing. */
+	open_eq(o);
+	assert_int_equal(fi_av_bind(av, &o->eq->fid, 0), 0);
+	assert_int_equal(fi_av_insert(av, &n, 1, &fa, 0, NULL), 1);
+	assert_int_equal(fi_eq_read(o->eq, &event, buf, sizeof(buf), 0),
+			 -FI_EAGAIN);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_close_busy(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_av *l;
+
+	assert_null(lfv_av_from_fid(NULL));
+	assert_null(lfv_av_from_fid(&o->domain->fid));
+	l = lav(av);
+	/* Domain stays open while the AV is. */
+	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	/* An endpoint holding the AV keeps it open. */
+	lfv_av_hold(l);
+	lfv_av_hold(l);
+	assert_int_equal(fi_close(&av->fid), -FI_EBUSY);
+	lfv_av_release(l);
+	assert_int_equal(fi_close(&av->fid), -FI_EBUSY);
+	lfv_av_release(l);
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fi_close(&o->domain->fid), 0);
+	o->domain = NULL;
+}
+
+static void test_unimplemented(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fi_av_set_attr set_attr = { 0 };
+	struct fid_av_set *set;
+	fi_addr_t fa;
+
+	assert_int_equal(fi_av_insertsvc(av, "10.1.0.5", "7471", &fa, 0, NULL),
+			 -FI_ENOSYS);
+	assert_int_equal(fi_av_insertsym(av, "10.1.0.5", 1, "7471", 1, &fa, 0,
+					 NULL), -FI_ENOSYS);
+	assert_int_equal(fi_av_set(av, &set_attr, &set, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_control(&av->fid, FI_GETWAIT, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_out_of_memory(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .count = 1 };
+	struct lfv_ud_name names[65];
+	fi_addr_t fa[65];
+	struct fid_av *av;
+	uint32_t i;
+	int err;
+
+	/* fi_av_open: the AV itself, then its first segment. */
+	calloc_ok = 0;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOMEM);
+	calloc_ok = 1;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOMEM);
+	assert_int_equal(attr.count, 1);
+
+	/* A new segment: segment 0 holds 64, the 65th needs segment 1. */
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	for (i = 0; i < 65; i++)
+		names[i] = name_of(i);
+	assert_int_equal(fi_av_insert(av, names, 64, fa, 0, NULL), 64);
+	calloc_ok = 0;
+	assert_int_equal(fi_av_insert(av, &names[64], 1, fa, FI_SYNC_ERR,
+				      &err), 0);
+	assert_int_equal(err, FI_ENOMEM);
+	assert_int_equal(fake_open.ah, 64);
+	assert_int_equal(fi_av_insert(av, &names[64], 1, fa, 0, NULL), 1);
+	assert_int_equal(fa[0], 64);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+static void test_event_queue_full_undoes(void **state)
+{
+	struct objs *o = *state;
+	enum fi_av_type types[2] = { FI_AV_TABLE, FI_AV_MAP };
+	struct lfv_ud_name names[3] = { name_of(1), name_of(2), name_of(3) };
+	struct fi_eq_err_entry err;
+	struct fi_eq_entry entry;
+	struct fid_av *av;
+	fi_addr_t fa[3];
+	uint32_t event;
+	int t;
+
+	open_eq(o);
+	for (t = 0; t < 2; t++) {
+		av = open_av(o, types[t], FI_EVENT);
+		assert_int_equal(fi_av_bind(av, &o->eq->fid, 0), 0);
+		/* Two handles, then the completion cannot be queued: the
+		 * insert is undone. */
+		calloc_ok = 2;
+		assert_int_equal(fi_av_insert(av, names, 2, fa, 0, NULL),
+				 -FI_ENOMEM);
+		assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+		assert_int_equal(fa[1], FI_ADDR_NOTAVAIL);
+		assert_int_equal(fake_open.ah, 0);
+		assert_int_equal(fi_eq_read(o->eq, &event, &entry,
+					    sizeof(entry), 0), -FI_EAGAIN);
+
+		/* The error event of the second address cannot be queued:
+		 * the first is undone, the third never tried. */
+		names[1].qpn = 0;
+		calloc_ok = 1;
+		fa[2] = 12345;
+		assert_int_equal(fi_av_insert(av, names, 3, fa, 0, NULL),
+				 -FI_ENOMEM);
+		assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+		assert_int_equal(fa[2], FI_ADDR_NOTAVAIL);
+		assert_int_equal(fake_open.ah, 0);
+		assert_int_equal(fi_eq_readerr(o->eq, &err, 0), -FI_EAGAIN);
+		names[1].qpn = 3;
+
+		/* And it works again. */
+		assert_int_equal(fi_av_insert(av, names, 3, fa, 0, NULL), 0);
+		assert_int_equal(fi_eq_read(o->eq, &event, &entry,
+					    sizeof(entry), 0), sizeof(entry));
+		assert_int_equal(entry.data, 3);
+		assert_non_null(lfv_av_dest(lav(av), fa[2]));
+		assert_int_equal(fi_close(&av->fid), 0);
+		assert_int_equal(fake_open.ah, 0);
+	}
+}
+
+/* ---- lfv_av_dest racing inserts ------------------------------------------ */
+
+#define RACE_N 20000
+
+struct race {
+	struct fid_av *av;
+	struct lfv_av *l;
+	fi_addr_t fa[RACE_N];		/* written before published moves */
+	lfv_atomic32_t published;	/* entries whose fa[] is final */
+	lfv_atomic32_t bad;		/* reader failures (no asserts off main) */
+	int insert_ret;
+};
+
+static void *race_insert(void *arg)
+{
+	struct race *r = arg;
+	struct lfv_ud_name n;
+	uint32_t i;
+
+	for (i = 0; i < RACE_N; i++) {
+		n = name_of(i);
+		if (fi_av_insert(r->av, &n, 1, &r->fa[i], 0, NULL) != 1) {
+			r->insert_ret = -1;
+			break;
+		}
+		/* Release: pairs with the reader's acquire of published;
+		 * fa[i] is written before it is announced. */
+		lfv_store_release32(&r->published, i + 1);
+	}
+	/* Release: as above, so the reader stops even after a failure. */
+	lfv_store_release32(&r->published, RACE_N);
+	return NULL;
+}
+
+static void *race_read(void *arg)
+{
+	struct race *r = arg;
+	const struct lfv_av_dest *d;
+	uint32_t p, j, k, rounds = 0;
+
+	do {
+		/* Acquire: pairs with the release in race_insert. */
+		p = lfv_load_acquire32(&r->published);
+		for (k = 0; k < 64 && p; k++) {
+			/* The newest, and a spread of older ones. */
+			j = k ? (uint32_t)(((uint64_t)p * k * 2654435761U) % p)
+			      : p - 1;
+			d = lfv_av_dest(r->l, r->fa[j]);
+			if (!d || d->qpn != j + 1 || d->qkey != 0x11111111 ||
+			    !d->ah)
+				atomic_fetch_add(&r->bad, 1);
+		}
+		/* Table indexes not yet announced: either not there yet or
+		 * already complete, never half-written. */
+		if (r->l->type == FI_AV_TABLE) {
+			for (j = p; j < p + 8 && j < RACE_N; j++) {
+				d = lfv_av_dest(r->l, j);
+				if (d && (d->qpn != j + 1 || !d->ah))
+					atomic_fetch_add(&r->bad, 1);
+			}
+		}
+		rounds++;
+	} while (p < RACE_N);
+	(void)rounds;
+	return NULL;
+}
+
+static void test_concurrent_insert_dest(void **state)
+{
+	struct objs *o = *state;
+	enum fi_av_type types[2] = { FI_AV_TABLE, FI_AV_MAP };
+	struct race *r = calloc(1, sizeof(*r));
+	pthread_t writer, reader;
+	uint32_t i;
+	int t;
+
+	assert_non_null(r);
+	for (t = 0; t < 2; t++) {
+		memset(r, 0, sizeof(*r));
+		/* A small first segment: the race crosses many segment
+		 * publications. */
+		r->av = open_av(o, types[t], 0);
+		r->l = lav(r->av);
+		assert_int_equal(pthread_create(&reader, NULL, race_read, r), 0);
+		assert_int_equal(pthread_create(&writer, NULL, race_insert, r),
+				 0);
+		pthread_join(writer, NULL);
+		pthread_join(reader, NULL);
+		assert_int_equal(r->insert_ret, 0);
+		assert_int_equal(lfv_load_relaxed32(&r->bad), 0);
+		for (i = 0; i < RACE_N; i++)
+			assert_int_equal(lfv_av_dest(r->l, r->fa[i])->qpn, i + 1);
+		assert_int_equal(fake_open.ah, RACE_N);
+		assert_int_equal(fi_close(&r->av->fid), 0);
+		assert_int_equal(fake_open.ah, 0);
+	}
+	free(r);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_open_close_types),
+		T(test_open_bad_attr),
+		T(test_open_domain_constraints),
+		T(test_open_on_msg_domain),
+		T(test_insert_lookup_table),
+		T(test_ib_link_layer_sets_dlid),
+		T(test_lookup_truncation),
+		T(test_straddr),
+		T(test_remove_and_reinsert_table),
+		T(test_map_generations),
+		T(test_bad_addresses),
+		T(test_ah_failure),
+		T(test_destroy_ah_failure),
+		T(test_reverse),
+		T(test_event_insert),
+		T(test_bind_without_event),
+		T(test_close_busy),
+		T(test_unimplemented),
+		T(test_out_of_memory),
+		T(test_event_queue_full_undoes),
+		T(test_concurrent_insert_dest),
+	};
+
+	return cmocka_run_group_tests_name("av", tests, NULL, NULL);
+}
