@@ -24,6 +24,7 @@ static int lfv_domain_close(struct fid *fid)
 		LFV_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n", fi_strerror(-ret));
 		return ret;
 	}
+	lfv_auto_stop(domain);
 	rdma_free_devices(domain->cm_devs);
 	pthread_mutex_destroy(&domain->vcq_lock);
 	lfv_ref_put(&domain->fabric->ref);
@@ -200,6 +201,8 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		goto dealloc_pd;
 	lfv_list_init(&domain->vcqs);
 	domain->locked = lfv_domain_needs_locks(info);
+	domain->progress_auto =
+		info->domain_attr->data_progress == FI_PROGRESS_AUTO;
 	domain->dev = dev;
 	domain->fabric = fabric;
 	atomic_init(&domain->ref, 1);

@@ -106,7 +106,8 @@ struct lfv_vcq {
 	struct lfv_spin lock;		/* polling, queue heads */
 	int capacity;			/* cqe of ibv_cq */
 	int reserved;			/* sum of bound queue sizes */
-	uint32_t unacked;		/* channel events not yet acked */
+	uint32_t unacked;		/* channel events not yet acked (lock) */
+	bool auto_on;			/* the progress thread watches it */
 	lfv_atomic32_t ref;		/* queues bound */
 };
 
@@ -200,6 +201,12 @@ int lfv_vcq_get(struct lfv_domain *domain, struct lfv_cq *cq, int size,
 void lfv_vcq_put(struct lfv_vcq *vcq, int size);
 void lfv_vcq_progress(struct lfv_vcq *vcq);
 void lfv_domain_progress(void *domain);
+/* The progress thread's work on one vcq: take the channel's events,
+ * re-arm, move completions into the ring. */
+void lfv_vcq_auto_event(struct lfv_vcq *vcq);
+int lfv_auto_add(struct lfv_domain *domain, struct lfv_vcq *vcq);
+void lfv_auto_del(struct lfv_domain *domain, struct lfv_vcq *vcq);
+void lfv_auto_stop(struct lfv_domain *domain);
 /* Waits (bounded) until a queue being closed has no requests left. */
 void lfv_vcq_drain_queue(struct lfv_queue *q);
 

@@ -42,7 +42,8 @@
 #define LFV_MSG_CAPS (FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV |    \
 		      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | \
 		      FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
-#define LFV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define LFV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | \
+			FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 /* mr_mode bits lfverbs needs from every application (fi_mr(3)). */
 #define LFV_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
@@ -148,6 +149,12 @@ struct lfv_domain {
 	bool locked;			/* threading needs internal locks */
 	pthread_mutex_t vcq_lock;	/* vcqs */
 	struct lfv_list vcqs;		/* every verbs CQ, for counters */
+	bool progress_auto;		/* FI_PROGRESS_AUTO data progress */
+	/* The progress thread (lfv_auto.c), started on first need. */
+	pthread_t auto_thread;
+	int auto_epfd;
+	int auto_stop_fd;
+	bool auto_running;
 };
 
 struct lfv_mr {

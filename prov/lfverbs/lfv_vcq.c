@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_av.h"
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
@@ -87,6 +88,32 @@ static void lfv_vcq_error(struct lfv_vcq *vcq, const struct lfv_op *op,
 		LFV_WARN(FI_LOG_CQ, "lost an error completion: no memory\n");
 }
 
+/*
+ * The sender of a UD receive, from the GRH in front of the data: with a
+ * RoCE v2 IPv4 GID the 40 bytes hold 20 zero bytes and the IPv4 header,
+ * otherwise they are the GRH (or IPv6 header) with the source GID at 8.
+ */
+static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
+				   const struct lfv_op *op,
+				   const struct ibv_wc *wc)
+{
+	static const uint8_t zero[20];
+	const uint8_t *grh = q->ep->grh +
+			     (size_t)(op - q->ops) * LFV_GRH_SIZE;
+	union ibv_gid gid;
+
+	if (!q->ep->av || !(wc->wc_flags & IBV_WC_GRH))
+		return FI_ADDR_NOTAVAIL;
+	if (!memcmp(grh, zero, sizeof(zero))) {
+		memset(&gid, 0, sizeof(gid));
+		gid.raw[10] = gid.raw[11] = 0xff;
+		memcpy(&gid.raw[12], grh + 20 + 12, 4); /* IPv4 source */
+	} else {
+		memcpy(gid.raw, grh + 8, sizeof(gid.raw));
+	}
+	return lfv_av_reverse(q->ep->av, &gid, wc->src_qp);
+}
+
 /* Fills comp for a successful receive-side completion. */
 static void lfv_vcq_recv_comp(const struct lfv_queue *q,
 			      const struct lfv_op *op, const struct ibv_wc *wc,
@@ -161,6 +188,9 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	} else {
 		/* Receive queues complete in order too; head is this op. */
 		lfv_vcq_recv_comp(q, op, wc, &comp);
+		if (q->ep->type == FI_EP_DGRAM && ok && vcq->cq &&
+		    (vcq->cq->store_src || sink->src))
+			comp.src = lfv_vcq_ud_source(q, op, wc);
 		/* Release: pairs with the acquire in lfv_queue_next. */
 		lfv_store_release64(&q->head,
 				    lfv_load_relaxed64(&q->head) + 1);
@@ -234,21 +264,38 @@ static int lfv_vcq_hw_arm(void *arg)
 	return lfv_cq_ring_empty(vcq->cq) ? 0 : -FI_EAGAIN;
 }
 
-static void lfv_vcq_hw_ack(void *arg)
+/* Takes the channel's pending events, acking them in batches. */
+static void lfv_vcq_take_events(struct lfv_vcq *vcq)
 {
-	struct lfv_vcq *vcq = arg;
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 
-	if (!vcq->channel)
-		return;
 	/* The channel fd is non-blocking: this takes what is there. */
 	while (!ibv_get_cq_event(vcq->channel, &ev_cq, &ev_ctx)) {
+		lfv_spin_lock(&vcq->lock);
 		if (++vcq->unacked >= LFV_VCQ_ACK_BATCH) {
 			ibv_ack_cq_events(vcq->ibv_cq, vcq->unacked);
 			vcq->unacked = 0;
 		}
+		lfv_spin_unlock(&vcq->lock);
 	}
+}
+
+static void lfv_vcq_hw_ack(void *arg)
+{
+	struct lfv_vcq *vcq = arg;
+
+	if (vcq->channel)
+		lfv_vcq_take_events(vcq);
+}
+
+void lfv_vcq_auto_event(struct lfv_vcq *vcq)
+{
+	lfv_vcq_take_events(vcq);
+	/* Re-arm before polling: a completion after the poll raises the
+	 * next event. */
+	ibv_req_notify_cq(vcq->ibv_cq, 0);
+	lfv_vcq_progress(vcq);
 }
 
 static void lfv_vcq_destroy(struct lfv_vcq *vcq)
@@ -256,6 +303,7 @@ static void lfv_vcq_destroy(struct lfv_vcq *vcq)
 	struct lfv_domain *domain = vcq->domain;
 
 	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_auto_del(domain, vcq);
 	lfv_list_remove(&vcq->node);
 	pthread_mutex_unlock(&domain->vcq_lock);
 	if (vcq->unacked)
@@ -270,6 +318,15 @@ static void lfv_vcq_destroy(struct lfv_vcq *vcq)
 static void lfv_vcq_hw_fini(void *arg)
 {
 	lfv_vcq_destroy(arg);
+}
+
+/* FI_PROGRESS_AUTO, or a CQ whose waiters block on a condition variable:
+ * nothing else would notice hardware completions. */
+static bool lfv_vcq_wants_thread(const struct lfv_domain *domain,
+				 const struct lfv_cq *cq)
+{
+	return domain->progress_auto ||
+	       (cq && cq->wait.type == FI_WAIT_MUTEX_COND);
 }
 
 static int lfv_vcq_open_channel(struct lfv_vcq *vcq)
@@ -300,10 +357,13 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 		return -FI_ENOMEM;
 	vcq->domain = domain;
 	vcq->cq = cq;
-	ret = lfv_spin_init(&vcq->lock, domain->locked);
+	/* A progress thread polls beside the application: lock then. */
+	ret = lfv_spin_init(&vcq->lock, domain->locked ||
+			    lfv_vcq_wants_thread(domain, cq));
 	if (ret)
 		goto free_vcq;
-	if (cq && cq->wait.type == FI_WAIT_FD) {
+	if ((cq && cq->wait.type == FI_WAIT_FD) ||
+	    lfv_vcq_wants_thread(domain, cq)) {
 		ret = lfv_vcq_open_channel(vcq);
 		if (ret)
 			goto fini_lock;
@@ -319,11 +379,17 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 	}
 	vcq->capacity = vcq->ibv_cq->cqe;
 	pthread_mutex_lock(&domain->vcq_lock);
-	lfv_list_insert_tail(&domain->vcqs, &vcq->node);
+	ret = lfv_vcq_wants_thread(domain, cq) ? lfv_auto_add(domain, vcq) : 0;
+	if (!ret)
+		lfv_list_insert_tail(&domain->vcqs, &vcq->node);
 	pthread_mutex_unlock(&domain->vcq_lock);
+	if (ret)
+		goto destroy_cq;
 	*out = vcq;
 	return 0;
 
+destroy_cq:
+	ibv_destroy_cq(vcq->ibv_cq);
 destroy_channel:
 	if (vcq->channel)
 		ibv_destroy_comp_channel(vcq->channel);
