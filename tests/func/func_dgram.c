@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * DGRAM endpoints (UD queue pairs) through the real libfabric core on
+ * soft-RoCE: two endpoints in one process exchange datagrams; receives
+ * report their sender through the AV (FI_SOURCE); remote CQ data; inject;
+ * FI_PROGRESS_AUTO with a condition-variable CQ; bad input.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include "func_common.h"
+
+#define LEN 512
+#define NMSG 32
+#define TIMEOUT_MS 5000
+
+struct side {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_mr *mr;
+	uint8_t buf[NMSG][LEN];
+	fi_addr_t peer;		/* the other side, in the shared AV */
+};
+
+struct bed {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct side s[2];
+};
+
+static void side_open(struct bed *b, struct side *s, enum fi_wait_obj wait)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
+				   .wait_obj = wait };
+
+	assert_int_equal(fi_endpoint(b->domain, b->info, &s->ep, NULL), 0);
+	assert_int_equal(fi_cq_open(b->domain, &attr, &s->cq, NULL), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &s->cq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &b->av->fid, 0), 0);
+	assert_int_equal(fi_enable(s->ep), 0);
+	assert_int_equal(fi_mr_reg(b->domain, s->buf, sizeof(s->buf),
+				   FI_SEND | FI_RECV, 0, 0, 0, &s->mr, NULL),
+			 0);
+}
+
+static void bed_open(struct bed *b, enum fi_progress progress,
+		     enum fi_wait_obj wait)
+{
+	struct fi_info *hints = func_hints(FI_EP_DGRAM);
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	uint8_t name[2][64];
+	size_t len;
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	hints->caps = FI_MSG | FI_SOURCE;
+	hints->domain_attr->data_progress = progress;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
+				    &b->info), 0);
+	fi_freeinfo(hints);
+	assert_true(b->info->caps & FI_SOURCE);
+	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
+	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
+	assert_int_equal(fi_av_open(b->domain, &av_attr, &b->av, NULL), 0);
+	for (i = 0; i < 2; i++) {
+		side_open(b, &b->s[i], wait);
+		len = sizeof(name[i]);
+		assert_int_equal(fi_getname(&b->s[i].ep->fid, name[i], &len),
+				 0);
+		assert_int_equal(len, 32); /* FI_ADDR_IB_UD */
+	}
+	/* s[0] is fi_addr 0 in the shared AV, s[1] is 1. */
+	for (i = 0; i < 2; i++)
+		assert_int_equal(fi_av_insert(b->av, name[i], 1,
+					      &b->s[1 - i].peer, 0, NULL), 1);
+}
+
+static void bed_close(struct bed *b)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
+		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
+		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
+	}
+	assert_int_equal(fi_close(&b->av->fid), 0);
+	assert_int_equal(fi_close(&b->domain->fid), 0);
+	assert_int_equal(fi_close(&b->fabric->fid), 0);
+	fi_freeinfo(b->info);
+}
+
+/* Reads one entry (and its source) within the timeout; fails otherwise. */
+static void read_one(struct fid_cq *cq, struct fi_cq_data_entry *e,
+		     fi_addr_t *src)
+{
+	struct timespec start, now;
+	ssize_t ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		ret = fi_cq_readfrom(cq, e, 1, src);
+		if (ret == 1)
+			return;
+		assert_int_equal(ret, -FI_EAGAIN);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		assert_true((now.tv_sec - start.tv_sec) * 1000 <
+			    TIMEOUT_MS);
+	}
+}
+
+static void test_exchange_with_source(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct bed b;
+	fi_addr_t src;
+	int i;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
+	for (i = 0; i < NMSG; i++)
+		assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[i], LEN,
+					 fi_mr_desc(b.s[1].mr), 0,
+					 &b.s[1].buf[i]), 0);
+	for (i = 0; i < NMSG; i++) {
+		memset(b.s[0].buf[i], i + 1, LEN);
+		assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf[i],
+					 (size_t)(i + 1) * 8,
+					 fi_mr_desc(b.s[0].mr), b.s[0].peer,
+					 &b.s[0].buf[i]), 0);
+		read_one(b.s[0].cq, &e, &src);
+		assert_ptr_equal(e.op_context, &b.s[0].buf[i]);
+		assert_int_equal(e.flags, FI_SEND | FI_MSG);
+		/* UD delivers in order on one path; the receive is ours. */
+		read_one(b.s[1].cq, &e, &src);
+		assert_ptr_equal(e.op_context, &b.s[1].buf[i]);
+		assert_int_equal(e.flags, FI_RECV | FI_MSG);
+		assert_int_equal(e.len, (size_t)(i + 1) * 8);
+		assert_ptr_equal(e.buf, b.s[1].buf[i]);
+		assert_int_equal(b.s[1].buf[i][0], i + 1);
+		assert_int_equal(b.s[1].buf[i][e.len - 1], i + 1);
+		/* The sender, as the receiver's AV knows it. */
+		assert_int_equal(src, b.s[1].peer);
+	}
+	bed_close(&b);
+}
+
+static void test_data_and_inject(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct bed b;
+	fi_addr_t src;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, NULL), 0);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[1], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, NULL), 0);
+	assert_int_equal(fi_senddata(b.s[0].ep, b.s[0].buf[0], 16,
+				     fi_mr_desc(b.s[0].mr), 0xabcd1234,
+				     b.s[0].peer, NULL), 0);
+	read_one(b.s[1].cq, &e, &src);
+	assert_int_equal(e.flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.data, 0xabcd1234);
+	memcpy(b.s[0].buf[1], "inject", 7);
+	assert_int_equal(fi_inject(b.s[0].ep, b.s[0].buf[1], 7, b.s[0].peer),
+			 0);
+	memset(b.s[0].buf[1], 0, 7); /* inject copied it already */
+	read_one(b.s[1].cq, &e, &src);
+	assert_int_equal(e.len, 7);
+	assert_string_equal((char *)b.s[1].buf[1], "inject");
+	/* One send completion (senddata); inject makes none. */
+	read_one(b.s[0].cq, &e, &src);
+	assert_int_equal(e.flags, FI_SEND | FI_MSG);
+	assert_int_equal(fi_cq_read(b.s[0].cq, &e, 1), -FI_EAGAIN);
+	bed_close(&b);
+}
+
+struct late_send {
+	struct side *from;
+	int delay_ms;
+};
+
+static void *send_later(void *arg)
+{
+	struct late_send *l = arg;
+
+	poll(NULL, 0, l->delay_ms);
+	assert_int_equal(fi_send(l->from->ep, l->from->buf[0], 64,
+				 fi_mr_desc(l->from->mr), l->from->peer,
+				 NULL), 0);
+	return NULL;
+}
+
+/* With FI_PROGRESS_AUTO a condition-variable CQ needs no reader to make
+ * progress: sread sleeps and the progress thread wakes it. */
+static void test_auto_progress_mutex_cond(void **state)
+{
+	struct late_send l;
+	struct fi_cq_data_entry e;
+	struct bed b;
+	pthread_t t;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_AUTO, FI_WAIT_MUTEX_COND);
+	assert_int_equal(b.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, &b), 0);
+	l = (struct late_send){ .from = &b.s[0], .delay_ms = 100 };
+	pthread_create(&t, NULL, send_later, &l);
+	assert_int_equal(fi_cq_sread(b.s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
+	assert_ptr_equal(e.op_context, &b);
+	assert_int_equal(e.len, 64);
+	pthread_join(t, NULL);
+	bed_close(&b);
+}
+
+/* FI_WAIT_FD under manual progress: sread sleeps on the channel. */
+static void test_fd_sread(void **state)
+{
+	struct late_send l;
+	struct fi_cq_data_entry e;
+	struct bed b;
+	pthread_t t;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_FD);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, &b), 0);
+	l = (struct late_send){ .from = &b.s[0], .delay_ms = 100 };
+	pthread_create(&t, NULL, send_later, &l);
+	assert_int_equal(fi_cq_sread(b.s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
+	assert_ptr_equal(e.op_context, &b);
+	pthread_join(t, NULL);
+	bed_close(&b);
+}
+
+static void test_bad_input(void **state)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *ep;
+	struct fid_av *av2;
+	struct bed b;
+	uint8_t name[64];
+	size_t len = sizeof(name);
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
+	/* Larger than one MTU. */
+	assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf, sizeof(b.s[0].buf),
+				 fi_mr_desc(b.s[0].mr), b.s[0].peer, NULL),
+			 b.info->ep_attr->max_msg_size < sizeof(b.s[0].buf) ?
+			 -FI_EINVAL : 0);
+	/* An address the AV never gave out. */
+	assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf, 8,
+				 fi_mr_desc(b.s[0].mr), 77, NULL), -FI_EINVAL);
+	/* Unregistered memory for a non-inject send (FI_MR_LOCAL). */
+	assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf, 8, NULL, b.s[0].peer,
+				 NULL), -FI_EINVAL);
+	assert_int_equal(fi_inject(b.s[0].ep, b.s[0].buf,
+				   b.info->tx_attr->inject_size + 1,
+				   b.s[0].peer), -FI_EINVAL);
+	/* The AV is in use. */
+	assert_int_equal(fi_close(&b.av->fid), -FI_EBUSY);
+	/* Names come with fi_enable; enabling needs an AV; one AV only. */
+	assert_int_equal(fi_endpoint(b.domain, b.info, &ep, NULL), 0);
+	assert_int_equal(fi_getname(&ep->fid, name, &len), -FI_EOPBADSTATE);
+	assert_int_equal(fi_enable(ep), -FI_ENOAV);
+	assert_int_equal(fi_av_open(b.domain, &av_attr, &av2, NULL), 0);
+	assert_int_equal(fi_ep_bind(ep, &b.av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(ep, &av2->fid, 0), -FI_EINVAL);
+	assert_int_equal(fi_connect(ep, name, NULL, 0), -FI_ENOSYS);
+	assert_int_equal(fi_close(&ep->fid), 0);
+	assert_int_equal(fi_close(&av2->fid), 0);
+	bed_close(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exchange_with_source),
+		cmocka_unit_test(test_data_and_inject),
+		cmocka_unit_test(test_auto_progress_mutex_cond),
+		cmocka_unit_test(test_fd_sread),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	func_require_device();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
