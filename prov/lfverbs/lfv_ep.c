@@ -384,8 +384,19 @@ static void lfv_ep_flush(struct lfv_ep *ep)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 
+	struct lfv_queue *tx = &ep->tx;
+	struct lfv_op *first;
+
 	if (!ep->qp)
 		return;
+	if (tx->more_first) {
+		/* FI_MORE requests never posted: nothing will flush them. */
+		first = (struct lfv_op *)(uintptr_t)tx->more_first->wr_id;
+		tx->tail = lfv_load_relaxed64(&tx->head) +
+			   (((uint64_t)(first - tx->ops) -
+			     lfv_load_relaxed64(&tx->head)) & tx->mask);
+		tx->more_first = tx->more_last = NULL;
+	}
 	ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE);
 	lfv_vcq_drain_queue(&ep->tx);
 	lfv_vcq_drain_queue(&ep->rx);
@@ -483,8 +494,16 @@ static int lfv_ep_init_queues(struct lfv_ep *ep)
 		return ret;
 	ret = lfv_queue_init(&ep->rx, ep, false, (uint32_t)rx,
 			     ep->domain->locked);
-	if (ret)
+	if (ret) {
 		lfv_queue_fini(&ep->tx);
+		return ret;
+	}
+	ret = lfv_queue_enable_more(&ep->tx,
+				    (uint32_t)info->tx_attr->iov_limit);
+	if (ret) {
+		lfv_queue_fini(&ep->rx);
+		lfv_queue_fini(&ep->tx);
+	}
 	ep->tx.op_flags = info->tx_attr->op_flags;
 	ep->rx.op_flags = info->rx_attr->op_flags;
 	return ret;

@@ -123,6 +123,13 @@ struct lfv_queue {
 	bool closing;			/* poll lock: drop its completions */
 	uint64_t op_flags;		/* fi_tx_attr / fi_rx_attr op_flags */
 	struct lfv_spin lock;		/* posting */
+	/* FI_MORE: requests written but not yet posted, kept per op slot
+	 * (send queues only), posted as one chain by the next call without
+	 * FI_MORE. */
+	struct ibv_send_wr *more_wr;
+	struct ibv_sge *more_sge;	/* iov_max per slot */
+	uint32_t iov_max;
+	struct ibv_send_wr *more_first, *more_last;
 	struct lfv_vcq *vcq;
 	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
 	struct lfv_ep *ep;
@@ -214,6 +221,8 @@ void lfv_vcq_drain_queue(struct lfv_queue *q);
 int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
 		   uint32_t size, bool locked);
 void lfv_queue_fini(struct lfv_queue *q);
+/* Room to hold FI_MORE requests until the chain is posted. */
+int lfv_queue_enable_more(struct lfv_queue *q, uint32_t iov_max);
 
 static inline struct lfv_op *lfv_queue_next(struct lfv_queue *q)
 {

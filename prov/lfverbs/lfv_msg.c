@@ -96,13 +96,60 @@ static int lfv_ud_dest(struct lfv_ep *ep, fi_addr_t addr,
 	return 0;
 }
 
+/* FI_MORE: keeps a copy of wr (and its SGEs) in op's slot, linked after
+ * the requests already waiting. */
+static void lfv_tx_defer(struct lfv_queue *q, struct lfv_op *op,
+			 const struct ibv_send_wr *wr)
+{
+	size_t slot = (size_t)(op - q->ops);
+	struct ibv_send_wr *copy = &q->more_wr[slot];
+	struct ibv_sge *sge = &q->more_sge[slot * q->iov_max];
+
+	*copy = *wr;
+	memcpy(sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*sge));
+	copy->sg_list = sge;
+	copy->next = NULL;
+	if (q->more_last)
+		q->more_last->next = copy;
+	else
+		q->more_first = copy;
+	q->more_last = copy;
+}
+
+/* Posts wr behind any deferred requests: one doorbell for the chain. A
+ * request the device refused, and those after it, give their slots back. */
+static int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
+		       struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *first = wr, *bad = NULL;
+	struct lfv_op *bad_op;
+	int ret;
+
+	if (q->more_first) {
+		q->more_last->next = wr;
+		first = q->more_first;
+		q->more_first = q->more_last = NULL;
+	}
+	ret = ibv_post_send(ep->qp, first, &bad);
+	if (!ret) {
+		q->tail++;
+		return 0;
+	}
+	/* Slots from the refused request on were never posted. */
+	bad_op = (struct lfv_op *)(uintptr_t)bad->wr_id;
+	if (bad != wr)
+		q->tail = lfv_load_relaxed64(&q->head) +
+			  (((uint64_t)(bad_op - q->ops) -
+			    lfv_load_relaxed64(&q->head)) & q->mask);
+	return ret;
+}
+
 /* Takes an op and posts wr (opcode, sge and remote fields set). */
 ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 		    const struct lfv_tx_req *r, size_t len)
 {
 	struct lfv_queue *q = &ep->tx;
 	bool inject = r->flags & FI_INJECT, report, signaled;
-	struct ibv_send_wr *bad;
 	struct lfv_op *op;
 	int ret;
 
@@ -123,15 +170,18 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
 			 (inject ? IBV_SEND_INLINE : 0) |
 			 ((r->flags & FI_FENCE) ? IBV_SEND_FENCE : 0);
-	ret = ibv_post_send(ep->qp, wr, &bad);
-	if (ret) {
-		lfv_spin_unlock(&q->lock);
-		return lfv_post_ret(ret);
-	}
-	q->tail++;
 	q->unsignaled = signaled ? 0 : q->unsignaled + 1;
+	/* Inline data is copied at post time, which must be now. */
+	if ((r->flags & FI_MORE) && !inject && q->more_wr &&
+	    wr->num_sge <= (int)q->iov_max) {
+		lfv_tx_defer(q, op, wr);
+		q->tail++;
+		lfv_spin_unlock(&q->lock);
+		return 0;
+	}
+	ret = lfv_tx_ring(ep, q, wr);
 	lfv_spin_unlock(&q->lock);
-	return 0;
+	return ret ? lfv_post_ret(ret) : 0;
 }
 
 static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)

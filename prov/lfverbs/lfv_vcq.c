@@ -542,11 +542,30 @@ int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
 	return 0;
 }
 
+int lfv_queue_enable_more(struct lfv_queue *q, uint32_t iov_max)
+{
+	size_t slots = (size_t)q->mask + 1;
+
+	q->more_wr = calloc(slots, sizeof(*q->more_wr));
+	q->more_sge = calloc(slots * iov_max, sizeof(*q->more_sge));
+	if (!q->more_wr || !q->more_sge) {
+		free(q->more_wr);
+		free(q->more_sge);
+		q->more_wr = NULL;
+		q->more_sge = NULL;
+		return -FI_ENOMEM;
+	}
+	q->iov_max = iov_max;
+	return 0;
+}
+
 void lfv_queue_fini(struct lfv_queue *q)
 {
 	if (!q->ops)
 		return;
 	lfv_spin_fini(&q->lock);
+	free(q->more_wr);
+	free(q->more_sge);
 	free(q->ops);
 	q->ops = NULL;
 }

@@ -190,6 +190,48 @@ static void test_data_and_inject(void **state)
 	bed_close(&b);
 }
 
+/* FI_MORE holds requests back until a call without it posts the chain. */
+static void test_more_chain(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct iovec iov;
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	void *desc;
+	struct bed b;
+	fi_addr_t src;
+	int i;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
+	desc = fi_mr_desc(b.s[0].mr);
+	msg.desc = &desc;
+	msg.addr = b.s[0].peer;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[i], LEN,
+					 fi_mr_desc(b.s[1].mr), 0, NULL), 0);
+	for (i = 0; i < 4; i++) {
+		b.s[0].buf[i][0] = (uint8_t)(0xa0 + i);
+		iov = (struct iovec){ .iov_base = b.s[0].buf[i],
+				      .iov_len = 32 };
+		msg.context = &b.s[0].buf[i];
+		assert_int_equal(fi_sendmsg(b.s[0].ep, &msg, i < 3 ? FI_MORE :
+					    FI_COMPLETION), 0);
+		if (i == 2) {
+			/* Three requests wait; nothing was sent. */
+			poll(NULL, 0, 50);
+			assert_int_equal(fi_cq_read(b.s[1].cq, &e, 1),
+					 -FI_EAGAIN);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		read_one(b.s[1].cq, &e, &src);
+		assert_int_equal(b.s[1].buf[i][0], 0xa0 + i);
+		read_one(b.s[0].cq, &e, &src);
+		assert_ptr_equal(e.op_context, &b.s[0].buf[i]);
+	}
+	bed_close(&b);
+}
+
 struct late_send {
 	struct side *from;
 	int delay_ms;
@@ -294,6 +336,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exchange_with_source),
 		cmocka_unit_test(test_data_and_inject),
+		cmocka_unit_test(test_more_chain),
 		cmocka_unit_test(test_auto_progress_mutex_cond),
 		cmocka_unit_test(test_fd_sread),
 		cmocka_unit_test(test_bad_input),
