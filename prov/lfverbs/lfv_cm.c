@@ -1061,6 +1061,32 @@ struct fi_ops_cm lfv_dgram_cm_ops = {
 	.join = lfv_no_join,
 };
 
+static int lfv_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int lfv_no_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+/* For objects with no name and no connection (shared contexts). */
+struct fi_ops_cm lfv_no_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = lfv_no_setname,
+	.getname = lfv_no_getname,
+	.getpeer = lfv_no_getpeer,
+	.connect = lfv_no_connect,
+	.listen = lfv_no_listen,
+	.accept = lfv_no_accept,
+	.reject = lfv_no_reject,
+	.shutdown = lfv_no_shutdown,
+	.join = lfv_no_join,
+};
+
 /* ---- UD queue pairs ----------------------------------------------------------- */
 
 static int lfv_ud_qp_ready(struct lfv_ep *ep)

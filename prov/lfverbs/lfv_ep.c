@@ -125,6 +125,17 @@ static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			lfv_container_of(bfid, struct fid_eq, fid));
 		lfv_ref_get(&ep->eq->ref);
 		return 0;
+	case FI_CLASS_SRX_CTX:
+		if (ep->type != FI_EP_MSG || ep->srx)
+			return -FI_EINVAL;
+		if (flags)
+			return -FI_EBADFLAGS;
+		ep->srx = lfv_container_of(bfid, struct lfv_srx, ep_fid.fid);
+		if (ep->srx->domain != ep->domain) {
+			ep->srx = NULL;
+			return -FI_EINVAL;
+		}
+		return lfv_srx_attach(ep->srx, ep);
 	case FI_CLASS_AV:
 		av = lfv_av_from_fid(bfid);
 		if (!av || ep->type != FI_EP_DGRAM || ep->av)
@@ -141,6 +152,13 @@ static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 /* ---- enable --------------------------------------------------------------- */
 
+/* Receive completions that may land on the receive CQ: a shared queue's
+ * may all come through this endpoint's QP. */
+static int lfv_ep_rx_reserve(const struct lfv_ep *ep)
+{
+	return (int)(ep->srx ? ep->srx->q.size : ep->rx.size);
+}
+
 static int lfv_ep_attach_queues(struct lfv_ep *ep)
 {
 	int ret;
@@ -148,7 +166,8 @@ static int lfv_ep_attach_queues(struct lfv_ep *ep)
 	ret = lfv_vcq_get(ep->domain, ep->tx_cq, (int)ep->tx.size, &ep->tx.vcq);
 	if (ret)
 		return ret;
-	ret = lfv_vcq_get(ep->domain, ep->rx_cq, (int)ep->rx.size, &ep->rx.vcq);
+	ret = lfv_vcq_get(ep->domain, ep->rx_cq, lfv_ep_rx_reserve(ep),
+			  &ep->rx.vcq);
 	if (ret) {
 		lfv_vcq_put(ep->tx.vcq, (int)ep->tx.size);
 		ep->tx.vcq = NULL;
@@ -159,7 +178,7 @@ static int lfv_ep_attach_queues(struct lfv_ep *ep)
 static void lfv_ep_detach_queues(struct lfv_ep *ep)
 {
 	if (ep->rx.vcq)
-		lfv_vcq_put(ep->rx.vcq, (int)ep->rx.size);
+		lfv_vcq_put(ep->rx.vcq, lfv_ep_rx_reserve(ep));
 	if (ep->tx.vcq)
 		lfv_vcq_put(ep->tx.vcq, (int)ep->tx.size);
 	ep->rx.vcq = ep->tx.vcq = NULL;
@@ -177,6 +196,11 @@ void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr)
 	attr->cap.max_recv_sge = (uint32_t)ep->info->rx_attr->iov_limit +
 				 (ep->type == FI_EP_DGRAM ? 1 : 0);
 	attr->cap.max_inline_data = (uint32_t)ep->inject_size;
+	if (ep->srx) {
+		attr->srq = ep->srx->srq;
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	}
 	attr->sq_sig_all = 0;
 	attr->qp_type = ep->type == FI_EP_MSG ? IBV_QPT_RC : IBV_QPT_UD;
 }
@@ -368,6 +392,8 @@ static void lfv_ep_free(struct lfv_ep *ep)
 		lfv_ref_put(&ep->eq->ref);
 	if (ep->av)
 		lfv_av_release(ep->av);
+	if (ep->srx)
+		lfv_srx_detach(ep->srx, ep);
 	lfv_queue_fini(&ep->tx);
 	lfv_queue_fini(&ep->rx);
 	lfv_ref_put(&ep->domain->ref);

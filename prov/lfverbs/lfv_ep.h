@@ -53,6 +53,10 @@
 
 /* Set on an op that must show up in the CQ (not only in counters). */
 #define LFV_OP_REPORT (1ULL << 63)
+/* A shared receive without FI_COMPLETION: reported unless the endpoint it
+ * lands on bound its CQ with FI_SELECTIVE_COMPLETION. */
+#define LFV_OP_SHARED (1ULL << 62)
+#define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED)
 
 /* An optional spin lock: not taken when the domain's threading model
  * makes the application serialise access. */
@@ -132,8 +136,34 @@ struct lfv_queue {
 	struct ibv_send_wr *more_first, *more_last;
 	struct lfv_vcq *vcq;
 	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
-	struct lfv_ep *ep;
+	struct lfv_ep *ep;		/* NULL for a shared receive queue */
+	struct lfv_srx *srx;		/* set for a shared receive queue */
 };
+
+/* A shared receive context on an SRQ (lfv_srx.c). */
+struct lfv_srx {
+	struct fid_ep ep_fid;		/* FI_CLASS_SRX_CTX */
+	struct lfv_domain *domain;
+	struct ibv_srq *srq;
+	struct lfv_queue q;		/* ops only: not a ring */
+	struct lfv_spin lock;		/* free, eps */
+	uint32_t *free;			/* stack of free op slots */
+	uint32_t nfree;
+	struct lfv_ep **eps;		/* bound endpoints */
+	uint32_t neps, maxeps;
+	size_t iov_limit;
+	uint64_t op_flags;
+	lfv_atomic32_t ref;		/* 1 + bound endpoints */
+};
+
+int lfv_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context);
+int lfv_srx_attach(struct lfv_srx *srx, struct lfv_ep *ep);
+void lfv_srx_detach(struct lfv_srx *srx, struct lfv_ep *ep);
+struct lfv_ep *lfv_srx_find_ep(struct lfv_srx *srx, uint32_t qp_num);
+void lfv_srx_retire(struct lfv_srx *srx, const struct lfv_op *op);
+ssize_t lfv_srx_post(struct lfv_srx *srx, const struct iovec *iov,
+		     void **desc, size_t count, void *context, uint64_t flags);
 
 enum lfv_ep_state {
 	LFV_EP_IDLE,		/* opened, not enabled */
@@ -183,6 +213,7 @@ struct lfv_ep {
 	struct lfv_eq *eq;
 	struct lfv_av *av;		/* DGRAM */
 	struct lfv_cq *tx_cq, *rx_cq;	/* bound CQs (may be NULL) */
+	struct lfv_srx *srx;		/* receives come from here */
 	struct lfv_queue tx;
 	struct lfv_queue rx;
 	struct lfv_cntr *cntr_read, *cntr_write;
@@ -271,6 +302,7 @@ int lfv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     uint64_t flags);
 extern struct fi_ops_cm lfv_cm_ops;
 extern struct fi_ops_cm lfv_dgram_cm_ops;
+extern struct fi_ops_cm lfv_no_cm_ops;
 
 /* The QP attributes an endpoint's queues ask for. */
 void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);

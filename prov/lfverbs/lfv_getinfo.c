@@ -140,7 +140,7 @@ static int lfv_template_domain(struct fi_domain_attr *dom,
 	dom->max_ep_tx_ctx = 1;
 	dom->max_ep_rx_ctx = 1;
 	dom->max_ep_stx_ctx = 0;
-	dom->max_ep_srx_ctx = 0;
+	dom->max_ep_srx_ctx = 1;
 	dom->cntr_cnt = LFV_MAX_CNTRS;
 	dom->mr_iov_limit = 1;
 	dom->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
@@ -320,7 +320,9 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 	if (user->mem_tag_format && !(prov->mem_tag_format))
 		return lfv_mismatch(dev, "tag format");
 	if (user->tx_ctx_cnt > prov->tx_ctx_cnt ||
-	    user->rx_ctx_cnt > prov->rx_ctx_cnt)
+	    (user->rx_ctx_cnt > prov->rx_ctx_cnt &&
+	     !(user->rx_ctx_cnt == FI_SHARED_CONTEXT &&
+	       prov->type == FI_EP_MSG)))
 		return lfv_mismatch(dev, "context count");
 	if (user->auth_key_size || user->auth_key)
 		return lfv_mismatch(dev, "authorization key");
@@ -455,6 +457,9 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	info->rx_attr->iov_limit = lfv_pick_size(urx ? urx->iov_limit : 0,
 		lfv_params.rx_iov_limit, info->rx_attr->iov_limit);
 
+	if (hints && hints->ep_attr &&
+	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
+		info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	if (!udom)
 		return;
 	if (udom->threading != FI_THREAD_UNSPEC)

@@ -228,6 +228,8 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 	size_t len, slot;
 	int ret;
 
+	if (ep->srx) /* receives of a bound endpoint go to the shared queue */
+		return lfv_srx_post(ep->srx, iov, desc, count, context, flags);
 	if (count > ep->info->rx_attr->iov_limit || count > LFV_MAX_SGE)
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM)

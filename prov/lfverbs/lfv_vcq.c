@@ -52,11 +52,14 @@ static int lfv_wc_errno(enum ibv_wc_status status)
 }
 
 /* flags: the completion's (FI_SEND, FI_READ, FI_REMOTE_WRITE, ...). */
-static void lfv_vcq_count(struct lfv_queue *q, uint64_t flags, bool ok)
+static void lfv_vcq_count(const struct lfv_ep *ep, bool is_tx, uint64_t flags,
+			  bool ok)
 {
-	struct lfv_ep *ep = q->ep;
-	struct lfv_cntr *cntr = q->cntr;
+	struct lfv_cntr *cntr;
 
+	if (!ep)
+		return; /* a shared receive whose endpoint has closed */
+	cntr = is_tx ? ep->tx.cntr : ep->rx.cntr;
 	if (flags & FI_READ)
 		cntr = ep->cntr_read;
 	else if (flags & FI_WRITE)
@@ -76,7 +79,7 @@ static void lfv_vcq_error(struct lfv_vcq *vcq, const struct lfv_op *op,
 {
 	struct fi_cq_err_entry err = {
 		.op_context = op->context,
-		.flags = op->flags & ~LFV_OP_REPORT,
+		.flags = op->flags & ~LFV_OP_FLAGS_INTERNAL,
 		.buf = op->buf,
 		.err = lfv_wc_errno(wc->status),
 		.prov_errno = (int)wc->status,
@@ -114,16 +117,16 @@ static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
 	return lfv_av_reverse(q->ep->av, &gid, wc->src_qp);
 }
 
-/* Fills comp for a successful receive-side completion. */
-static void lfv_vcq_recv_comp(const struct lfv_queue *q,
-			      const struct lfv_op *op, const struct ibv_wc *wc,
+/* Fills comp for a receive-side completion. */
+static void lfv_vcq_recv_comp(const struct lfv_ep *ep, const struct lfv_op *op,
+			      const struct ibv_wc *wc,
 			      struct lfv_cq_comp *comp)
 {
 	size_t len = wc->byte_len;
 
-	if (q->ep->type == FI_EP_DGRAM)
+	if (ep && ep->type == FI_EP_DGRAM)
 		len = len > LFV_GRH_SIZE ? len - LFV_GRH_SIZE : 0;
-	comp->flags = op->flags & ~LFV_OP_REPORT;
+	comp->flags = op->flags & ~LFV_OP_FLAGS_INTERNAL;
 	comp->len = len;
 	comp->buf = op->buf;
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
@@ -137,6 +140,15 @@ static void lfv_vcq_recv_comp(const struct lfv_queue *q,
 		comp->flags |= FI_REMOTE_CQ_DATA;
 		comp->data = be32toh(wc->imm_data);
 	}
+}
+
+/* Whether a receive's completion goes to the CQ: shared receives learn
+ * which endpoint (and its FI_SELECTIVE_COMPLETION) only now. */
+static bool lfv_vcq_rx_report(const struct lfv_ep *ep, uint64_t flags)
+{
+	if (flags & LFV_OP_REPORT)
+		return true;
+	return (flags & LFV_OP_SHARED) && ep && !ep->rx.selective;
 }
 
 static void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_sink *sink,
@@ -164,7 +176,7 @@ static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
 	uint64_t i;
 
 	for (i = head; i < last; i++)
-		lfv_vcq_count(q, q->ops[i & q->mask].flags, true);
+		lfv_vcq_count(q->ep, true, q->ops[i & q->mask].flags, true);
 	/* Release: pairs with the acquire in lfv_queue_next; the slots are
 	 * read no more. */
 	lfv_store_release64(&q->head, last + 1);
@@ -173,36 +185,44 @@ static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
 static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 			      struct lfv_sink *sink)
 {
-	struct lfv_op *op = (struct lfv_op *)(uintptr_t)wc->wr_id;
-	struct lfv_queue *q = op->q;
+	struct lfv_op *slot = (struct lfv_op *)(uintptr_t)wc->wr_id;
+	struct lfv_queue *q = slot->q;
+	/* A copy: once retired, the slot may be reused by a poster. */
+	struct lfv_op op = *slot;
+	struct lfv_ep *ep = q->srx ? lfv_srx_find_ep(q->srx, wc->qp_num) :
+				     q->ep;
 	struct lfv_cq_comp comp = {
-		.context = op->context,
+		.context = op.context,
 		.src = FI_ADDR_NOTAVAIL,
 	};
-	bool ok = wc->status == IBV_WC_SUCCESS;
+	bool ok = wc->status == IBV_WC_SUCCESS, report;
 
 	if (q->is_tx) {
-		lfv_vcq_retire_tx(q, op);
-		comp.flags = op->flags & ~LFV_OP_REPORT;
-		comp.len = op->len;
+		comp.flags = op.flags & ~LFV_OP_FLAGS_INTERNAL;
+		comp.len = op.len;
+		report = op.flags & LFV_OP_REPORT;
+		lfv_vcq_retire_tx(q, slot);
 	} else {
-		/* Receive queues complete in order too; head is this op. */
-		lfv_vcq_recv_comp(q, op, wc, &comp);
-		if (q->ep->type == FI_EP_DGRAM && ok && vcq->cq &&
+		lfv_vcq_recv_comp(ep, &op, wc, &comp);
+		report = lfv_vcq_rx_report(ep, op.flags);
+		if (ep && ep->type == FI_EP_DGRAM && ok && vcq->cq &&
 		    (vcq->cq->store_src || sink->src))
-			comp.src = lfv_vcq_ud_source(q, op, wc);
-		/* Release: pairs with the acquire in lfv_queue_next. */
-		lfv_store_release64(&q->head,
-				    lfv_load_relaxed64(&q->head) + 1);
+			comp.src = lfv_vcq_ud_source(q, slot, wc);
+		if (q->srx)
+			lfv_srx_retire(q->srx, slot);
+		else	/* In order: head is this op. Release: pairs with the
+			 * acquire in lfv_queue_next. */
+			lfv_store_release64(&q->head,
+					    lfv_load_relaxed64(&q->head) + 1);
 	}
-	lfv_vcq_count(q, ok ? comp.flags : op->flags, ok);
+	lfv_vcq_count(ep, q->is_tx, ok ? comp.flags : op.flags, ok);
 	if (q->closing)
 		return; /* flushed while its endpoint closes: nobody wants it */
 	if (!ok) {
-		lfv_vcq_error(vcq, op, wc);
+		lfv_vcq_error(vcq, &op, wc);
 		return;
 	}
-	if ((op->flags & LFV_OP_REPORT) && vcq->cq)
+	if (report && vcq->cq)
 		lfv_vcq_emit(vcq, sink, &comp);
 }
 

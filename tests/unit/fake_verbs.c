@@ -106,6 +106,9 @@ struct fake_dev *fake_verbs_add(const char *name, const char *ip,
 	dev->attr.max_sge = 32;
 	dev->attr.max_cq = 1 << 16;
 	dev->attr.max_cqe = 32767;
+	dev->attr.max_srq = 1 << 10;
+	dev->attr.max_srq_wr = 1 << 14;
+	dev->attr.max_srq_sge = 27;
 	dev->attr.max_mr = 1 << 18;
 	dev->attr.max_mr_size = ~0ULL;
 	dev->attr.atomic_cap = IBV_ATOMIC_HCA;
@@ -255,6 +258,33 @@ int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
 {
 	free(qp);
 	fake_open.qp--;
+	return 0;
+}
+
+struct ibv_srq *__wrap_ibv_create_srq(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq *srq;
+
+	if (attr->attr.max_wr > (uint32_t)fake_dev_of(pd->context)->attr.max_srq_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->context = pd->context;
+	srq->pd = pd;
+	fake_open.srq++;
+	return srq;
+}
+
+int __wrap_ibv_destroy_srq(struct ibv_srq *srq)
+{
+	free(srq);
+	fake_open.srq--;
 	return 0;
 }
 

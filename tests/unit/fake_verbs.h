@@ -41,7 +41,7 @@ enum fake_call {
 
 /* Objects currently open, per kind; all 0 after a clean teardown. */
 struct fake_counts {
-	int ctx, pd, cq, qp, mr, channel, cm_id, ah;
+	int ctx, pd, cq, qp, mr, channel, cm_id, ah, srq;
 };
 
 extern struct fake_counts fake_open;

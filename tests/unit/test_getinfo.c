@@ -427,7 +427,7 @@ static void test_hint_domain_attrs(void **state)
 	hints->domain_attr->cq_cnt = (1 << 16) + 1;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->domain_attr->cq_cnt = 0;
-	hints->domain_attr->max_ep_srx_ctx = 1; /* no SRX yet */
+	hints->domain_attr->max_ep_srx_ctx = 2; /* one SRQ per endpoint */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->domain_attr->max_ep_srx_ctx = 0;
 	hints->domain_attr->av_type = FI_AV_MAP;

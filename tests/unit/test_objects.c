@@ -144,6 +144,7 @@ static void test_domain_unimplemented_ops(void **state)
 {
 	struct objs *o = *state;
 	struct fi_av_attr av_attr = { 0 };
+	struct fi_rx_attr attr_big = { 0 };
 	struct fid_av *av;
 	struct fid_ep *ep;
 
@@ -155,8 +156,18 @@ static void test_domain_unimplemented_ops(void **state)
 	assert_int_equal(fi_close(&ep->fid), 0);
 	assert_int_equal(fake_open.cm_id, 0);
 	assert_int_equal(fi_endpoint(o->domain, NULL, &ep, NULL), -FI_EINVAL);
+	/* A shared receive context is an SRQ; the domain waits for it. */
 	assert_int_equal(fi_srx_context(o->domain, o->info->rx_attr, &ep, NULL),
-			 -FI_ENOSYS);
+			 0);
+	assert_int_equal(fake_open.srq, 1);
+	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&ep->fid), 0);
+	assert_int_equal(fake_open.srq, 0);
+	attr_big.size = (1 << 14) + 1;
+	assert_int_equal(fi_srx_context(o->domain, &attr_big, &ep, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_srx_context(o->domain, NULL, NULL, NULL),
+			 -FI_EINVAL);
 	assert_int_equal(fi_domain_bind(o->domain, &o->fabric->fid, 0),
 			 -FI_ENOSYS);
 }

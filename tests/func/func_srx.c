@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Shared receive contexts on soft-RoCE: two connections whose server
+ * endpoints share one fi_srx_context (an SRQ) and one CQ; receives posted
+ * once serve both, each endpoint's receive counter counts its own.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include "func_common.h"
+
+#define NCONN 2
+#define PER_CONN 3
+#define LEN 128
+#define TIMEOUT_MS 5000
+
+struct world {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_pep *pep;
+	struct fid_cq *ccq, *scq;
+	struct fid_ep *srx;
+	struct fid_ep *cli[NCONN], *srv[NCONN];
+	struct fid_cntr *rcntr[NCONN];
+	struct fid_mr *mr;
+	uint8_t buf[2 * NCONN * PER_CONN][LEN];
+};
+
+static void expect_event(struct fid_eq *eq, uint32_t want,
+			 struct fi_eq_cm_entry *entry)
+{
+	uint8_t raw[sizeof(*entry) + 64];
+	uint32_t event;
+	ssize_t ret;
+
+	ret = fi_eq_sread(eq, &event, raw, sizeof(raw), TIMEOUT_MS, 0);
+	assert_true(ret >= (ssize_t)sizeof(*entry));
+	assert_int_equal(event, want);
+	memcpy(entry, raw, sizeof(*entry));
+}
+
+static void open_world(struct world *w)
+{
+	struct fi_info *hints = func_hints(FI_EP_MSG);
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_rx_attr srx_attr = { .size = 64, .iov_limit = 1 };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_eq_cm_entry entry;
+	char addr[128];
+	size_t len = sizeof(addr);
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	hints->src_addr = NULL;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
+				    hints, &w->info), 0);
+	fi_freeinfo(hints);
+	assert_int_equal(w->info->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
+	assert_true(w->info->domain_attr->max_ep_srx_ctx >= 1);
+	assert_int_equal(fi_fabric(w->info->fabric_attr, &w->fabric, NULL), 0);
+	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
+	assert_int_equal(fi_eq_open(w->fabric, &eq_attr, &w->eq, NULL), 0);
+	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &w->ccq, NULL), 0);
+	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &w->scq, NULL), 0);
+	assert_int_equal(fi_srx_context(w->domain, &srx_attr, &w->srx, NULL),
+			 0);
+	assert_int_equal(fi_mr_reg(w->domain, w->buf, sizeof(w->buf),
+				   FI_SEND | FI_RECV, 0, 0, 0, &w->mr, NULL),
+			 0);
+	assert_int_equal(fi_passive_ep(w->fabric, w->info, &w->pep, NULL), 0);
+	assert_int_equal(fi_pep_bind(w->pep, &w->eq->fid, 0), 0);
+	assert_int_equal(fi_listen(w->pep), 0);
+	assert_int_equal(fi_getname(&w->pep->fid, addr, &len), 0);
+
+	for (i = 0; i < NCONN; i++) {
+		assert_int_equal(fi_endpoint(w->domain, w->info, &w->cli[i],
+					     NULL), 0);
+		assert_int_equal(fi_ep_bind(w->cli[i], &w->eq->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(w->cli[i], &w->ccq->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+		assert_int_equal(fi_connect(w->cli[i], addr, NULL, 0), 0);
+		expect_event(w->eq, FI_CONNREQ, &entry);
+		assert_int_equal(fi_endpoint(w->domain, entry.info,
+					     &w->srv[i], NULL), 0);
+		fi_freeinfo(entry.info);
+		assert_int_equal(fi_cntr_open(w->domain, &cntr_attr,
+					      &w->rcntr[i], NULL), 0);
+		assert_int_equal(fi_ep_bind(w->srv[i], &w->eq->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(w->srv[i], &w->scq->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+		assert_int_equal(fi_ep_bind(w->srv[i], &w->srx->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(w->srv[i], &w->rcntr[i]->fid,
+					    FI_RECV), 0);
+		assert_int_equal(fi_accept(w->srv[i], NULL, 0), 0);
+		/* Both sides report FI_CONNECTED, in either order. */
+		expect_event(w->eq, FI_CONNECTED, &entry);
+		expect_event(w->eq, FI_CONNECTED, &entry);
+	}
+}
+
+static void close_world(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < NCONN; i++) {
+		assert_int_equal(fi_close(&w->cli[i]->fid), 0);
+		assert_int_equal(fi_close(&w->srv[i]->fid), 0);
+		assert_int_equal(fi_close(&w->rcntr[i]->fid), 0);
+	}
+	assert_int_equal(fi_close(&w->srx->fid), 0);
+	assert_int_equal(fi_close(&w->pep->fid), 0);
+	assert_int_equal(fi_close(&w->mr->fid), 0);
+	assert_int_equal(fi_close(&w->ccq->fid), 0);
+	assert_int_equal(fi_close(&w->scq->fid), 0);
+	assert_int_equal(fi_close(&w->eq->fid), 0);
+	assert_int_equal(fi_close(&w->domain->fid), 0);
+	assert_int_equal(fi_close(&w->fabric->fid), 0);
+	fi_freeinfo(w->info);
+}
+
+static void read_n(struct fid_cq *cq, struct fi_cq_data_entry *e, int n)
+{
+	struct timespec start, now;
+	int got = 0;
+	ssize_t ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (got < n) {
+		ret = fi_cq_read(cq, &e[got], (size_t)(n - got));
+		if (ret > 0) {
+			got += (int)ret;
+			continue;
+		}
+		assert_int_equal(ret, -FI_EAGAIN);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		assert_true((now.tv_sec - start.tv_sec) * 1000 < TIMEOUT_MS);
+	}
+}
+
+static void test_shared_receives(void **state)
+{
+	struct fi_cq_data_entry e[NCONN * PER_CONN];
+	const int total = NCONN * PER_CONN;
+	uint8_t *rbuf, *sbuf;
+	bool seen[NCONN * PER_CONN] = { false };
+	struct world w;
+	int i, c, tag;
+
+	(void)state;
+	open_world(&w);
+	/* Receives go to the shared context; one of them through an
+	 * endpoint bound to it (it forwards). */
+	for (i = 0; i < total; i++) {
+		rbuf = w.buf[i];
+		if (i == 0)
+			assert_int_equal(fi_recv(w.srv[0], rbuf, LEN,
+						 fi_mr_desc(w.mr), 0, rbuf), 0);
+		else
+			assert_int_equal(fi_recv(w.srx, rbuf, LEN,
+						 fi_mr_desc(w.mr), 0, rbuf), 0);
+	}
+	for (c = 0; c < NCONN; c++) {
+		for (i = 0; i < PER_CONN; i++) {
+			sbuf = w.buf[total + c * PER_CONN + i];
+			memset(sbuf, c * PER_CONN + i + 1, LEN);
+			assert_int_equal(fi_send(w.cli[c], sbuf, 16 + c,
+						 fi_mr_desc(w.mr), 0, NULL), 0);
+		}
+	}
+	read_n(w.ccq, e, total);
+	read_n(w.scq, e, total);
+	for (i = 0; i < total; i++) {
+		assert_int_equal(e[i].flags, FI_RECV | FI_MSG);
+		rbuf = e[i].op_context;
+		assert_ptr_equal(e[i].buf, rbuf);
+		tag = rbuf[0];
+		assert_true(tag >= 1 && tag <= total);
+		assert_false(seen[tag - 1]);
+		seen[tag - 1] = true;
+		/* The length says which connection it came through. */
+		assert_int_equal(e[i].len, 16 + (tag - 1) / PER_CONN);
+	}
+	for (c = 0; c < NCONN; c++)
+		assert_int_equal(fi_cntr_read(w.rcntr[c]), PER_CONN);
+	/* The shared context outlives nothing bound to it. */
+	assert_int_equal(fi_close(&w.srx->fid), -FI_EBUSY);
+	close_world(&w);
+}
+
+static void test_srx_bad_input(void **state)
+{
+	struct fi_rx_attr huge = { .size = (size_t)1 << 30 };
+	struct world w;
+	struct fid_ep *srx;
+	uint8_t byte;
+
+	(void)state;
+	open_world(&w);
+	assert_int_equal(fi_srx_context(w.domain, &huge, &srx, NULL),
+			 -FI_EINVAL);
+	/* An enabled endpoint takes no more bindings. */
+	assert_int_equal(fi_ep_bind(w.srv[0], &w.srx->fid, 0), -FI_EOPBADSTATE);
+	/* A shared receive context does not send. */
+	assert_int_equal(fi_send(w.srx, &byte, 1, NULL, 0, NULL), -FI_ENOSYS);
+	close_world(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shared_receives),
+		cmocka_unit_test(test_srx_bad_input),
+	};
+
+	func_require_device();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
