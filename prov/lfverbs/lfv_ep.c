@@ -136,6 +136,20 @@ static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EINVAL;
 		}
 		return lfv_srx_attach(ep->srx, ep);
+	case FI_CLASS_STX_CTX:
+		if (ep->stx)
+			return -FI_EINVAL;
+		if (flags)
+			return -FI_EBADFLAGS;
+		ep->stx = lfv_container_of(bfid, struct lfv_stx, stx_fid.fid);
+		if (ep->stx->domain != ep->domain) {
+			ep->stx = NULL;
+			return -FI_EINVAL;
+		}
+		lfv_ref_get(&ep->stx->ref);
+		/* Its attributes become this endpoint's transmit defaults. */
+		ep->tx.op_flags = ep->stx->attr.op_flags;
+		return 0;
 	case FI_CLASS_AV:
 		av = lfv_av_from_fid(bfid);
 		if (!av || ep->type != FI_EP_DGRAM || ep->av)
@@ -394,6 +408,8 @@ static void lfv_ep_free(struct lfv_ep *ep)
 		lfv_av_release(ep->av);
 	if (ep->srx)
 		lfv_srx_detach(ep->srx, ep);
+	if (ep->stx)
+		lfv_ref_put(&ep->stx->ref);
 	lfv_queue_fini(&ep->tx);
 	lfv_queue_fini(&ep->rx);
 	lfv_ref_put(&ep->domain->ref);

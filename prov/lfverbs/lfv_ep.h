@@ -158,6 +158,17 @@ struct lfv_srx {
 
 int lfv_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context);
+
+/* A shared transmit context: logical (lfv_stx.c). */
+struct lfv_stx {
+	struct fid_stx stx_fid;
+	struct lfv_domain *domain;
+	struct fi_tx_attr attr;
+	lfv_atomic32_t ref;		/* 1 + bound endpoints */
+};
+
+int lfv_stx_context(struct fid_domain *domain, struct fi_tx_attr *attr,
+		    struct fid_stx **stx, void *context);
 int lfv_srx_attach(struct lfv_srx *srx, struct lfv_ep *ep);
 void lfv_srx_detach(struct lfv_srx *srx, struct lfv_ep *ep);
 struct lfv_ep *lfv_srx_find_ep(struct lfv_srx *srx, uint32_t qp_num);
@@ -214,6 +225,7 @@ struct lfv_ep {
 	struct lfv_av *av;		/* DGRAM */
 	struct lfv_cq *tx_cq, *rx_cq;	/* bound CQs (may be NULL) */
 	struct lfv_srx *srx;		/* receives come from here */
+	struct lfv_stx *stx;		/* bound transmit context, if any */
 	struct lfv_queue tx;
 	struct lfv_queue rx;
 	struct lfv_cntr *cntr_read, *cntr_write;

@@ -139,7 +139,7 @@ static int lfv_template_domain(struct fi_domain_attr *dom,
 	dom->rx_ctx_cnt = (size_t)dev->attr.max_qp;
 	dom->max_ep_tx_ctx = 1;
 	dom->max_ep_rx_ctx = 1;
-	dom->max_ep_stx_ctx = 0;
+	dom->max_ep_stx_ctx = 1;
 	dom->max_ep_srx_ctx = 1;
 	dom->cntr_cnt = LFV_MAX_CNTRS;
 	dom->mr_iov_limit = 1;
@@ -319,7 +319,8 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 		return lfv_mismatch(dev, "ordering size");
 	if (user->mem_tag_format && !(prov->mem_tag_format))
 		return lfv_mismatch(dev, "tag format");
-	if (user->tx_ctx_cnt > prov->tx_ctx_cnt ||
+	if ((user->tx_ctx_cnt > prov->tx_ctx_cnt &&
+	     user->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
 	    (user->rx_ctx_cnt > prov->rx_ctx_cnt &&
 	     !(user->rx_ctx_cnt == FI_SHARED_CONTEXT &&
 	       prov->type == FI_EP_MSG)))
@@ -460,6 +461,9 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	if (hints && hints->ep_attr &&
 	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
 		info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	if (hints && hints->ep_attr &&
+	    hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
+		info->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
 	if (!udom)
 		return;
 	if (udom->threading != FI_THREAD_UNSPEC)

@@ -2,7 +2,8 @@
 /*
  * Shared receive contexts on soft-RoCE: two connections whose server
  * endpoints share one fi_srx_context (an SRQ) and one CQ; receives posted
- * once serve both, each endpoint's receive counter counts its own.
+ * once serve both, each endpoint's receive counter counts its own. The
+ * client endpoints share one fi_stx_context.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@ struct world {
 	struct fid_pep *pep;
 	struct fid_cq *ccq, *scq;
 	struct fid_ep *srx;
+	struct fid_stx *stx;
 	struct fid_ep *cli[NCONN], *srv[NCONN];
 	struct fid_cntr *rcntr[NCONN];
 	struct fid_mr *mr;
@@ -64,6 +66,7 @@ static void open_world(struct world *w)
 
 	memset(w, 0, sizeof(*w));
 	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
 	hints->src_addr = NULL;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
 				    hints, &w->info), 0);
@@ -77,6 +80,8 @@ static void open_world(struct world *w)
 	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &w->scq, NULL), 0);
 	assert_int_equal(fi_srx_context(w->domain, &srx_attr, &w->srx, NULL),
 			 0);
+	assert_int_equal(fi_stx_context(w->domain, w->info->tx_attr, &w->stx,
+					NULL), 0);
 	assert_int_equal(fi_mr_reg(w->domain, w->buf, sizeof(w->buf),
 				   FI_SEND | FI_RECV, 0, 0, 0, &w->mr, NULL),
 			 0);
@@ -89,6 +94,7 @@ static void open_world(struct world *w)
 		assert_int_equal(fi_endpoint(w->domain, w->info, &w->cli[i],
 					     NULL), 0);
 		assert_int_equal(fi_ep_bind(w->cli[i], &w->eq->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(w->cli[i], &w->stx->fid, 0), 0);
 		assert_int_equal(fi_ep_bind(w->cli[i], &w->ccq->fid,
 					    FI_TRANSMIT | FI_RECV), 0);
 		assert_int_equal(fi_connect(w->cli[i], addr, NULL, 0), 0);
@@ -121,6 +127,7 @@ static void close_world(struct world *w)
 		assert_int_equal(fi_close(&w->rcntr[i]->fid), 0);
 	}
 	assert_int_equal(fi_close(&w->srx->fid), 0);
+	assert_int_equal(fi_close(&w->stx->fid), 0);
 	assert_int_equal(fi_close(&w->pep->fid), 0);
 	assert_int_equal(fi_close(&w->mr->fid), 0);
 	assert_int_equal(fi_close(&w->ccq->fid), 0);
@@ -197,6 +204,7 @@ static void test_shared_receives(void **state)
 		assert_int_equal(fi_cntr_read(w.rcntr[c]), PER_CONN);
 	/* The shared context outlives nothing bound to it. */
 	assert_int_equal(fi_close(&w.srx->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&w.stx->fid), -FI_EBUSY);
 	close_world(&w);
 }
 

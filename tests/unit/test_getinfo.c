@@ -430,6 +430,9 @@ static void test_hint_domain_attrs(void **state)
 	hints->domain_attr->max_ep_srx_ctx = 2; /* one SRQ per endpoint */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->domain_attr->max_ep_srx_ctx = 0;
+	hints->domain_attr->max_ep_stx_ctx = 2; /* one per endpoint */
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->domain_attr->max_ep_stx_ctx = 0;
 	hints->domain_attr->av_type = FI_AV_MAP;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
@@ -478,8 +481,16 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->ep_attr->protocol = FI_PROTO_IB_UD;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->ep_attr->protocol = 0;
-	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	hints->ep_attr->tx_ctx_cnt = 2; /* no scalable endpoints */
 	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; /* fi_stx_context */
+	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT; /* fi_srx_context */
+	hints->ep_attr->type = FI_EP_MSG;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->ep_attr->tx_ctx_cnt, FI_SHARED_CONTEXT);
+	assert_int_equal(info->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
+	assert_int_equal(info->domain_attr->max_ep_srx_ctx, 1);
+	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
 

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Shared transmit contexts (fi_stx_context). A verbs send queue belongs to
+ * one queue pair, so an lfverbs transmit context is shared logically:
+ * endpoints bound to it keep their own send queues, take its attributes
+ * (op_flags) as defaults, and report to their own CQs and counters, which
+ * is what fi_endpoint(3) lets applications observe. fi_lfverbs(7) says so.
+ */
+#include <stdlib.h>
+
+#include "lfv_ep.h"
+#include "lfv_stubs.h"
+
+static struct lfv_stx *lfv_stx_of(struct fid *fid)
+{
+	return lfv_container_of(fid, struct lfv_stx, stx_fid.fid);
+}
+
+static int lfv_stx_close(struct fid *fid)
+{
+	struct lfv_stx *stx = lfv_stx_of(fid);
+
+	if (lfv_ref_read(&stx->ref) > 1)
+		return -FI_EBUSY;
+	lfv_ref_put(&stx->domain->ref);
+	free(stx);
+	return 0;
+}
+
+static struct fi_ops lfv_stx_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_stx_close,
+	.bind = lfv_no_bind,
+	.control = lfv_no_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+static ssize_t lfv_stx_cancel(fid_t fid, void *context)
+{
+	(void)fid; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int lfv_stx_getopt(fid_t fid, int level, int optname, void *optval,
+			  size_t *optlen)
+{
+	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	return -FI_ENOPROTOOPT;
+}
+
+static int lfv_stx_setopt(fid_t fid, int level, int optname,
+			  const void *optval, size_t optlen)
+{
+	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	return -FI_ENOPROTOOPT;
+}
+
+static int lfv_stx_tx_ctx(struct fid_ep *sep, int index,
+			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			  void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int lfv_stx_rx_ctx(struct fid_ep *sep, int index,
+			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			  void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t lfv_stx_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_ep lfv_stx_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lfv_stx_cancel,
+	.getopt = lfv_stx_getopt,
+	.setopt = lfv_stx_setopt,
+	.tx_ctx = lfv_stx_tx_ctx,
+	.rx_ctx = lfv_stx_rx_ctx,
+	.rx_size_left = lfv_stx_size_left,
+	.tx_size_left = lfv_stx_size_left,
+};
+
+int lfv_stx_context(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
+		    struct fid_stx **stx_fid, void *context)
+{
+	struct lfv_domain *domain;
+	struct lfv_stx *stx;
+
+	if (!domain_fid || !stx_fid)
+		return -FI_EINVAL;
+	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+	if (attr && (attr->size > (size_t)domain->dev->attr.max_qp_wr ||
+		     attr->iov_limit > (size_t)domain->dev->attr.max_sge ||
+		     attr->inject_size > domain->dev->max_inline))
+		return -FI_EINVAL;
+	stx = calloc(1, sizeof(*stx));
+	if (!stx)
+		return -FI_ENOMEM;
+	stx->domain = domain;
+	if (attr)
+		stx->attr = *attr;
+	atomic_init(&stx->ref, 1);
+	stx->stx_fid.fid.fclass = FI_CLASS_STX_CTX;
+	stx->stx_fid.fid.context = context;
+	stx->stx_fid.fid.ops = &lfv_stx_fi_ops;
+	stx->stx_fid.ops = &lfv_stx_ops;
+	lfv_ref_get(&domain->ref);
+	*stx_fid = &stx->stx_fid;
+	return 0;
+}
