@@ -15,6 +15,8 @@ struct lfv_params {
 	size_t tx_iov_limit;	/* default tx sge count */
 	size_t rx_iov_limit;	/* default rx sge count */
 	size_t inline_size;	/* default inject size; 0 = device maximum */
+	size_t bounce_size;	/* buffered receives: bytes per buffer */
+	size_t buffered_recv;	/* 1: every MSG endpoint buffers receives */
 };
 
 extern struct lfv_params lfv_params;

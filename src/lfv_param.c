@@ -11,6 +11,8 @@ struct lfv_params lfv_params = {
 	.tx_iov_limit = 4,
 	.rx_iov_limit = 4,
 	.inline_size = 0,
+	.bounce_size = 16384,
+	.buffered_recv = 0,
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -48,4 +50,12 @@ void lfv_params_init(void)
 	lfv_param_size("inline_size", &lfv_params.inline_size,
 		       "Default inject size in bytes, capped at the device's "
 		       "probed max_inline_data; 0 means the device maximum");
+	lfv_param_size("bounce_size", &lfv_params.bounce_size,
+		       "Bytes of each provider receive buffer of MSG endpoints "
+		       "that buffer receives (FI_MULTI_RECV); also their "
+		       "max_msg_size");
+	lfv_param_size("buffered_recv", &lfv_params.buffered_recv,
+		       "1: every MSG endpoint receives through provider "
+		       "buffers (one copy), which makes fi_cancel of receives "
+		       "possible; 0: only endpoints with FI_MULTI_RECV do");
 }

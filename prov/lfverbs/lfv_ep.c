@@ -240,6 +240,13 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 		lfv_ep_detach_queues(ep);
 		return ret;
 	}
+	if (ep->brx) {
+		/* The QP (INIT already) takes the bounce buffers now; the
+		 * close path cleans up after a failure. */
+		ret = lfv_brx_enable(ep);
+		if (ret)
+			return ret;
+	}
 	ep->state = LFV_EP_ENABLED;
 	return 0;
 }
@@ -328,9 +335,14 @@ static int lfv_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 
 static ssize_t lfv_ep_cancel(fid_t fid, void *context)
 {
-	(void)fid; (void)context;
-	/* Verbs cannot take back one posted receive. */
-	return -FI_ENOSYS;
+	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+
+	/* Verbs cannot take back a receive the hardware holds: only the
+	 * buffered path (lfv_brx.c) keeps receives where they can be
+	 * cancelled. */
+	if (!ep->brx)
+		return -FI_ENOSYS;
+	return lfv_brx_cancel(ep, context);
 }
 
 static ssize_t lfv_queue_left(const struct lfv_queue *q)
@@ -345,6 +357,8 @@ static ssize_t lfv_ep_rx_size_left(struct fid_ep *ep_fid)
 
 	if (ep->state == LFV_EP_IDLE)
 		return -FI_EOPBADSTATE;
+	if (ep->brx)
+		return lfv_brx_size_left(ep);
 	return lfv_queue_left(&ep->rx);
 }
 
@@ -410,6 +424,7 @@ static void lfv_ep_free(struct lfv_ep *ep)
 		lfv_srx_detach(ep->srx, ep);
 	if (ep->stx)
 		lfv_ref_put(&ep->stx->ref);
+	lfv_brx_free(ep);
 	lfv_queue_fini(&ep->tx);
 	lfv_queue_fini(&ep->rx);
 	lfv_ref_put(&ep->domain->ref);
@@ -595,15 +610,23 @@ int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 	if (ret)
 		goto free_info;
 	lfv_ep_init_fids(ep, context);
+	ep->min_multi_recv = LFV_MIN_MULTI_RECV;
+	if (lfv_brx_wanted(info)) {
+		ret = lfv_brx_init(ep);
+		if (ret)
+			goto fini_queues;
+	}
 	if (ep->type == FI_EP_MSG) {
 		ret = lfv_cm_ep_open(ep, info);
 		if (ret)
-			goto fini_queues;
+			goto free_brx;
 	}
 	lfv_ref_get(&domain->ref);
 	*ep_fid = &ep->ep_fid;
 	return 0;
 
+free_brx:
+	lfv_brx_free(ep);
 fini_queues:
 	lfv_queue_fini(&ep->rx);
 	lfv_queue_fini(&ep->tx);

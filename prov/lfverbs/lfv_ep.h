@@ -50,6 +50,8 @@
 /* Space a UD receive gets in front of the payload: the GRH. */
 #define LFV_GRH_SIZE 40
 #define LFV_UD_QKEY 0x11111111u
+/* FI_OPT_MIN_MULTI_RECV until the application sets it. */
+#define LFV_MIN_MULTI_RECV 64
 
 /* Set on an op that must show up in the CQ (not only in counters). */
 #define LFV_OP_REPORT (1ULL << 63)
@@ -159,6 +161,20 @@ struct lfv_srx {
 int lfv_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context);
 
+/* Buffered receives (lfv_brx.c): FI_MULTI_RECV and fi_cancel. */
+struct lfv_brx;
+bool lfv_brx_wanted(const struct fi_info *info);
+int lfv_brx_init(struct lfv_ep *ep);
+int lfv_brx_enable(struct lfv_ep *ep);
+void lfv_brx_free(struct lfv_ep *ep);
+size_t lfv_brx_arrived(struct lfv_ep *ep, const struct lfv_op *op,
+		       const struct ibv_wc *wc, struct lfv_cq_comp comp[2]);
+ssize_t lfv_brx_post(struct lfv_ep *ep, const struct iovec *iov, size_t count,
+		     void *context, uint64_t flags);
+ssize_t lfv_brx_cancel(struct lfv_ep *ep, void *context);
+void lfv_brx_flush(struct lfv_ep *ep);
+ssize_t lfv_brx_size_left(struct lfv_ep *ep);
+
 /* A shared transmit context: logical (lfv_stx.c). */
 struct lfv_stx {
 	struct fid_stx stx_fid;
@@ -226,6 +242,7 @@ struct lfv_ep {
 	struct lfv_cq *tx_cq, *rx_cq;	/* bound CQs (may be NULL) */
 	struct lfv_srx *srx;		/* receives come from here */
 	struct lfv_stx *stx;		/* bound transmit context, if any */
+	struct lfv_brx *brx;		/* buffered receives (lfv_brx.c) */
 	struct lfv_queue tx;
 	struct lfv_queue rx;
 	struct lfv_cntr *cntr_read, *cntr_write;

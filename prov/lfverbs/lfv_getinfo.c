@@ -413,8 +413,10 @@ static uint64_t lfv_narrow_caps(uint64_t prov, uint64_t user)
 {
 	uint64_t primary, modifiers, secondary;
 
+	/* No hints: everything but FI_MULTI_RECV, which changes how the
+	 * endpoint receives (buffered, lfv_brx.c) and is only had by asking. */
 	if (!user)
-		return prov;
+		return prov & ~(uint64_t)FI_MULTI_RECV;
 	primary = user & LFV_PRIMARY_CAPS ? user & LFV_PRIMARY_CAPS :
 					    prov & LFV_PRIMARY_CAPS;
 	modifiers = user & LFV_CAP_MODIFIERS ? user & LFV_CAP_MODIFIERS :
@@ -458,6 +460,11 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	info->rx_attr->iov_limit = lfv_pick_size(urx ? urx->iov_limit : 0,
 		lfv_params.rx_iov_limit, info->rx_attr->iov_limit);
 
+	/* Buffered receives carry at most one provider buffer. */
+	if (info->ep_attr->type == FI_EP_MSG &&
+	    ((info->caps & FI_MULTI_RECV) || lfv_params.buffered_recv) &&
+	    info->ep_attr->max_msg_size > lfv_params.bounce_size)
+		info->ep_attr->max_msg_size = lfv_params.bounce_size;
 	if (hints && hints->ep_attr &&
 	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
 		info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;

@@ -15,7 +15,7 @@
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \
 			  FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |          \
 			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
-#define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE)
+#define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
 
 static struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
 {
@@ -230,6 +230,10 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 
 	if (ep->srx) /* receives of a bound endpoint go to the shared queue */
 		return lfv_srx_post(ep->srx, iov, desc, count, context, flags);
+	if (ep->brx)
+		return lfv_brx_post(ep, iov, count, context, flags);
+	if (flags & FI_MULTI_RECV)
+		return -FI_EINVAL; /* only buffered endpoints */
 	if (count > ep->info->rx_attr->iov_limit || count > LFV_MAX_SGE)
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM)

@@ -182,6 +182,18 @@ static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
 	lfv_store_release64(&q->head, last + 1);
 }
 
+static void lfv_vcq_buffered(struct lfv_vcq *vcq, struct lfv_ep *ep,
+			     const struct lfv_op *op, const struct ibv_wc *wc,
+			     struct lfv_sink *sink)
+{
+	struct lfv_cq_comp comp[2];
+	size_t n, i;
+
+	n = lfv_brx_arrived(ep, op, wc, comp);
+	for (i = 0; i < n && vcq->cq; i++)
+		lfv_vcq_emit(vcq, sink, &comp[i]);
+}
+
 static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 			      struct lfv_sink *sink)
 {
@@ -202,6 +214,17 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		comp.len = op.len;
 		report = op.flags & LFV_OP_REPORT;
 		lfv_vcq_retire_tx(q, slot);
+	} else if (ep && ep->brx && !q->srx) {
+		/* A bounce buffer: the message goes to the software queue.
+		 * Release: pairs with the acquire in lfv_queue_next. */
+		lfv_store_release64(&q->head, lfv_load_relaxed64(&q->head) + 1);
+		if (q->closing)
+			return;
+		if (ok)
+			lfv_vcq_buffered(vcq, ep, &op, wc, sink);
+		else	/* the QP failed: waiting receives end too */
+			lfv_brx_flush(ep);
+		return;
 	} else {
 		lfv_vcq_recv_comp(ep, &op, wc, &comp);
 		report = lfv_vcq_rx_report(ep, op.flags);

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Buffered receives on soft-RoCE (MSG endpoints opened with FI_MULTI_RECV):
+ * multi-receive buffers carved message by message and released below
+ * FI_OPT_MIN_MULTI_RECV, messages that arrive before any receive, fi_cancel
+ * of a posted receive (FI_ECANCELED), truncation (FI_ETRUNC).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include "func_common.h"
+
+#define TIMEOUT_MS 5000
+
+struct pair {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_pep *pep;
+	struct fid_cq *ccq, *scq;
+	struct fid_ep *cli, *srv;
+	struct fid_mr *mr;
+	uint8_t sbuf[8][256];
+	uint8_t rbuf[2048];
+};
+
+static void expect_event(struct fid_eq *eq, uint32_t want,
+			 struct fi_eq_cm_entry *entry)
+{
+	uint8_t raw[sizeof(*entry) + 64];
+	uint32_t event;
+
+	assert_true(fi_eq_sread(eq, &event, raw, sizeof(raw), TIMEOUT_MS, 0) >=
+		    (ssize_t)sizeof(*entry));
+	assert_int_equal(event, want);
+	memcpy(entry, raw, sizeof(*entry));
+}
+
+static void pair_open(struct pair *p)
+{
+	struct fi_info *hints = func_hints(FI_EP_MSG);
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_eq_cm_entry entry;
+	size_t min = 100, len;
+	char addr[128];
+
+	memset(p, 0, sizeof(*p));
+	hints->caps = FI_MSG | FI_MULTI_RECV;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
+				    hints, &p->info), 0);
+	fi_freeinfo(hints);
+	assert_true(p->info->caps & FI_MULTI_RECV);
+	assert_int_equal(fi_fabric(p->info->fabric_attr, &p->fabric, NULL), 0);
+	assert_int_equal(fi_domain(p->fabric, p->info, &p->domain, NULL), 0);
+	assert_int_equal(fi_eq_open(p->fabric, &eq_attr, &p->eq, NULL), 0);
+	assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->ccq, NULL), 0);
+	assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->scq, NULL), 0);
+	assert_int_equal(fi_mr_reg(p->domain, p, sizeof(*p), FI_SEND | FI_RECV,
+				   0, 0, 0, &p->mr, NULL), 0);
+	assert_int_equal(fi_passive_ep(p->fabric, p->info, &p->pep, NULL), 0);
+	assert_int_equal(fi_pep_bind(p->pep, &p->eq->fid, 0), 0);
+	assert_int_equal(fi_listen(p->pep), 0);
+	len = sizeof(addr);
+	assert_int_equal(fi_getname(&p->pep->fid, addr, &len), 0);
+	assert_int_equal(fi_endpoint(p->domain, p->info, &p->cli, NULL), 0);
+	assert_int_equal(fi_ep_bind(p->cli, &p->eq->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(p->cli, &p->ccq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_connect(p->cli, addr, NULL, 0), 0);
+	expect_event(p->eq, FI_CONNREQ, &entry);
+	assert_int_equal(fi_endpoint(p->domain, entry.info, &p->srv, NULL), 0);
+	fi_freeinfo(entry.info);
+	assert_int_equal(fi_ep_bind(p->srv, &p->eq->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(p->srv, &p->scq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_setopt(&p->srv->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
+			 0);
+	assert_int_equal(fi_accept(p->srv, NULL, 0), 0);
+	expect_event(p->eq, FI_CONNECTED, &entry);
+	expect_event(p->eq, FI_CONNECTED, &entry);
+}
+
+static void pair_close(struct pair *p)
+{
+	assert_int_equal(fi_close(&p->cli->fid), 0);
+	assert_int_equal(fi_close(&p->srv->fid), 0);
+	assert_int_equal(fi_close(&p->pep->fid), 0);
+	assert_int_equal(fi_close(&p->mr->fid), 0);
+	assert_int_equal(fi_close(&p->ccq->fid), 0);
+	assert_int_equal(fi_close(&p->scq->fid), 0);
+	assert_int_equal(fi_close(&p->eq->fid), 0);
+	assert_int_equal(fi_close(&p->domain->fid), 0);
+	assert_int_equal(fi_close(&p->fabric->fid), 0);
+	fi_freeinfo(p->info);
+}
+
+/* Reads one entry within the timeout; returns what fi_cq_read said. */
+static ssize_t read_one(struct fid_cq *cq, struct fi_cq_data_entry *e)
+{
+	struct timespec start, now;
+	ssize_t ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		ret = fi_cq_read(cq, e, 1);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 > TIMEOUT_MS)
+			return ret;
+	}
+}
+
+static void send_n(struct pair *p, int n, size_t len, int first)
+{
+	struct fi_cq_data_entry e;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memset(p->sbuf[i], first + i, len);
+		assert_int_equal(fi_send(p->cli, p->sbuf[i], len,
+					 fi_mr_desc(p->mr), 0, NULL), 0);
+		assert_int_equal(read_one(p->ccq, &e), 1);
+	}
+}
+
+static void test_multi_recv(void **state)
+{
+	struct fi_msg msg;
+	struct iovec iov;
+	struct fi_cq_data_entry e;
+	void *desc;
+	struct pair p;
+	int i;
+
+	(void)state;
+	pair_open(&p);
+	desc = fi_mr_desc(p.mr);
+	iov = (struct iovec){ .iov_base = p.rbuf, .iov_len = 1024 };
+	msg = (struct fi_msg){ .msg_iov = &iov, .desc = &desc,
+			       .iov_count = 1, .context = &p };
+	assert_int_equal(fi_recvmsg(p.srv, &msg, FI_MULTI_RECV), 0);
+	send_n(&p, 5, 200, 1);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(read_one(p.scq, &e), 1);
+		assert_ptr_equal(e.op_context, &p);
+		assert_int_equal(e.len, 200);
+		/* Carved in order from the one buffer. */
+		assert_ptr_equal(e.buf, p.rbuf + 200 * i);
+		assert_int_equal(p.rbuf[200 * i], i + 1);
+		assert_int_equal(p.rbuf[200 * i + 199], i + 1);
+		/* 24 bytes left after the fifth: below 100, released. */
+		assert_int_equal(e.flags, FI_RECV | FI_MSG |
+				 (i == 4 ? FI_MULTI_RECV : 0));
+	}
+	pair_close(&p);
+}
+
+static void test_unexpected_then_posted(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct pair p;
+	int i;
+
+	(void)state;
+	pair_open(&p);
+	/* Sends complete before any receive exists: the data waits. */
+	send_n(&p, 3, 64, 10);
+	assert_int_equal(fi_cq_read(p.scq, &e, 1), -FI_EAGAIN);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(fi_recv(p.srv, p.rbuf + 100 * i, 100,
+					 fi_mr_desc(p.mr), 0, p.rbuf + 100 * i),
+				 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(read_one(p.scq, &e), 1);
+		assert_ptr_equal(e.op_context, p.rbuf + 100 * i);
+		assert_int_equal(e.len, 64);
+		assert_int_equal(p.rbuf[100 * i], 10 + i);
+	}
+	pair_close(&p);
+}
+
+static void test_cancel_and_truncate(void **state)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_data_entry e;
+	struct pair p;
+	int tag;
+
+	(void)state;
+	pair_open(&p);
+	assert_int_equal(fi_recv(p.srv, p.rbuf, 100, fi_mr_desc(p.mr), 0,
+				 &tag), 0);
+	assert_int_equal(fi_cancel(&p.srv->fid, &tag), 0);
+	assert_int_equal(fi_cq_read(p.scq, &e, 1), -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(p.scq, &err, 0), 1);
+	assert_int_equal(err.err, FI_ECANCELED);
+	assert_ptr_equal(err.op_context, &tag);
+	/* Gone already; and never posted. */
+	assert_int_equal(fi_cancel(&p.srv->fid, &tag), -FI_ENOENT);
+	assert_int_equal(fi_cancel(&p.srv->fid, &p), -FI_ENOENT);
+
+	/* A message longer than the receive: FI_ETRUNC with the overflow. */
+	assert_int_equal(fi_recv(p.srv, p.rbuf, 100, fi_mr_desc(p.mr), 0,
+				 &tag), 0);
+	send_n(&p, 1, 160, 7);
+	assert_int_equal(read_one(p.scq, &e), -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(p.scq, &err, 0), 1);
+	assert_int_equal(err.err, FI_ETRUNC);
+	assert_int_equal(err.olen, 60);
+	assert_int_equal(p.rbuf[99], 7);
+	/* The connection goes on. */
+	assert_int_equal(fi_recv(p.srv, p.rbuf, 100, fi_mr_desc(p.mr), 0,
+				 &tag), 0);
+	send_n(&p, 1, 50, 9);
+	assert_int_equal(read_one(p.scq, &e), 1);
+	assert_int_equal(e.len, 50);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_multi_recv),
+		cmocka_unit_test(test_unexpected_then_posted),
+		cmocka_unit_test(test_cancel_and_truncate),
+	};
+
+	func_require_device();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
