@@ -266,6 +266,10 @@ static struct ibv_ah *lfv_av_create_ah(struct lfv_av *av,
 	struct ibv_ah *ah;
 
 	memcpy(attr.grh.dgid.raw, name->gid, sizeof(attr.grh.dgid.raw));
+	/* fi_tc_dscp_set() in the domain's tx_attr: the GRH traffic class
+	 * carries DSCP in its upper six bits. */
+	attr.grh.traffic_class = lfv_tos(av->domain->info->tx_attr ?
+					 av->domain->info->tx_attr->tclass : 0);
 	if (dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
 		attr.dlid = name->lid;
 	errno = 0;

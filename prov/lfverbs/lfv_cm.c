@@ -563,6 +563,7 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 {
 	struct lfv_ep *ep = lfv_ep_of_fid(&ep_fid->fid);
 	struct lfv_cm_data d;
+	uint8_t tos;
 	int ret;
 
 	if (!addr)
@@ -582,6 +583,15 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	}
 	memcpy(ep->cm_data, d.buf, sizeof(d.buf));
 	ep->cm_data_len = d.len;
+	tos = lfv_tos(ep->info->tx_attr->tclass);
+	if (tos) {
+		/* Before the route is resolved: it carries the class. */
+		ret = lfv_verbs_ret(rdma_set_option(ep->id, RDMA_OPTION_ID,
+						    RDMA_OPTION_ID_TOS, &tos,
+						    sizeof(tos)));
+		if (ret)
+			goto unlock;
+	}
 	ret = lfv_verbs_ret(rdma_resolve_addr(ep->id, NULL,
 					      (struct sockaddr *)addr,
 					      LFV_CM_TIMEOUT_MS));

@@ -172,6 +172,13 @@ int lfv_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, uint64_t flags, void *context);
 extern struct fi_ops_mr lfv_mr_ops;
 
+/* The IP TOS / GRH traffic class for a libfabric tclass: DSCP from
+ * fi_tc_dscp_set(), 0 (best effort) otherwise. */
+static inline uint8_t lfv_tos(uint32_t tclass)
+{
+	return (uint8_t)(fi_tc_dscp_get(tclass) << 2);
+}
+
 /* Translates fi_mr access bits to ibv access flags; -FI_EINVAL on junk. */
 int lfv_mr_access_to_ibv(uint64_t access, const struct ibv_device_attr *attr,
 			 int *ibv_access);

@@ -56,8 +56,17 @@ static void side_open(struct bed *b, struct side *s, enum fi_wait_obj wait)
 			 0);
 }
 
+static void bed_open_tc(struct bed *b, enum fi_progress progress,
+			enum fi_wait_obj wait, uint32_t tclass);
+
 static void bed_open(struct bed *b, enum fi_progress progress,
 		     enum fi_wait_obj wait)
+{
+	bed_open_tc(b, progress, wait, 0);
+}
+
+static void bed_open_tc(struct bed *b, enum fi_progress progress,
+			enum fi_wait_obj wait, uint32_t tclass)
 {
 	struct fi_info *hints = func_hints(FI_EP_DGRAM);
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -72,6 +81,7 @@ static void bed_open(struct bed *b, enum fi_progress progress,
 				    &b->info), 0);
 	fi_freeinfo(hints);
 	assert_true(b->info->caps & FI_SOURCE);
+	b->info->tx_attr->tclass = tclass;
 	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
 	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
 	assert_int_equal(fi_av_open(b->domain, &av_attr, &b->av, NULL), 0);
@@ -232,6 +242,27 @@ static void test_more_chain(void **state)
 	bed_close(&b);
 }
 
+/* A DSCP traffic class (fi_tc_dscp_set) goes into the address handles;
+ * traffic still flows. */
+static void test_traffic_class(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct bed b;
+	fi_addr_t src;
+
+	(void)state;
+	bed_open_tc(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE, fi_tc_dscp_set(46));
+	assert_int_equal(fi_tc_dscp_get(b.info->tx_attr->tclass), 46);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, NULL), 0);
+	assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf[0], 40,
+				 fi_mr_desc(b.s[0].mr), b.s[0].peer, NULL), 0);
+	read_one(b.s[1].cq, &e, &src);
+	assert_int_equal(e.len, 40);
+	assert_int_equal(src, b.s[1].peer);
+	bed_close(&b);
+}
+
 struct late_send {
 	struct side *from;
 	int delay_ms;
@@ -337,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_exchange_with_source),
 		cmocka_unit_test(test_data_and_inject),
 		cmocka_unit_test(test_more_chain),
+		cmocka_unit_test(test_traffic_class),
 		cmocka_unit_test(test_auto_progress_mutex_cond),
 		cmocka_unit_test(test_fd_sread),
 		cmocka_unit_test(test_bad_input),
