@@ -68,8 +68,11 @@ static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 	uint64_t operand = 0, compare = 0;
 	int ret;
 
-	if (ep->type != FI_EP_MSG || !ep->amo_mr)
+	if (ep->type != FI_EP_MSG ||
+	    ep->domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
 		return -FI_EOPNOTSUPP;
+	if (!ep->qp || !ep->amo_mr)
+		return -FI_EOPBADSTATE; /* not enabled */
 	ret = lfv_amo_valid(a->kind, a->datatype, a->op, NULL);
 	if (ret)
 		return ret;

@@ -33,8 +33,8 @@ static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
 		return -FI_EBADFLAGS;
 	if (cq->owner)
 		return -FI_EINVAL; /* a peer CQ cannot hold our completions */
-	if (((flags & FI_TRANSMIT) && ep->tx.vcq) ||
-	    ((flags & FI_RECV) && ep->rx.vcq))
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
 		return -FI_EINVAL; /* one CQ per direction */
 	if (flags & FI_TRANSMIT) {
 		ep->tx_cq = cq;
@@ -264,7 +264,8 @@ static int lfv_ep_control(struct fid *fid, int command, void *arg)
 	case FI_GETOPSFLAG:
 		if (!flags)
 			return -FI_EINVAL;
-		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+		/* fi_endpoint(3): exactly one of the two directions. */
+		if (!(*flags & FI_TRANSMIT) == !(*flags & FI_RECV))
 			return -FI_EINVAL;
 		*flags = (*flags & FI_RECV) ? ep->rx.op_flags :
 					      ep->tx.op_flags;
@@ -272,7 +273,7 @@ static int lfv_ep_control(struct fid *fid, int command, void *arg)
 	case FI_SETOPSFLAG:
 		if (!flags)
 			return -FI_EINVAL;
-		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+		if (!(*flags & FI_TRANSMIT) == !(*flags & FI_RECV))
 			return -FI_EINVAL;
 		if (*flags & FI_RECV)
 			ep->rx.op_flags = *flags & ~(uint64_t)FI_RECV;

@@ -42,7 +42,8 @@ int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
 			return -FI_EINVAL;
 		sge[i].addr = (uintptr_t)iov[i].iov_base;
 		sge[i].length = (uint32_t)iov[i].iov_len;
-		sge[i].lkey = inject ? 0 : lfv_lkey(desc[i]);
+		/* An empty segment needs no registration. */
+		sge[i].lkey = inject || !desc ? 0 : lfv_lkey(desc[i]);
 		total += iov[i].iov_len;
 	}
 	*len = total;
@@ -153,8 +154,12 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 	struct lfv_op *op;
 	int ret;
 
-	report = !inject && !r->no_report &&
+	/* FI_INJECT alone only frees the buffer at once; fi_inject and
+	 * friends are the calls that generate no completion. */
+	report = !r->no_report &&
 		 (!q->selective || (r->flags & FI_COMPLETION));
+	if (!ep->qp)
+		return -FI_EOPBADSTATE; /* not enabled */
 	lfv_spin_lock(&q->lock);
 	op = lfv_queue_take(q);
 	if (!op) {
@@ -366,6 +371,7 @@ static ssize_t lfv_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct lfv_tx_req r = {
 		.iov = &iov, .count = 1, .dest = dest_addr,
 		.flags = FI_INJECT, .comp_flags = FI_SEND | FI_MSG,
+		.no_report = true,
 	};
 
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);
@@ -394,7 +400,7 @@ static ssize_t lfv_injectdata(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_tx_req r = {
 		.iov = &iov, .count = 1, .data = data, .dest = dest_addr,
 		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
-		.comp_flags = FI_SEND | FI_MSG,
+		.comp_flags = FI_SEND | FI_MSG, .no_report = true,
 	};
 
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);

@@ -170,6 +170,7 @@ static ssize_t lfv_rma_inject(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_tx_req r = {
 		.iov = &iov, .count = 1, .dest = dest_addr,
 		.flags = FI_INJECT, .comp_flags = FI_RMA | FI_WRITE,
+		.no_report = true,
 	};
 
 	return lfv_rma_post(lfv_rma_ep(ep_fid), &r, false, addr, key);
@@ -201,7 +202,7 @@ static ssize_t lfv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_tx_req r = {
 		.iov = &iov, .count = 1, .data = data, .dest = dest_addr,
 		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
-		.comp_flags = FI_RMA | FI_WRITE,
+		.comp_flags = FI_RMA | FI_WRITE, .no_report = true,
 	};
 
 	return lfv_rma_post(lfv_rma_ep(ep_fid), &r, false, addr, key);

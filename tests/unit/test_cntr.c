@@ -630,7 +630,8 @@ static void check_leader_hands_over(enum fi_wait_obj wait)
 	struct waiter *quitter, *w[2];
 	int i;
 
-	quitter = waiter_start(cntr, 1000, 40);
+	/* Long enough to be seen inside on a loaded machine. */
+	quitter = waiter_start(cntr, 1000, 200);
 	wait_for_waiters(cntr, 1);
 	for (i = 0; i < 2; i++)
 		w[i] = waiter_start(cntr, (uint64_t)i + 1, -1);

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Debian's fi_pingpong (libfabric-bin) over lfverbs, with data checks (-c):
+# MSG and DGRAM between two lfverbs processes, and MSG between lfverbs and
+# Debian's verbs provider in both directions (same wire: RC over rdma_cm).
+# TAP output; skips when lfverbs finds no device.
+ip=${LFV_BED_IP:-10.77.0.1}
+n=0
+fails=0
+port=47700
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+
+if ! command -v fi_pingpong >/dev/null 2>&1; then
+	echo "1..0 # SKIP fi_pingpong not installed (Debian package libfabric-bin)"
+	exit 0
+fi
+if ! fi_info -p lfverbs >/dev/null 2>&1; then
+	if [ -n "${LFV_REQUIRE_DEVICE:-}" ]; then
+		echo "Bail out! lfverbs finds no device inside the test bed"
+		exit 1
+	fi
+	echo "1..0 # SKIP lfverbs finds no device; run through tests/bed/rxe-bed"
+	exit 0
+fi
+
+# pingpong SERVER_PROV CLIENT_PROV EP_TYPE ARGS...: both sides must pass.
+pingpong() {
+	sprov=$1 cprov=$2 ep=$3
+	shift 3
+	port=$((port + 1))
+	timeout 120 fi_pingpong -p "$sprov" -e "$ep" -B "$port" "$@" \
+		>"$log/server" 2>&1 &
+	spid=$!
+	sleep 1
+	timeout 120 fi_pingpong -p "$cprov" -e "$ep" -P "$port" "$@" "$ip" \
+		>"$log/client" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "# client ($cprov, rc $crc):"; sed 's/^/#   /' "$log/client"
+		echo "# server ($sprov, rc $src):"; sed 's/^/#   /' "$log/server"
+		return 1
+	fi
+	# Every size line shows as many acks as messages sent.
+	grep -Eq '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+' "$log/client"
+}
+
+echo "1..6"
+pingpong lfverbs lfverbs msg -c -I 50
+ok $? "fi_pingpong -e msg -c, all sizes, lfverbs to lfverbs"
+pingpong lfverbs lfverbs dgram -c -I 50
+ok $? "fi_pingpong -e dgram -c, all sizes up to the MTU, lfverbs to lfverbs"
+pingpong verbs lfverbs msg -c -I 20 -S 4096
+ok $? "fi_pingpong -e msg -c: lfverbs client, verbs server"
+pingpong lfverbs verbs msg -c -I 20 -S 4096
+ok $? "fi_pingpong -e msg -c: verbs client, lfverbs server"
+pingpong verbs lfverbs msg -c -I 20 -S 65536
+ok $? "fi_pingpong -e msg -c, 64 KiB: lfverbs client, verbs server"
+pingpong lfverbs lfverbs msg -c -I 20 -S 1048576
+ok $? "fi_pingpong -e msg -c, 1 MiB, lfverbs to lfverbs"
+[ $fails -eq 0 ]
