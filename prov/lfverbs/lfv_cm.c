@@ -268,6 +268,9 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		ep->state = LFV_EP_CONNECTED;
+		/* Release: pairs with the relaxed load in lfv_tx_post, which
+		 * needs only the flag (the QP was set up before). */
+		lfv_store_release32(&ep->tx_ready, 1);
 		len = lfv_cm_data_unpack(&event->param.conn, &data);
 		lfv_cm_push(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL, data,
 			    len);

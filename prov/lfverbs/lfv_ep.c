@@ -248,6 +248,8 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 			return ret;
 	}
 	ep->state = LFV_EP_ENABLED;
+	if (ep->type == FI_EP_DGRAM) /* Release: as in lfv_cm.c */
+		lfv_store_release32(&ep->tx_ready, 1);
 	return 0;
 }
 
@@ -607,6 +609,7 @@ int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->type = info->ep_attr->type;
 	ep->inject_size = info->tx_attr->inject_size;
 	atomic_init(&ep->ref, 1);
+	atomic_init(&ep->tx_ready, 0);
 	ret = lfv_ep_init_queues(ep);
 	if (ret)
 		goto free_info;

@@ -256,6 +256,8 @@ struct lfv_ep {
 	union lfv_sockaddr src;		/* fi_setname before enable */
 	bool src_set;
 	bool passive;			/* opened on a connection request */
+	lfv_atomic32_t tx_ready;	/* sends may be posted: connected once
+					 * (MSG) or enabled (DGRAM) */
 	bool shutdown_reported;		/* FI_SHUTDOWN queued (cm_lock) */
 	uint8_t cm_data[LFV_CM_PRIV_MAX];	/* fi_connect's, packed */
 	uint8_t cm_data_len;
@@ -308,7 +310,8 @@ struct lfv_tx_req {
 	bool no_report;			/* never a CQ entry (atomic inject) */
 };
 
-/* Fills sge from an iov (registered memory unless inject); total in len. */
+/* Fills sge from an iov (registered memory unless inject), leaving out
+ * empty segments: the number of SGEs, or -FI_EINVAL; total bytes in len. */
 int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov, void **desc,
 		 size_t count, bool inject, size_t *len);
 /* Takes a send-queue op and posts wr, whose opcode, sge and remote fields

@@ -29,25 +29,30 @@ static uint32_t lfv_lkey(void *desc)
 
 /* Fills sge from an iov; 0 or -FI_EINVAL. */
 int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
-			void **desc, size_t count, bool inject, size_t *len)
+		 void **desc, size_t count, bool inject, size_t *len)
 {
 	size_t i, total = 0;
+	int n = 0;
 
 	for (i = 0; i < count; i++) {
-		if (iov[i].iov_len && !iov[i].iov_base)
+		/* An empty segment moves nothing: it needs no memory and no
+		 * registration, and devices may refuse its key. */
+		if (!iov[i].iov_len)
+			continue;
+		if (!iov[i].iov_base)
 			return -FI_EINVAL;
 		/* FI_MR_LOCAL: registered memory unless the data goes
 		 * inline (copied at post time). */
-		if (!inject && iov[i].iov_len && (!desc || !desc[i]))
+		if (!inject && (!desc || !desc[i]))
 			return -FI_EINVAL;
-		sge[i].addr = (uintptr_t)iov[i].iov_base;
-		sge[i].length = (uint32_t)iov[i].iov_len;
-		/* An empty segment needs no registration. */
-		sge[i].lkey = inject || !desc ? 0 : lfv_lkey(desc[i]);
+		sge[n].addr = (uintptr_t)iov[i].iov_base;
+		sge[n].length = (uint32_t)iov[i].iov_len;
+		sge[n].lkey = inject ? 0 : lfv_lkey(desc[i]);
 		total += iov[i].iov_len;
+		n++;
 	}
 	*len = total;
-	return 0;
+	return n;
 }
 
 /* A free op, polling the queue's CQ once when the queue is full. */
@@ -136,7 +141,11 @@ static int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
 		q->tail++;
 		return 0;
 	}
-	/* Slots from the refused request on were never posted. */
+	/* Slots from the refused request on were never posted. Some
+	 * providers (rxe in a wrong QP state) leave bad unset: then
+	 * nothing was. */
+	if (!bad)
+		bad = first;
 	bad_op = (struct lfv_op *)(uintptr_t)bad->wr_id;
 	if (bad != wr)
 		q->tail = lfv_load_relaxed64(&q->head) +
@@ -158,8 +167,10 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 	 * friends are the calls that generate no completion. */
 	report = !r->no_report &&
 		 (!q->selective || (r->flags & FI_COMPLETION));
-	if (!ep->qp)
-		return -FI_EOPBADSTATE; /* not enabled */
+	/* Relaxed: the application learns of the connection through the
+	 * EQ, whose lock orders it after the CM thread's store. */
+	if (!lfv_load_relaxed32(&ep->tx_ready))
+		return -FI_EOPBADSTATE; /* not enabled, or not connected */
 	lfv_spin_lock(&q->lock);
 	op = lfv_queue_take(q);
 	if (!op) {
@@ -195,13 +206,13 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 	struct ibv_send_wr wr = { 0 };
 	bool inject = r->flags & FI_INJECT;
 	size_t len;
-	int ret;
+	int nsge, ret;
 
 	if (r->count > ep->info->tx_attr->iov_limit || r->count > LFV_MAX_SGE)
 		return -FI_EINVAL;
-	ret = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
-	if (ret)
-		return ret;
+	nsge = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
+	if (nsge < 0)
+		return nsge;
 	if (inject && len > ep->inject_size)
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM) {
@@ -212,7 +223,7 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 			return ret;
 	}
 	wr.sg_list = sge;
-	wr.num_sge = (int)r->count;
+	wr.num_sge = nsge;
 	if (r->flags & FI_REMOTE_CQ_DATA) {
 		wr.opcode = IBV_WR_SEND_WITH_IMM;
 		wr.imm_data = htobe32((uint32_t)r->data);
@@ -231,7 +242,7 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct lfv_op *op;
 	size_t len, slot;
-	int ret;
+	int nsge, ret;
 
 	if (ep->srx) /* receives of a bound endpoint go to the shared queue */
 		return lfv_srx_post(ep->srx, iov, desc, count, context, flags);
@@ -243,9 +254,9 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM)
 		user = &sge[1];	/* sge[0]: the GRH, in front of the data */
-	ret = lfv_fill_sge(user, iov, desc, count, false, &len);
-	if (ret)
-		return ret;
+	nsge = lfv_fill_sge(user, iov, desc, count, false, &len);
+	if (nsge < 0)
+		return nsge;
 	if (!ep->qp)
 		return -FI_EOPBADSTATE;
 
@@ -263,7 +274,7 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 	op->len = len;
 	wr.wr_id = (uintptr_t)op;
 	wr.sg_list = sge;
-	wr.num_sge = (int)count;
+	wr.num_sge = nsge;
 	if (ep->type == FI_EP_DGRAM) {
 		slot = (size_t)(op - q->ops);
 		sge[0].addr = (uintptr_t)(ep->grh + slot * LFV_GRH_SIZE);

@@ -23,7 +23,7 @@ static ssize_t lfv_rma_post(struct lfv_ep *ep, const struct lfv_tx_req *r,
 	struct ibv_send_wr wr = { 0 };
 	bool inject = r->flags & FI_INJECT;
 	size_t len;
-	int ret;
+	int nsge;
 
 	if (ep->type != FI_EP_MSG)
 		return -FI_ENOSYS;
@@ -31,15 +31,15 @@ static ssize_t lfv_rma_post(struct lfv_ep *ep, const struct lfv_tx_req *r,
 		return -FI_EINVAL;
 	if (read && (inject || (r->flags & FI_REMOTE_CQ_DATA)))
 		return -FI_EINVAL;
-	ret = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
-	if (ret)
-		return ret;
+	nsge = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
+	if (nsge < 0)
+		return nsge;
 	if (inject && len > ep->inject_size)
 		return -FI_EINVAL;
 	if (key > UINT32_MAX)
 		return -FI_EINVAL;
 	wr.sg_list = sge;
-	wr.num_sge = (int)r->count;
+	wr.num_sge = nsge;
 	wr.wr.rdma.remote_addr = addr;
 	wr.wr.rdma.rkey = (uint32_t)key;
 	if (read) {

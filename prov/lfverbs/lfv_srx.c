@@ -111,13 +111,13 @@ ssize_t lfv_srx_post(struct lfv_srx *srx, const struct iovec *iov,
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct lfv_op *op;
 	size_t len;
-	int ret;
+	int nsge, ret;
 
 	if (count > srx->iov_limit || count > LFV_MAX_SGE)
 		return -FI_EINVAL;
-	ret = lfv_fill_sge(sge, iov, desc, count, false, &len);
-	if (ret)
-		return ret;
+	nsge = lfv_fill_sge(sge, iov, desc, count, false, &len);
+	if (nsge < 0)
+		return nsge;
 	op = lfv_srx_take(srx);
 	if (!op)
 		return -FI_EAGAIN;
@@ -128,7 +128,7 @@ ssize_t lfv_srx_post(struct lfv_srx *srx, const struct iovec *iov,
 	op->len = len;
 	wr.wr_id = (uintptr_t)op;
 	wr.sg_list = sge;
-	wr.num_sge = (int)count;
+	wr.num_sge = nsge;
 	ret = ibv_post_srq_recv(srx->srq, &wr, &bad);
 	if (ret) {
 		lfv_srx_retire(srx, op);

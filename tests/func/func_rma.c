@@ -6,9 +6,9 @@
  * remote errors and concurrent posting. The "client" is the initiator, the
  * "server" the target; both share one domain, so the target's memory can be
  * checked directly. Every wait has a deadline: a bug fails, never hangs.
- *
- * Tests that crash or hang on a known lfverbs bug run only with
- * LFV_TEST_KNOWN_BUG=1 (see main).
+
+ * Calls that once crashed run in a child process, so that a regression
+ * fails its test and nothing else.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -1845,8 +1845,8 @@ static void test_atomic_not_enabled(void **state)
 			 -FI_EOPBADSTATE);
 }
 
-/* ---- known crashes: only with LFV_TEST_KNOWN_BUG=1, each call in a child
- * process so that a crash fails the test and nothing else -------------- */
+/* ---- calls that once crashed, each in a child process so that a crash
+ * fails the test and nothing else ------------------------------------- */
 
 /* fn returns 0 when its call did what it should. */
 static void in_child(int (*fn)(void *), void *arg, const char *what)
@@ -2039,31 +2039,15 @@ int main(void)
 		OWN(test_read_write_only_region, own_setup),
 		OWN(test_atomic_read_only_region, own_setup),
 		OWN(test_counter_error, own_cntr_setup),
-	};
-	/* Crash without a fix (see the tests). */
-	static const struct CMUnitTest known_bugs[] = {
+		/* Once crashed: run in a child process. */
 		LONE(test_rma_not_enabled),
 		cmocka_unit_test_setup_teardown(test_zero_length_no_desc,
 						own_lone_setup,
 						own_lone_teardown),
 	};
-	const size_t na = sizeof(always) / sizeof(always[0]);
-	const size_t nk = sizeof(known_bugs) / sizeof(known_bugs[0]);
-	struct CMUnitTest tests[sizeof(always) / sizeof(always[0]) +
-			       sizeof(known_bugs) / sizeof(known_bugs[0])];
-	const char *env = getenv("LFV_TEST_KNOWN_BUG");
-	size_t n = na;
 
 	func_require_device();
-	memcpy(tests, always, sizeof(always));
-	if (env && !strcmp(env, "1")) {
-		memcpy(tests + na, known_bugs, sizeof(known_bugs));
-		n += nk;
-	} else {
-		printf("# %zu tests of known lfverbs crashes left out "
-		       "(test_rma_not_enabled, test_zero_length_no_desc); "
-		       "LFV_TEST_KNOWN_BUG=1 runs them\n", nk);
-	}
-	return _cmocka_run_group_tests("func_rma", tests, n, group_setup,
-				       group_teardown);
+	return _cmocka_run_group_tests("func_rma", always,
+				       sizeof(always) / sizeof(always[0]),
+				       group_setup, group_teardown);
 }
