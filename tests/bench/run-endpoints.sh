@@ -43,6 +43,13 @@ in_bed() {
 	FI_PROVIDER_PATH=$top/build/.libs
 	export FI_PROVIDER_PATH
 	port=47600
+	# Server on CPU 0, client on CPU 1. Unpinned, the scheduler sometimes
+	# leaves both busy-polling processes on one vCPU, and every message
+	# then waits for the other process's time slice (a 4 ms tick).
+	pin_s="" pin_c=""
+	if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+		pin_s="taskset -c 0" pin_c="taskset -c 1"
+	fi
 
 	# pair TAG [VALGRIND...] -- PROGRAM ARGS...: server, then client.
 	pair() {
@@ -56,7 +63,8 @@ in_bed() {
 		shift
 		port=$((port + 1))
 		slog=$out/ep-server.$tag.log
-		timeout 300 "$@" -s -P "$port" >"$slog" 2>&1 &
+		# shellcheck disable=SC2086 # $pin_s is a word list
+		timeout 300 $pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
 		spid=$!
 		i=0
 		until grep -q '^listening' "$slog" 2>/dev/null; do
@@ -68,8 +76,8 @@ in_bed() {
 			fi
 			sleep 0.05
 		done
-		# shellcheck disable=SC2086 # $vg and $client are word lists
-		if ! timeout 300 $vg "$@" -c -P "$port" $client >"$out/ep-client.$tag.log" 2>&1; then
+		# shellcheck disable=SC2086 # $pin_c, $vg and $client are word lists
+		if ! timeout 300 $pin_c $vg "$@" -c -P "$port" $client >"$out/ep-client.$tag.log" 2>&1; then
 			echo "run-endpoints: client $tag failed:" >&2
 			cat "$out/ep-client.$tag.log" "$slog" >&2
 			kill "$spid" 2>/dev/null || true
@@ -107,12 +115,14 @@ in_bed() {
 	pt() { # TAG PROGRAM ARGS...
 		tag=$1
 		shift
-		timeout 120 "$@" >"$out/ep-pt-server.log" 2>&1 &
+		# shellcheck disable=SC2086 # $pin_s is a word list
+		timeout 120 $pin_s "$@" >"$out/ep-pt-server.log" 2>&1 &
 		spid=$!
 		# The server has no ready message: retry while it is coming up.
 		try=0
 		sleep 0.5
-		until timeout 120 "$@" "$ip" >"$out/ep-pt-client.log" 2>&1; do
+		# shellcheck disable=SC2086 # $pin_c is a word list
+		until timeout 120 $pin_c "$@" "$ip" >"$out/ep-pt-client.log" 2>&1; do
 			try=$((try + 1))
 			if [ "$try" -ge 10 ] || ! kill -0 "$spid" 2>/dev/null; then
 				echo "run-endpoints: perftest $tag failed:" >&2
@@ -211,12 +221,16 @@ if [ "$table_only" = 0 ]; then
 	rm -f "$out"/ep-*
 
 	start=$(date +%s)
+	# Other work on the host shows in every number: note how busy it was.
+	echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/ep-load.txt"
 	{
 		st=0
 		tests/bed/rxe-bed --workdir "$top" -- sh tests/bench/run-endpoints.sh --in-bed || st=$?
 		echo "$st" >"$out/ep-bed.status"
 	} | tee "$out/ep-bed.log"
-	echo "(bed session: $(($(date +%s) - start)) s)"
+	echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/ep-load.txt"
+	echo "(bed session: $(($(date +%s) - start)) s, $(date -u '+%Y-%m-%d %H:%M UTC'))" >>"$out/ep-load.txt"
+	cat "$out/ep-load.txt"
 	st=$(cat "$out/ep-bed.status")
 	[ "$st" = 0 ] || echo "run-endpoints: the bed session failed ($st); the tables are partial" >&2
 fi
