@@ -11,11 +11,10 @@
  *   static inline void tp_recv(struct tp *, void *buf, size_t len, uint32_t id);
  *   static inline int tp_poll(struct tp *, uint32_t *ids, int max);
  *
- * tp_send/tp_recv post one request on registered memory (region below,
- * bench_buf()) that must complete with id; they exit on any error other
- * than a full queue, for which they return after progress is made by the
- * caller (they are never called with a full queue: the loops keep within
- * BENCH_TXQ sends and BENCH_RXQ receives). tp_poll reads up to max
+ * tp_send/tp_recv post one request on the registered region (BENCH_REGION
+ * bytes: sends from tx_base, receives into rx_base) that must complete with
+ * id; they exit on any error, a full queue included: the loops keep within
+ * BENCH_TXQ sends and BENCH_RXQ receives in flight. tp_poll reads up to max
  * completions (0 when none), storing their ids, and exits on an error
  * completion. An id is below BENCH_TXQ for a send, BENCH_TXQ + slot for a
  * receive.
@@ -39,7 +38,8 @@
  *   end     one message each way, so neither side tears down early
  *
  * Machine-readable results are printed by the client, one line each:
- *   result impl=NAME test=lat size=64 iters=N median_us=X mean_us=Y
+ *   result impl=NAME test=lat size=64 iters=N median_us=X mean_us=Y min_us=..
+ *          p99_us=.. max_us=..        (half round trips)
  *   result impl=NAME test=rate size=64 window=W msgs=M msgs_per_s=X
  *   result impl=NAME test=bw size=1048576 window=W msgs=M MB_per_s=X
  *   callgrind impl=NAME n=N k=K empty_idle1=.. empty_idle2=.. empty_lat1=.. empty_lat2=..
