@@ -83,6 +83,7 @@ struct lfv_cq {
 	struct fid_cq cq_fid;
 	struct lfv_ring ring;		/* successful completions */
 	bool plain;			/* read = ring only (no hooks, src) */
+	bool direct;			/* read = ring, then hw.poll */
 	enum fi_cq_format format;
 	uint32_t fmt_size;		/* bytes of one entry for the caller */
 	bool store_src;			/* slots end with a fi_addr_t */

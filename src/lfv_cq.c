@@ -291,6 +291,7 @@ static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 static void lfv_cq_update_plain(struct lfv_cq *cq)
 {
 	cq->plain = !cq->progress.fn && !cq->hw.poll && !cq->store_src;
+	cq->direct = !cq->progress.fn && cq->hw.poll && !cq->store_src;
 }
 
 /* Everything but the empty plain CQ; out of line so that the empty check
@@ -316,6 +317,7 @@ lfv_cq_read_slow(struct lfv_cq *cq, void *buf, size_t count)
 static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
+	ssize_t n;
 
 	/* The polling loop's common case: a plain CQ with nothing in it. */
 	if (__builtin_expect(cq->plain && buf && count &&
@@ -323,6 +325,18 @@ static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 		/* Relaxed: a hint; readerr takes err_lock. */
 		return lfv_load_relaxed64(&cq->err_count) ? -FI_EAVAIL :
 							    -FI_EAGAIN;
+	}
+	/* A hardware CQ with an empty ring: translate straight into buf.
+	 * Relaxed: hints, as above; hw.poll re-checks the ring locked. */
+	if (cq->direct && buf && count && !lfv_load_relaxed64(&cq->err_count) &&
+	    !lfv_ring_readable(&cq->ring)) {
+		n = cq->hw.poll(cq->hw.arg, buf, NULL, count);
+		if (n > 0)
+			return n;
+		if (!lfv_ring_readable(&cq->ring))
+			/* Relaxed: a poll may have queued an error. */
+			return lfv_load_relaxed64(&cq->err_count) ?
+			       -FI_EAVAIL : -FI_EAGAIN;
 	}
 	return lfv_cq_read_slow(cq, buf, count);
 }

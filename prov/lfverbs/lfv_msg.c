@@ -294,6 +294,37 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 
 /* ---- fi_ops_msg -------------------------------------------------------------- */
 
+/* fi_recv's common case: one registered buffer on an RC receive queue. */
+static ssize_t lfv_recv_one(struct lfv_ep *ep, void *buf, size_t len,
+			    void *desc, void *context)
+{
+	struct lfv_queue *q = &ep->rx;
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len,
+			       .lkey = lfv_lkey(desc) };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct lfv_op *op;
+	int ret;
+
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_take(q);
+	if (!op) {
+		lfv_spin_unlock(&q->lock);
+		return -FI_EAGAIN;
+	}
+	op->context = context;
+	op->flags = FI_RECV | FI_MSG |
+		    ((!q->selective || (q->op_flags & FI_COMPLETION)) ?
+		     LFV_OP_REPORT : 0);
+	op->buf = buf;
+	op->len = len;
+	wr.wr_id = (uintptr_t)op;
+	ret = ibv_post_recv(ep->qp, &wr, &bad);
+	if (!ret)
+		q->tail++;
+	lfv_spin_unlock(&q->lock);
+	return ret ? lfv_post_ret(ret) : 0;
+}
+
 static ssize_t lfv_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			void *desc, fi_addr_t src_addr, void *context)
 {
@@ -301,6 +332,9 @@ static ssize_t lfv_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 
 	(void)src_addr;
+	if (ep->type == FI_EP_MSG && len && buf && desc && ep->qp &&
+	    !ep->srx && !ep->brx)
+		return lfv_recv_one(ep, buf, len, desc, context);
 	return lfv_recv_common(ep, &iov, &desc, 1, context, ep->rx.op_flags);
 }
 
@@ -337,7 +371,20 @@ static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 		.context = context, .flags = ep->tx.op_flags,
 		.comp_flags = FI_SEND | FI_MSG,
 	};
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
 
+	/* The common case, one registered buffer on RC, skips the general
+	 * request builder. */
+	if (ep->type == FI_EP_MSG && len && buf && desc &&
+	    !(r.flags & FI_INJECT)) {
+		sge = (struct ibv_sge){ .addr = (uintptr_t)buf,
+					.length = (uint32_t)len,
+					.lkey = lfv_lkey(desc) };
+		wr = (struct ibv_send_wr){ .sg_list = &sge, .num_sge = 1,
+					   .opcode = IBV_WR_SEND };
+		return lfv_tx_post(ep, &wr, &r, len);
+	}
 	return lfv_send_common(ep, &r);
 }
 
