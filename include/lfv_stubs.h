@@ -9,6 +9,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 
 /* struct fi_ops */
@@ -67,5 +68,32 @@ extern struct fi_ops_rma lfv_no_rma_ops;
 extern struct fi_ops_tagged lfv_no_tagged_ops;
 extern struct fi_ops_atomic lfv_no_atomic_ops;
 extern struct fi_ops_collective lfv_no_collective_ops;
+
+/* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
+ssize_t lfv_no_cancel(fid_t fid, void *context);
+int lfv_no_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen);
+int lfv_no_setopt(fid_t fid, int level, int optname, const void *optval,
+		  size_t optlen);
+int lfv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context);
+int lfv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context);
+ssize_t lfv_no_size_left(struct fid_ep *ep);
+
+/* struct fi_ops_cm */
+int lfv_no_setname(fid_t fid, void *addr, size_t addrlen);
+int lfv_no_getname(fid_t fid, void *addr, size_t *addrlen);
+int lfv_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int lfv_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		   size_t paramlen);
+int lfv_no_listen(struct fid_pep *pep);
+int lfv_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int lfv_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		  size_t paramlen);
+int lfv_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int lfv_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		struct fid_mc **mc, void *context);
+extern struct fi_ops_cm lfv_no_cm_ops;
 
 #endif /* LFV_STUBS_H */

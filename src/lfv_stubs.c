@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <rdma/fi_collective.h>
 
+#include <rdma/fi_cm.h>
+
 #include "lfv_stubs.h"
 
 int lfv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -152,3 +154,116 @@ int lfv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 	(void)av; (void)attr; (void)av_set; (void)context;
 	return -FI_ENOSYS;
 }
+
+/* struct fi_ops_ep */
+ssize_t lfv_no_cancel(fid_t fid, void *context)
+{
+	(void)fid; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen)
+{
+	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	return -FI_ENOPROTOOPT;
+}
+
+int lfv_no_setopt(fid_t fid, int level, int optname, const void *optval,
+		  size_t optlen)
+{
+	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	return -FI_ENOPROTOOPT;
+}
+
+int lfv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS;
+}
+
+/* struct fi_ops_cm */
+int lfv_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		   size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		  size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int lfv_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* For objects with no name and no connection (shared contexts). */
+struct fi_ops_cm lfv_no_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = lfv_no_setname,
+	.getname = lfv_no_getname,
+	.getpeer = lfv_no_getpeer,
+	.connect = lfv_no_connect,
+	.listen = lfv_no_listen,
+	.accept = lfv_no_accept,
+	.reject = lfv_no_reject,
+	.shutdown = lfv_no_shutdown,
+	.join = lfv_no_join,
+};

@@ -654,51 +654,6 @@ static int lfv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 	return ret;
 }
 
-static int lfv_no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
-			 size_t paramlen)
-{
-	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		       struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_connect(struct fid_ep *ep, const void *addr,
-			  const void *param, size_t paramlen)
-{
-	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
-{
-	(void)ep; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep; (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm lfv_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = lfv_ep_setname,
@@ -916,41 +871,6 @@ static int lfv_pep_getopt(fid_t fid, int level, int optname, void *optval,
 	return 0;
 }
 
-static int lfv_pep_setopt(fid_t fid, int level, int optname,
-			  const void *optval, size_t optlen)
-{
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
-static ssize_t lfv_pep_cancel(fid_t fid, void *context)
-{
-	(void)fid; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_pep_tx_ctx(struct fid_ep *sep, int index,
-			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			  void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_pep_rx_ctx(struct fid_ep *sep, int index,
-			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			  void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_pep_size_left(struct fid_ep *ep)
-{
-	(void)ep;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops lfv_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_pep_close,
@@ -963,13 +883,13 @@ static struct fi_ops lfv_pep_fi_ops = {
 
 static struct fi_ops_ep lfv_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_pep_cancel,
+	.cancel = lfv_no_cancel,
 	.getopt = lfv_pep_getopt,
-	.setopt = lfv_pep_setopt,
-	.tx_ctx = lfv_pep_tx_ctx,
-	.rx_ctx = lfv_pep_rx_ctx,
-	.rx_size_left = lfv_pep_size_left,
-	.tx_size_left = lfv_pep_size_left,
+	.setopt = lfv_no_setopt,
+	.tx_ctx = lfv_no_tx_ctx,
+	.rx_ctx = lfv_no_rx_ctx,
+	.rx_size_left = lfv_no_size_left,
+	.tx_size_left = lfv_no_size_left,
 };
 
 static struct fi_ops_cm lfv_pep_cm_ops = {
@@ -1065,32 +985,6 @@ struct fi_ops_cm lfv_dgram_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = lfv_dgram_setname,
 	.getname = lfv_dgram_getname,
-	.getpeer = lfv_no_getpeer,
-	.connect = lfv_no_connect,
-	.listen = lfv_no_listen,
-	.accept = lfv_no_accept,
-	.reject = lfv_no_reject,
-	.shutdown = lfv_no_shutdown,
-	.join = lfv_no_join,
-};
-
-static int lfv_no_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)fid; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int lfv_no_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	(void)fid; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-/* For objects with no name and no connection (shared contexts). */
-struct fi_ops_cm lfv_no_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = lfv_no_setname,
-	.getname = lfv_no_getname,
 	.getpeer = lfv_no_getpeer,
 	.connect = lfv_no_connect,
 	.listen = lfv_no_listen,

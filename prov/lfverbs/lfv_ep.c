@@ -374,22 +374,6 @@ static ssize_t lfv_ep_tx_size_left(struct fid_ep *ep_fid)
 	return lfv_queue_left(&ep->tx);
 }
 
-static int lfv_ep_no_tx_ctx(struct fid_ep *sep, int index,
-			    struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			    void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_ep_no_rx_ctx(struct fid_ep *sep, int index,
-			    struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			    void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
 /* ---- close ----------------------------------------------------------------- */
 
 static void lfv_ep_put_cntrs(struct lfv_ep *ep)
@@ -497,8 +481,8 @@ static struct fi_ops_ep lfv_ep_ops = {
 	.cancel = lfv_ep_cancel,
 	.getopt = lfv_ep_getopt,
 	.setopt = lfv_ep_setopt,
-	.tx_ctx = lfv_ep_no_tx_ctx,
-	.rx_ctx = lfv_ep_no_rx_ctx,
+	.tx_ctx = lfv_no_tx_ctx,
+	.rx_ctx = lfv_no_rx_ctx,
 	.rx_size_left = lfv_ep_rx_size_left,
 	.tx_size_left = lfv_ep_tx_size_left,
 };

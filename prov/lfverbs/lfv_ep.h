@@ -334,7 +334,6 @@ int lfv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     uint64_t flags);
 extern struct fi_ops_cm lfv_cm_ops;
 extern struct fi_ops_cm lfv_dgram_cm_ops;
-extern struct fi_ops_cm lfv_no_cm_ops;
 
 /* The QP attributes an endpoint's queues ask for. */
 void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);

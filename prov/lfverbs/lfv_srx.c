@@ -285,42 +285,6 @@ static struct fi_ops lfv_srx_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
-static ssize_t lfv_srx_cancel(fid_t fid, void *context)
-{
-	(void)fid; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_srx_getopt(fid_t fid, int level, int optname, void *optval,
-			  size_t *optlen)
-{
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
-static int lfv_srx_setopt(fid_t fid, int level, int optname,
-			  const void *optval, size_t optlen)
-{
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
-static int lfv_srx_tx_ctx(struct fid_ep *sep, int index,
-			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			  void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_srx_rx_ctx(struct fid_ep *sep, int index,
-			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			  void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
 static ssize_t lfv_srx_rx_size_left(struct fid_ep *ep)
 {
 	struct lfv_srx *srx = lfv_srx_of(&ep->fid);
@@ -332,21 +296,15 @@ static ssize_t lfv_srx_rx_size_left(struct fid_ep *ep)
 	return n;
 }
 
-static ssize_t lfv_srx_tx_size_left(struct fid_ep *ep)
-{
-	(void)ep;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep lfv_srx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_srx_cancel,
-	.getopt = lfv_srx_getopt,
-	.setopt = lfv_srx_setopt,
-	.tx_ctx = lfv_srx_tx_ctx,
-	.rx_ctx = lfv_srx_rx_ctx,
+	.cancel = lfv_no_cancel,
+	.getopt = lfv_no_getopt,
+	.setopt = lfv_no_setopt,
+	.tx_ctx = lfv_no_tx_ctx,
+	.rx_ctx = lfv_no_rx_ctx,
 	.rx_size_left = lfv_srx_rx_size_left,
-	.tx_size_left = lfv_srx_tx_size_left,
+	.tx_size_left = lfv_no_size_left,
 };
 
 static int lfv_srx_init_slots(struct lfv_srx *srx, uint32_t size)

@@ -37,57 +37,15 @@ static struct fi_ops lfv_stx_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
-static ssize_t lfv_stx_cancel(fid_t fid, void *context)
-{
-	(void)fid; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_stx_getopt(fid_t fid, int level, int optname, void *optval,
-			  size_t *optlen)
-{
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
-static int lfv_stx_setopt(fid_t fid, int level, int optname,
-			  const void *optval, size_t optlen)
-{
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
-static int lfv_stx_tx_ctx(struct fid_ep *sep, int index,
-			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			  void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfv_stx_rx_ctx(struct fid_ep *sep, int index,
-			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			  void *context)
-{
-	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_stx_size_left(struct fid_ep *ep)
-{
-	(void)ep;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep lfv_stx_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_stx_cancel,
-	.getopt = lfv_stx_getopt,
-	.setopt = lfv_stx_setopt,
-	.tx_ctx = lfv_stx_tx_ctx,
-	.rx_ctx = lfv_stx_rx_ctx,
-	.rx_size_left = lfv_stx_size_left,
-	.tx_size_left = lfv_stx_size_left,
+	.cancel = lfv_no_cancel,
+	.getopt = lfv_no_getopt,
+	.setopt = lfv_no_setopt,
+	.tx_ctx = lfv_no_tx_ctx,
+	.rx_ctx = lfv_no_rx_ctx,
+	.rx_size_left = lfv_no_size_left,
+	.tx_size_left = lfv_no_size_left,
 };
 
 int lfv_stx_context(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
