@@ -62,7 +62,7 @@ struct lfv_amo {
 static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 			    struct lfv_tx_req *r)
 {
-	struct lfv_ep *ep = lfv_container_of(ep_fid, struct lfv_ep, ep_fid);
+	struct lfv_ep *ep = lfv_ep_real(&ep_fid->fid);
 	struct ibv_send_wr wr = { 0 };
 	struct ibv_sge sge;
 	uint64_t operand = 0, compare = 0;
@@ -122,7 +122,7 @@ static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 
 static uint64_t lfv_amo_op_flags(struct fid_ep *ep_fid)
 {
-	return lfv_container_of(ep_fid, struct lfv_ep, ep_fid)->tx.op_flags;
+	return lfv_op_flags(ep_fid, true);
 }
 
 /* The single element of an fi_ioc array (count 1 in total). */

@@ -461,7 +461,7 @@ static int lfv_pep_give_id(struct lfv_pep *pep, struct lfv_ep *ep);
 
 static struct lfv_ep *lfv_ep_of_fid(struct fid *fid)
 {
-	return lfv_container_of(fid, struct lfv_ep, ep_fid.fid);
+	return lfv_ep_real(fid);
 }
 
 static int lfv_ep_setname(fid_t fid, void *addr, size_t addrlen)

@@ -20,7 +20,7 @@
 
 static struct lfv_ep *lfv_ep_from_fid(struct fid *fid)
 {
-	return lfv_container_of(fid, struct lfv_ep, ep_fid.fid);
+	return lfv_ep_real(fid);
 }
 
 /* ---- binding ---------------------------------------------------------------- */
@@ -255,33 +255,99 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 
 /* ---- control ---------------------------------------------------------------- */
 
+/* FI_GETOPSFLAG / FI_SETOPSFLAG on a pair of default flags. */
+static int lfv_opsflag(int command, uint64_t *flags, uint64_t *tx,
+		       uint64_t *rx)
+{
+	if (!flags)
+		return -FI_EINVAL;
+	/* fi_endpoint(3): exactly one of the two directions. */
+	if (!(*flags & FI_TRANSMIT) == !(*flags & FI_RECV))
+		return -FI_EINVAL;
+	if (command == FI_GETOPSFLAG)
+		*flags = (*flags & FI_RECV) ? *rx : *tx;
+	else if (*flags & FI_RECV)
+		*rx = *flags & ~(uint64_t)FI_RECV;
+	else
+		*tx = *flags & ~(uint64_t)FI_TRANSMIT;
+	return 0;
+}
+
+static int lfv_alias_close(struct fid *fid)
+{
+	struct lfv_alias *a = lfv_container_of(fid, struct lfv_alias,
+					       ep_fid.fid);
+
+	lfv_ref_put(&a->ep->ref);
+	free(a);
+	return 0;
+}
+
+static int lfv_alias_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
+	return -FI_EINVAL; /* bindings belong to the endpoint */
+}
+
+static int lfv_alias_control(struct fid *fid, int command, void *arg)
+{
+	struct lfv_alias *a = lfv_container_of(fid, struct lfv_alias,
+					       ep_fid.fid);
+
+	if (command == FI_GETOPSFLAG || command == FI_SETOPSFLAG)
+		return lfv_opsflag(command, arg, &a->tx_op_flags,
+				   &a->rx_op_flags);
+	return -FI_ENOSYS;
+}
+
+struct fi_ops lfv_alias_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_alias_close,
+	.bind = lfv_alias_bind,
+	.control = lfv_alias_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+/* fi_ep_alias: the same endpoint, other default flags for the direction(s)
+ * named in flags; the endpoint stays open while aliases exist. */
+static int lfv_ep_alias(struct lfv_ep *ep, struct fi_alias *req)
+{
+	uint64_t dirs = FI_TRANSMIT | FI_RECV, ops;
+	struct lfv_alias *a;
+
+	if (!req || !req->fid)
+		return -FI_EINVAL;
+	if (!(req->flags & dirs))
+		return -FI_EINVAL;
+	ops = req->flags & ~dirs;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -FI_ENOMEM;
+	a->ep = ep;
+	a->tx_op_flags = (req->flags & FI_TRANSMIT) ? ops : ep->tx.op_flags;
+	a->rx_op_flags = (req->flags & FI_RECV) ? ops : ep->rx.op_flags;
+	a->ep_fid = ep->ep_fid;
+	a->ep_fid.fid.ops = &lfv_alias_fi_ops;
+	lfv_ref_get(&ep->ref);
+	*req->fid = &a->ep_fid.fid;
+	return 0;
+}
+
 static int lfv_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct lfv_ep *ep = lfv_ep_from_fid(fid);
-	uint64_t *flags = arg;
 
 	switch (command) {
 	case FI_ENABLE:
 		return lfv_ep_enable(ep);
 	case FI_GETOPSFLAG:
-		if (!flags)
-			return -FI_EINVAL;
-		/* fi_endpoint(3): exactly one of the two directions. */
-		if (!(*flags & FI_TRANSMIT) == !(*flags & FI_RECV))
-			return -FI_EINVAL;
-		*flags = (*flags & FI_RECV) ? ep->rx.op_flags :
-					      ep->tx.op_flags;
-		return 0;
 	case FI_SETOPSFLAG:
-		if (!flags)
-			return -FI_EINVAL;
-		if (!(*flags & FI_TRANSMIT) == !(*flags & FI_RECV))
-			return -FI_EINVAL;
-		if (*flags & FI_RECV)
-			ep->rx.op_flags = *flags & ~(uint64_t)FI_RECV;
-		else
-			ep->tx.op_flags = *flags & ~(uint64_t)FI_TRANSMIT;
-		return 0;
+		return lfv_opsflag(command, arg, &ep->tx.op_flags,
+				   &ep->rx.op_flags);
+	case FI_ALIAS:
+		return lfv_ep_alias(ep, arg);
 	default:
 		return -FI_ENOSYS;
 	}

@@ -264,6 +264,47 @@ struct lfv_ep {
 	lfv_atomic32_t ref;		/* aliases */
 };
 
+/*
+ * fi_ep_alias: another fid_ep for the same endpoint with its own default
+ * operation flags. Every call on it reaches the endpoint's functions,
+ * which find the endpoint (and the flags) through these two helpers.
+ */
+struct lfv_alias {
+	struct fid_ep ep_fid;
+	struct lfv_ep *ep;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+};
+
+extern struct fi_ops lfv_alias_fi_ops;
+
+static inline bool lfv_is_alias(const struct fid *fid)
+{
+	return fid->ops == &lfv_alias_fi_ops;
+}
+
+/* The endpoint behind an lfverbs fid_ep: itself, or the alias's. */
+static inline struct lfv_ep *lfv_ep_real(struct fid *fid)
+{
+	if (lfv_is_alias(fid))
+		return lfv_container_of(fid, struct lfv_alias, ep_fid.fid)->ep;
+	return lfv_container_of(fid, struct lfv_ep, ep_fid.fid);
+}
+
+/* The default operation flags of the fid the call came through. */
+static inline uint64_t lfv_op_flags(struct fid_ep *ep_fid, bool tx)
+{
+	const struct lfv_alias *a;
+	const struct lfv_ep *ep;
+
+	if (lfv_is_alias(&ep_fid->fid)) {
+		a = lfv_container_of(ep_fid, struct lfv_alias, ep_fid);
+		return tx ? a->tx_op_flags : a->rx_op_flags;
+	}
+	ep = lfv_container_of(ep_fid, struct lfv_ep, ep_fid);
+	return tx ? ep->tx.op_flags : ep->rx.op_flags;
+}
+
 /* vcq: the verbs CQ behind a CQ (lfv_vcq.c). */
 int lfv_vcq_get(struct lfv_domain *domain, struct lfv_cq *cq, int size,
 		struct lfv_vcq **vcq);

@@ -19,7 +19,7 @@
 
 static struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
 {
-	return lfv_container_of(ep_fid, struct lfv_ep, ep_fid);
+	return lfv_ep_real(&ep_fid->fid);
 }
 
 static uint32_t lfv_lkey(void *desc)
@@ -296,7 +296,7 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 
 /* fi_recv's common case: one registered buffer on an RC receive queue. */
 static ssize_t lfv_recv_one(struct lfv_ep *ep, void *buf, size_t len,
-			    void *desc, void *context)
+			    void *desc, void *context, uint64_t flags)
 {
 	struct lfv_queue *q = &ep->rx;
 	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len,
@@ -313,7 +313,7 @@ static ssize_t lfv_recv_one(struct lfv_ep *ep, void *buf, size_t len,
 	}
 	op->context = context;
 	op->flags = FI_RECV | FI_MSG |
-		    ((!q->selective || (q->op_flags & FI_COMPLETION)) ?
+		    ((!q->selective || (flags & FI_COMPLETION)) ?
 		     LFV_OP_REPORT : 0);
 	op->buf = buf;
 	op->len = len;
@@ -334,8 +334,10 @@ static ssize_t lfv_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	(void)src_addr;
 	if (ep->type == FI_EP_MSG && len && buf && desc && ep->qp &&
 	    !ep->srx && !ep->brx)
-		return lfv_recv_one(ep, buf, len, desc, context);
-	return lfv_recv_common(ep, &iov, &desc, 1, context, ep->rx.op_flags);
+		return lfv_recv_one(ep, buf, len, desc, context,
+				    lfv_op_flags(ep_fid, false));
+	return lfv_recv_common(ep, &iov, &desc, 1, context,
+			       lfv_op_flags(ep_fid, false));
 }
 
 static ssize_t lfv_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -347,7 +349,8 @@ static ssize_t lfv_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	(void)src_addr;
 	if (count && !iov)
 		return -FI_EINVAL;
-	return lfv_recv_common(ep, iov, desc, count, context, ep->rx.op_flags);
+	return lfv_recv_common(ep, iov, desc, count, context,
+			       lfv_op_flags(ep_fid, false));
 }
 
 static ssize_t lfv_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -368,7 +371,7 @@ static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
-		.context = context, .flags = ep->tx.op_flags,
+		.context = context, .flags = lfv_op_flags(ep_fid, true),
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 	struct ibv_sge sge;
@@ -395,7 +398,7 @@ static ssize_t lfv_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
-		.context = context, .flags = ep->tx.op_flags,
+		.context = context, .flags = lfv_op_flags(ep_fid, true),
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 
@@ -444,7 +447,7 @@ static ssize_t lfv_senddata(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .data = data,
 		.dest = dest_addr, .context = context,
-		.flags = ep->tx.op_flags | FI_REMOTE_CQ_DATA,
+		.flags = lfv_op_flags(ep_fid, true) | FI_REMOTE_CQ_DATA,
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 

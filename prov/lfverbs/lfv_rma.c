@@ -13,7 +13,7 @@
 
 static struct lfv_ep *lfv_rma_ep(struct fid_ep *ep_fid)
 {
-	return lfv_container_of(ep_fid, struct lfv_ep, ep_fid);
+	return lfv_ep_real(&ep_fid->fid);
 }
 
 static ssize_t lfv_rma_post(struct lfv_ep *ep, const struct lfv_tx_req *r,
@@ -61,7 +61,7 @@ static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = src_addr,
-		.context = context, .flags = ep->tx.op_flags,
+		.context = context, .flags = lfv_op_flags(ep_fid, true),
 		.comp_flags = FI_RMA | FI_READ,
 	};
 
@@ -75,7 +75,7 @@ static ssize_t lfv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = src_addr,
-		.context = context, .flags = ep->tx.op_flags,
+		.context = context, .flags = lfv_op_flags(ep_fid, true),
 		.comp_flags = FI_RMA | FI_READ,
 	};
 
@@ -121,7 +121,7 @@ static ssize_t lfv_rma_write(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
-		.context = context, .flags = ep->tx.op_flags,
+		.context = context, .flags = lfv_op_flags(ep_fid, true),
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
 
@@ -135,7 +135,7 @@ static ssize_t lfv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
-		.context = context, .flags = ep->tx.op_flags,
+		.context = context, .flags = lfv_op_flags(ep_fid, true),
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
 
@@ -186,7 +186,7 @@ static ssize_t lfv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .data = data,
 		.dest = dest_addr, .context = context,
-		.flags = ep->tx.op_flags | FI_REMOTE_CQ_DATA,
+		.flags = lfv_op_flags(ep_fid, true) | FI_REMOTE_CQ_DATA,
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
 

@@ -263,6 +263,63 @@ static void test_traffic_class(void **state)
 	bed_close(&b);
 }
 
+/* fi_ep_alias: the same endpoint with other default flags. With selective
+ * completion, fi_send on the endpoint reports nothing, fi_send on an
+ * alias whose transmit flags hold FI_COMPLETION does. */
+static void test_alias(void **state)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	struct fi_cq_data_entry e;
+	struct fid_ep *ep, *alias;
+	struct fid_cq *cq;
+	uint64_t flags;
+	uint8_t name[64];
+	size_t len = sizeof(name);
+	struct bed b;
+	fi_addr_t src;
+	int tag;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
+	assert_int_equal(fi_endpoint(b.domain, b.info, &ep, NULL), 0);
+	assert_int_equal(fi_cq_open(b.domain, &cq_attr, &cq, NULL), 0);
+	assert_int_equal(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV |
+				    FI_SELECTIVE_COMPLETION), 0);
+	assert_int_equal(fi_ep_bind(ep, &b.av->fid, 0), 0);
+	assert_int_equal(fi_enable(ep), 0);
+	assert_int_equal(fi_ep_alias(ep, &alias, 0), -FI_EINVAL);
+	assert_int_equal(fi_ep_alias(ep, &alias, FI_TRANSMIT | FI_COMPLETION),
+			 0);
+	flags = FI_TRANSMIT;
+	assert_int_equal(fi_control(&alias->fid, FI_GETOPSFLAG, &flags), 0);
+	assert_int_equal(flags, FI_COMPLETION);
+	/* Calls through the alias reach the endpoint. */
+	assert_int_equal(fi_getname(&alias->fid, name, &len), 0);
+	assert_int_equal(fi_ep_bind(alias, &cq->fid, FI_TRANSMIT),
+			 -FI_EINVAL);
+	assert_int_equal(fi_close(&ep->fid), -FI_EBUSY);
+
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, NULL), 0);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[1], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, NULL), 0);
+	assert_int_equal(fi_send(ep, b.s[0].buf[0], 8, fi_mr_desc(b.s[0].mr),
+				 b.s[0].peer, NULL), 0);
+	read_one(b.s[1].cq, &e, &src);
+	assert_int_equal(fi_send(alias, b.s[0].buf[0], 8,
+				 fi_mr_desc(b.s[0].mr), b.s[0].peer, &tag), 0);
+	read_one(b.s[1].cq, &e, &src);
+	/* Only the alias's send shows up. */
+	read_one(cq, &e, &src);
+	assert_ptr_equal(e.op_context, &tag);
+	assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+
+	assert_int_equal(fi_close(&alias->fid), 0);
+	assert_int_equal(fi_close(&ep->fid), 0);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	bed_close(&b);
+}
+
 struct late_send {
 	struct side *from;
 	int delay_ms;
@@ -369,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_data_and_inject),
 		cmocka_unit_test(test_more_chain),
 		cmocka_unit_test(test_traffic_class),
+		cmocka_unit_test(test_alias),
 		cmocka_unit_test(test_auto_progress_mutex_cond),
 		cmocka_unit_test(test_fd_sread),
 		cmocka_unit_test(test_bad_input),
