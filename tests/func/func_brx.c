@@ -37,13 +37,7 @@ struct pair {
 static void expect_event(struct fid_eq *eq, uint32_t want,
 			 struct fi_eq_cm_entry *entry)
 {
-	uint8_t raw[sizeof(*entry) + 64];
-	uint32_t event;
-
-	assert_true(fi_eq_sread(eq, &event, raw, sizeof(raw), TIMEOUT_MS, 0) >=
-		    (ssize_t)sizeof(*entry));
-	assert_int_equal(event, want);
-	memcpy(entry, raw, sizeof(*entry));
+	assert_int_equal(func_cm_event(eq, entry, TIMEOUT_MS), (int)want);
 }
 
 static void pair_open(struct pair *p)
@@ -106,21 +100,12 @@ static void pair_close(struct pair *p)
 	fi_freeinfo(p->info);
 }
 
-/* Reads one entry within the timeout; returns what fi_cq_read said. */
+/* Reads one entry within the timeout: 1, or what fi_cq_read said. */
 static ssize_t read_one(struct fid_cq *cq, struct fi_cq_data_entry *e)
 {
-	struct timespec start, now;
-	ssize_t ret;
+	ssize_t ret = func_cq_read_n(cq, e, sizeof(*e), 1, NULL, TIMEOUT_MS);
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		ret = fi_cq_read(cq, e, 1);
-		if (ret != -FI_EAGAIN)
-			return ret;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - start.tv_sec) * 1000 > TIMEOUT_MS)
-			return ret;
-	}
+	return ret ? ret : -FI_EAGAIN;
 }
 
 static void send_n(struct pair *p, int n, size_t len, int first)

@@ -8,7 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+#include <time.h>
+
 #include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #define FUNC_VERSION FI_VERSION(1, 17)
@@ -63,6 +68,55 @@ static inline void func_require_device(void)
 		exit(0);
 	}
 	fi_freeinfo(info);
+}
+
+/* Reads one connection event within timeout_ms into *entry (its fixed
+ * part); returns the event (FI_CONNREQ, ...) or a negative error. */
+static inline int func_cm_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry,
+				int timeout_ms)
+{
+	uint8_t raw[sizeof(*entry) + 256];
+	uint32_t event;
+	ssize_t ret;
+
+	ret = fi_eq_sread(eq, &event, raw, sizeof(raw), timeout_ms, 0);
+	if (ret < 0)
+		return (int)ret;
+	if (ret < (ssize_t)sizeof(*entry))
+		return -FI_EOTHER;
+	memcpy(entry, raw, sizeof(*entry));
+	return (int)event;
+}
+
+/* Reads n entries of entry_size bytes (and their sources if src) from cq,
+ * polling until timeout_ms passes; returns how many it got, or the first
+ * error other than -FI_EAGAIN. */
+static inline ssize_t func_cq_read_n(struct fid_cq *cq, void *buf,
+				     size_t entry_size, size_t n,
+				     fi_addr_t *src, int timeout_ms)
+{
+	struct timespec start, now;
+	size_t got = 0;
+	ssize_t ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (got < n) {
+		ret = src ? fi_cq_readfrom(cq, (char *)buf + got * entry_size,
+					   n - got, src + got) :
+			    fi_cq_read(cq, (char *)buf + got * entry_size,
+				       n - got);
+		if (ret > 0) {
+			got += (size_t)ret;
+			continue;
+		}
+		if (ret != -FI_EAGAIN)
+			return got ? (ssize_t)got : ret;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 +
+		    (now.tv_nsec - start.tv_nsec) / 1000000 > timeout_ms)
+			break;
+	}
+	return (ssize_t)got;
 }
 
 #endif /* FUNC_COMMON_H */

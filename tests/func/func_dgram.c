@@ -117,19 +117,8 @@ static void bed_close(struct bed *b)
 static void read_one(struct fid_cq *cq, struct fi_cq_data_entry *e,
 		     fi_addr_t *src)
 {
-	struct timespec start, now;
-	ssize_t ret;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		ret = fi_cq_readfrom(cq, e, 1, src);
-		if (ret == 1)
-			return;
-		assert_int_equal(ret, -FI_EAGAIN);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		assert_true((now.tv_sec - start.tv_sec) * 1000 <
-			    TIMEOUT_MS);
-	}
+	assert_int_equal(func_cq_read_n(cq, e, sizeof(*e), 1, src, TIMEOUT_MS),
+			 1);
 }
 
 static void test_exchange_with_source(void **state)

@@ -4,26 +4,10 @@
 # TAP output; skips when lfverbs finds no device.
 dev=${LFV_BED_DEV:-rxe0}
 ip=${LFV_BED_IP:-10.77.0.1}
-n=0
-fails=0
 
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
-
-if ! command -v fi_info >/dev/null 2>&1; then
-	echo "1..0 # SKIP fi_info not installed (Debian package libfabric-bin)"
-	exit 0
-fi
-if ! fi_info -p lfverbs >/dev/null 2>&1; then
-	if [ -n "${LFV_REQUIRE_DEVICE:-}" ]; then
-		echo "Bail out! lfverbs finds no device inside the test bed"
-		exit 1
-	fi
-	echo "1..0 # SKIP lfverbs finds no device; run through tests/bed/rxe-bed"
-	exit 0
-fi
+# shellcheck source=tests/func/func_common.sh
+. "$(dirname "$0")/func_common.sh"
+require_lfverbs fi_info libfabric-bin
 
 echo "1..11"
 out=$(fi_info -p lfverbs)

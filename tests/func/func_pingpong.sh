@@ -5,29 +5,13 @@
 # Debian's verbs provider in both directions (same wire: RC over rdma_cm).
 # TAP output; skips when lfverbs finds no device.
 ip=${LFV_BED_IP:-10.77.0.1}
-n=0
-fails=0
 port=47700
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
-
-if ! command -v fi_pingpong >/dev/null 2>&1; then
-	echo "1..0 # SKIP fi_pingpong not installed (Debian package libfabric-bin)"
-	exit 0
-fi
-if ! fi_info -p lfverbs >/dev/null 2>&1; then
-	if [ -n "${LFV_REQUIRE_DEVICE:-}" ]; then
-		echo "Bail out! lfverbs finds no device inside the test bed"
-		exit 1
-	fi
-	echo "1..0 # SKIP lfverbs finds no device; run through tests/bed/rxe-bed"
-	exit 0
-fi
+# shellcheck source=tests/func/func_common.sh
+. "$(dirname "$0")/func_common.sh"
+require_lfverbs fi_pingpong libfabric-bin
 
 # pingpong SERVER_PROV CLIENT_PROV EP_TYPE ARGS...: both sides must pass.
 pingpong() {

@@ -42,14 +42,7 @@ struct world {
 static void expect_event(struct fid_eq *eq, uint32_t want,
 			 struct fi_eq_cm_entry *entry)
 {
-	uint8_t raw[sizeof(*entry) + 64];
-	uint32_t event;
-	ssize_t ret;
-
-	ret = fi_eq_sread(eq, &event, raw, sizeof(raw), TIMEOUT_MS, 0);
-	assert_true(ret >= (ssize_t)sizeof(*entry));
-	assert_int_equal(event, want);
-	memcpy(entry, raw, sizeof(*entry));
+	assert_int_equal(func_cm_event(eq, entry, TIMEOUT_MS), (int)want);
 }
 
 static void open_world(struct world *w)
@@ -140,21 +133,8 @@ static void close_world(struct world *w)
 
 static void read_n(struct fid_cq *cq, struct fi_cq_data_entry *e, int n)
 {
-	struct timespec start, now;
-	int got = 0;
-	ssize_t ret;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (got < n) {
-		ret = fi_cq_read(cq, &e[got], (size_t)(n - got));
-		if (ret > 0) {
-			got += (int)ret;
-			continue;
-		}
-		assert_int_equal(ret, -FI_EAGAIN);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		assert_true((now.tv_sec - start.tv_sec) * 1000 < TIMEOUT_MS);
-	}
+	assert_int_equal(func_cq_read_n(cq, e, sizeof(*e), (size_t)n, NULL,
+					TIMEOUT_MS), n);
 }
 
 static void test_shared_receives(void **state)
