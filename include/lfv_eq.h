@@ -2,6 +2,12 @@
 /*
  * Event queues. Control-path only (connection events, async errors, user
  * events), so one mutex protects the queue; data completions use the CQ.
+ *
+ * A transport may attach an event source (an rdma_cm event channel): its
+ * hook runs, outside the queue's lock, at the start of every read, readerr,
+ * sread and trywait (FI_PROGRESS_MANUAL control progress), its fd joins an
+ * FD wait object, and a condition-variable sread polls it every
+ * LFV_EQ_SOURCE_POLL_MS. The source's fini runs when the EQ closes.
  */
 #ifndef LFV_EQ_H
 #define LFV_EQ_H
@@ -12,9 +18,17 @@
 #include "lfv_atomic.h"
 #include "lfv_list.h"
 #include "lfv_lock.h"
+#include "lfv_progress.h"
 #include "lfv_wait.h"
 
 #define LFV_EQ_DEFAULT_SIZE 1024
+#define LFV_EQ_SOURCE_POLL_MS 10
+
+struct lfv_eq_source {
+	struct lfv_progress_hook progress;
+	void (*fini)(void *arg);	/* arg: progress.arg */
+	int fd;
+};
 
 struct lfv_eq {
 	struct fid_eq eq_fid;
@@ -27,6 +41,7 @@ struct lfv_eq {
 	struct lfv_list events;
 	void *err_data_held;		/* provider-owned err_data, pre-1.5 style */
 	struct lfv_wait wait;
+	struct lfv_eq_source source;	/* progress.fn NULL: none */
 };
 
 /* Opens an EQ whose parent keeps a reference count at *parent_ref. */
@@ -38,6 +53,15 @@ int lfv_eq_open(const struct fi_eq_attr *attr, void *context,
 int lfv_eq_push(struct lfv_eq *eq, uint32_t event, const void *buf,
 		size_t len);
 int lfv_eq_push_err(struct lfv_eq *eq, const struct fi_eq_err_entry *err);
+
+/* Attaches the event source (once; -FI_EBUSY after that). */
+int lfv_eq_attach_source(struct lfv_eq *eq, const struct lfv_eq_source *src);
+
+/* The attached source's hook argument, or NULL. */
+static inline void *lfv_eq_source_arg(const struct lfv_eq *eq)
+{
+	return eq->source.progress.fn ? eq->source.progress.arg : NULL;
+}
 
 /* fi_trywait for one EQ: -FI_EAGAIN when events are pending. */
 int lfv_eq_trywait(struct lfv_eq *eq);

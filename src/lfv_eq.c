@@ -109,6 +109,7 @@ static ssize_t lfv_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 
 	if (!event || (len && !buf))
 		return -FI_EINVAL;
+	lfv_progress_run(&eq->source.progress);
 	lfv_mutex_lock(&eq->lock);
 	ret = lfv_eq_read_locked(eq, event, buf, len, flags);
 	lfv_mutex_unlock(&eq->lock);
@@ -127,6 +128,7 @@ static ssize_t lfv_eq_readerr(struct fid_eq *eq_fid,
 	(void)flags;
 	if (!buf)
 		return -FI_EINVAL;
+	lfv_progress_run(&eq->source.progress);
 	lfv_mutex_lock(&eq->lock);
 	lfv_eq_release_err_data(eq);
 	ev = lfv_eq_head(eq);
@@ -186,6 +188,32 @@ static bool lfv_eq_sread_ready(void *arg)
 	return a->ret != -FI_EAGAIN;
 }
 
+/* A condition variable cannot watch the source's fd: wait in slices and
+ * let each slice's read poll the source. */
+static ssize_t lfv_eq_sread_polled(struct lfv_eq_sread_arg *arg, int timeout)
+{
+	int64_t deadline = timeout < 0 ? -1 :
+			   lfv_now_ns() + (int64_t)timeout * 1000000;
+	int64_t left;
+	int slice, ret;
+
+	for (;;) {
+		slice = LFV_EQ_SOURCE_POLL_MS;
+		if (deadline >= 0) {
+			left = (deadline - lfv_now_ns() + 999999) / 1000000;
+			if (left <= 0)
+				return lfv_eq_sread_ready(arg) ? arg->ret :
+								 -FI_EAGAIN;
+			if (left < slice)
+				slice = (int)left;
+		}
+		ret = lfv_wait_until(&arg->eq->wait, slice, lfv_eq_sread_ready,
+				     arg);
+		if (!ret || ret != -FI_EAGAIN)
+			return ret ? ret : arg->ret;
+	}
+}
+
 static ssize_t lfv_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			    size_t len, int timeout, uint64_t flags)
 {
@@ -204,6 +232,9 @@ static ssize_t lfv_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	/* fi_eq(3): with FI_WAIT_NONE the application may not call sread. */
 	if (arg.eq->wait.type == FI_WAIT_NONE)
 		return -FI_EINVAL;
+	if (arg.eq->source.progress.fn &&
+	    arg.eq->wait.type == FI_WAIT_MUTEX_COND)
+		return lfv_eq_sread_polled(&arg, timeout);
 	ret = lfv_wait_until(&arg.eq->wait, timeout, lfv_eq_sread_ready, &arg);
 	return ret ? ret : arg.ret;
 }
@@ -222,6 +253,7 @@ int lfv_eq_trywait(struct lfv_eq *eq)
 {
 	int ret = 0;
 
+	lfv_progress_run(&eq->source.progress);
 	lfv_mutex_lock(&eq->lock);
 	if (!lfv_list_empty(&eq->events))
 		ret = -FI_EAGAIN;
@@ -238,6 +270,8 @@ static int lfv_eq_close(struct fid *fid)
 
 	if (lfv_ref_read(&eq->ref) > 1)
 		return -FI_EBUSY;
+	if (eq->source.fini)
+		eq->source.fini(eq->source.progress.arg);
 	while ((item = lfv_list_pop_head(&eq->events)))
 		free(lfv_container_of(item, struct lfv_eq_event, node));
 	lfv_eq_release_err_data(eq);
@@ -296,6 +330,23 @@ static int lfv_eq_check_attr(const struct fi_eq_attr *attr,
 		LFV_WARN(FI_LOG_EQ, "unsupported EQ wait object %d\n",
 			 attr->wait_obj);
 	return ret;
+}
+
+int lfv_eq_attach_source(struct lfv_eq *eq, const struct lfv_eq_source *src)
+{
+	int ret;
+
+	if (!src || !src->progress.fn)
+		return -FI_EINVAL;
+	if (eq->source.progress.fn)
+		return -FI_EBUSY;
+	if (src->fd >= 0) {
+		ret = lfv_wait_add_fd(&eq->wait, src->fd);
+		if (ret)
+			return ret;
+	}
+	eq->source = *src;
+	return 0;
 }
 
 int lfv_eq_open(const struct fi_eq_attr *attr, void *context,

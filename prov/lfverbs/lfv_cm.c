@@ -3,21 +3,25 @@
  * Connection management for MSG endpoints over rdma_cm, and the names of
  * DGRAM endpoints.
  *
- * One event channel and one thread per fabric: the thread takes each
- * rdma_cm event, dispatches it under fabric->cm_lock to the object its id's
- * context points at (passive endpoint, pending connection request, or
- * endpoint), and acks it. An object that goes away first clears its id's
- * context under cm_lock, then destroys the id without the lock held
- * (rdma_destroy_id waits for the ack of events already taken).
+ * No thread: an id moves to the event channel of the EQ it is bound to,
+ * and reading that EQ takes each rdma_cm event, dispatches it under
+ * fabric->cm_lock to the object its id's context points at (passive
+ * endpoint, pending connection request, or endpoint), and acks it
+ * (FI_PROGRESS_MANUAL control progress, as fi_getinfo says). An object
+ * that goes away first clears its id's context under cm_lock, then
+ * destroys the id without the lock held (rdma_destroy_id waits for the ack
+ * of events already taken).
  *
  * Connection data travels as the verbs provider sends it: one byte of
  * length, then the data, so the two providers interoperate.
  */
+#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "lfv_ep.h"
@@ -28,7 +32,15 @@
 #define LFV_CM_TIMEOUT_MS 2000
 #define LFV_DEFAULT_BACKLOG 128
 
-/* ---- the event thread ------------------------------------------------------ */
+/* ---- event sources: one channel per EQ -------------------------------------- */
+
+struct lfv_cm_source {
+	struct lfv_fabric *fabric;
+	struct rdma_event_channel *channel;
+	pthread_mutex_t lock;		/* one reader at a time, in order */
+	struct lfv_list node;		/* in fabric->cm_auto_sources */
+	bool auto_on;			/* read by the thread too */
+};
 
 static bool lfv_cm_dispatch(struct lfv_fabric *fabric,
 			    struct rdma_cm_event *event)
@@ -44,86 +56,248 @@ static bool lfv_cm_dispatch(struct lfv_fabric *fabric,
 	return destroy;
 }
 
-static void *lfv_cm_thread(void *arg)
+/* The EQ's progress hook: takes every pending event (the channel is
+ * non-blocking), turns it into EQ entries, and acks it. */
+static void lfv_cm_source_progress(void *arg)
 {
-	struct lfv_fabric *fabric = arg;
-	struct pollfd fds[2] = {
-		{ .fd = fabric->cm_channel->fd, .events = POLLIN },
-		{ .fd = fabric->cm_stop_fd, .events = POLLIN },
-	};
+	struct lfv_cm_source *src = arg;
 	struct rdma_cm_event *event;
 	struct rdma_cm_id *id;
 	bool destroy;
 
-	for (;;) {
-		if (poll(fds, 2, -1) < 0)
+	pthread_mutex_lock(&src->lock);
+	while (!rdma_get_cm_event(src->channel, &event)) {
+		id = event->id;
+		destroy = lfv_cm_dispatch(src->fabric, event);
+		rdma_ack_cm_event(event);
+		if (destroy)
+			rdma_destroy_id(id);
+	}
+	pthread_mutex_unlock(&src->lock);
+}
+
+static void lfv_cm_source_fini(void *arg)
+{
+	struct lfv_cm_source *src = arg;
+	struct lfv_fabric *fabric = src->fabric;
+
+	if (src->auto_on) {
+		/* The thread walks the list under this lock only. */
+		pthread_mutex_lock(&fabric->cm_auto_lock);
+		epoll_ctl(fabric->cm_auto_epfd, EPOLL_CTL_DEL,
+			  src->channel->fd, NULL);
+		lfv_list_remove(&src->node);
+		pthread_mutex_unlock(&fabric->cm_auto_lock);
+	}
+	rdma_destroy_event_channel(src->channel);
+	pthread_mutex_destroy(&src->lock);
+	free(src);
+}
+
+static int lfv_cm_source_new(struct lfv_fabric *fabric,
+			     struct lfv_cm_source **out)
+{
+	struct lfv_cm_source *src;
+	int flags, ret;
+
+	src = calloc(1, sizeof(*src));
+	if (!src)
+		return -FI_ENOMEM;
+	src->fabric = fabric;
+	ret = -pthread_mutex_init(&src->lock, NULL);
+	if (ret)
+		goto free_src;
+	src->channel = rdma_create_event_channel();
+	if (!src->channel) {
+		ret = lfv_verbs_errno();
+		goto destroy_lock;
+	}
+	flags = fcntl(src->channel->fd, F_GETFL);
+	if (flags < 0 ||
+	    fcntl(src->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		ret = -FI_EIO;
+		goto destroy_channel;
+	}
+	*out = src;
+	return 0;
+
+destroy_channel:
+	rdma_destroy_event_channel(src->channel);
+destroy_lock:
+	pthread_mutex_destroy(&src->lock);
+free_src:
+	free(src);
+	return ret;
+}
+
+/* ---- FI_PROGRESS_AUTO control progress -------------------------------------- */
+
+static void *lfv_cm_auto_thread(void *arg)
+{
+	struct lfv_fabric *fabric = arg;
+	struct epoll_event ev[8];
+	struct lfv_list *item;
+	bool stop = false;
+	int n, i;
+
+	while (!stop) {
+		n = epoll_wait(fabric->cm_auto_epfd, ev, 8, -1);
+		for (i = 0; i < n; i++)
+			if (!ev[i].data.ptr)
+				stop = true;
+		if (stop || n <= 0)
 			continue;
-		if (fds[1].revents)
-			break;
-		/* The channel is non-blocking: take every pending event. */
-		while (!rdma_get_cm_event(fabric->cm_channel, &event)) {
-			id = event->id;
-			destroy = lfv_cm_dispatch(fabric, event);
-			rdma_ack_cm_event(event);
-			if (destroy)
-				rdma_destroy_id(id);
-		}
+		pthread_mutex_lock(&fabric->cm_auto_lock);
+		lfv_list_foreach(item, &fabric->cm_auto_sources)
+			lfv_cm_source_progress(lfv_container_of(
+				item, struct lfv_cm_source, node));
+		pthread_mutex_unlock(&fabric->cm_auto_lock);
 	}
 	return NULL;
 }
 
-int lfv_cm_start(struct lfv_fabric *fabric)
+/* cm_auto_lock held. */
+static int lfv_cm_auto_start(struct lfv_fabric *fabric)
 {
-	int flags, ret = 0;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int ret;
+
+	if (fabric->cm_auto_running)
+		return 0;
+	fabric->cm_auto_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (fabric->cm_auto_epfd < 0)
+		return -FI_EMFILE;
+	fabric->cm_auto_stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (fabric->cm_auto_stop_fd < 0) {
+		ret = -FI_EMFILE;
+		goto close_epfd;
+	}
+	if (epoll_ctl(fabric->cm_auto_epfd, EPOLL_CTL_ADD,
+		      fabric->cm_auto_stop_fd, &ev)) {
+		ret = -errno;
+		goto close_stop;
+	}
+	ret = -pthread_create(&fabric->cm_auto_thread, NULL,
+			      lfv_cm_auto_thread, fabric);
+	if (ret)
+		goto close_stop;
+	fabric->cm_auto_running = true;
+	return 0;
+
+close_stop:
+	close(fabric->cm_auto_stop_fd);
+close_epfd:
+	close(fabric->cm_auto_epfd);
+	return ret;
+}
+
+/* Puts a source under the thread (once). */
+static int lfv_cm_auto_add(struct lfv_cm_source *src)
+{
+	struct lfv_fabric *fabric = src->fabric;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = src };
+	int ret;
+
+	pthread_mutex_lock(&fabric->cm_auto_lock);
+	if (src->auto_on) {
+		ret = 0;
+		goto unlock;
+	}
+	ret = lfv_cm_auto_start(fabric);
+	if (ret)
+		goto unlock;
+	if (epoll_ctl(fabric->cm_auto_epfd, EPOLL_CTL_ADD, src->channel->fd,
+		      &ev)) {
+		ret = -errno;
+		goto unlock;
+	}
+	lfv_list_insert_tail(&fabric->cm_auto_sources, &src->node);
+	src->auto_on = true;
+unlock:
+	pthread_mutex_unlock(&fabric->cm_auto_lock);
+	return ret;
+}
+
+static void lfv_cm_auto_stop(struct lfv_fabric *fabric)
+{
+	uint64_t one = 1;
+
+	if (!fabric->cm_auto_running)
+		return;
+	if (write(fabric->cm_auto_stop_fd, &one, sizeof(one)) != sizeof(one))
+		LFV_WARN(FI_LOG_FABRIC, "cannot stop the rdma_cm thread\n");
+	pthread_join(fabric->cm_auto_thread, NULL);
+	close(fabric->cm_auto_stop_fd);
+	close(fabric->cm_auto_epfd);
+	fabric->cm_auto_running = false;
+}
+
+/*
+ * Moves an id's events to eq: the EQ gets an event channel (its source)
+ * the first time, read whenever the application reads the EQ, as
+ * FI_PROGRESS_MANUAL control progress has it. No thread is involved.
+ */
+int lfv_cm_bind_eq(struct lfv_fabric *fabric, struct lfv_eq *eq,
+		   struct rdma_cm_id *id, enum fi_progress progress)
+{
+	struct lfv_cm_source *src;
+	struct lfv_eq_source hook;
+	int ret = 0;
 
 	pthread_mutex_lock(&fabric->cm_lock);
-	if (fabric->cm_running)
-		goto unlock;
-	fabric->cm_channel = rdma_create_event_channel();
-	if (!fabric->cm_channel) {
-		ret = lfv_verbs_errno();
-		goto unlock;
+	src = lfv_eq_source_arg(eq);
+	if (!src) {
+		ret = lfv_cm_source_new(fabric, &src);
+		if (ret)
+			goto unlock;
+		hook = (struct lfv_eq_source){
+			.progress = { .fn = lfv_cm_source_progress,
+				      .arg = src },
+			.fini = lfv_cm_source_fini,
+			.fd = src->channel->fd,
+		};
+		ret = lfv_eq_attach_source(eq, &hook);
+		if (ret) {
+			lfv_cm_source_fini(src);
+			goto unlock;
+		}
 	}
-	flags = fcntl(fabric->cm_channel->fd, F_GETFL);
-	if (flags < 0 || fcntl(fabric->cm_channel->fd, F_SETFL,
-			       flags | O_NONBLOCK) < 0) {
-		ret = -FI_EIO;
-		goto destroy_channel;
-	}
-	fabric->cm_stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (fabric->cm_stop_fd < 0) {
-		ret = -FI_EMFILE;
-		goto destroy_channel;
-	}
-	ret = -pthread_create(&fabric->cm_thread, NULL, lfv_cm_thread, fabric);
-	if (ret)
-		goto close_stop_fd;
-	fabric->cm_running = true;
-	goto unlock;
-
-close_stop_fd:
-	close(fabric->cm_stop_fd);
-destroy_channel:
-	rdma_destroy_event_channel(fabric->cm_channel);
-	fabric->cm_channel = NULL;
 unlock:
+	pthread_mutex_unlock(&fabric->cm_lock);
+	if (ret)
+		return ret;
+	if (progress == FI_PROGRESS_AUTO) {
+		ret = lfv_cm_auto_add(src);
+		if (ret)
+			return ret;
+	}
+	if (id->channel == src->channel)
+		return 0;
+	return lfv_verbs_ret(rdma_migrate_id(id, src->channel));
+}
+
+/* The channel ids start on (until bound to an EQ); nobody reads it. */
+int lfv_cm_start(struct lfv_fabric *fabric)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&fabric->cm_lock);
+	if (!fabric->cm_channel) {
+		fabric->cm_channel = rdma_create_event_channel();
+		if (!fabric->cm_channel)
+			ret = lfv_verbs_errno();
+	}
 	pthread_mutex_unlock(&fabric->cm_lock);
 	return ret;
 }
 
-/* At fabric close: every id on the channel is gone by then. */
+/* At fabric close: every id (and EQ) has gone by then. */
 void lfv_cm_stop(struct lfv_fabric *fabric)
 {
-	uint64_t one = 1;
-
-	if (!fabric->cm_running)
-		return;
-	if (write(fabric->cm_stop_fd, &one, sizeof(one)) != sizeof(one))
-		LFV_WARN(FI_LOG_FABRIC, "cannot stop the rdma_cm thread\n");
-	pthread_join(fabric->cm_thread, NULL);
-	close(fabric->cm_stop_fd);
-	rdma_destroy_event_channel(fabric->cm_channel);
-	fabric->cm_running = false;
+	lfv_cm_auto_stop(fabric);
+	if (fabric->cm_channel)
+		rdma_destroy_event_channel(fabric->cm_channel);
+	fabric->cm_channel = NULL;
 }
 
 /* ---- connection data ------------------------------------------------------- */
@@ -249,23 +423,10 @@ static void lfv_ep_cm_fail(struct lfv_ep *ep, struct rdma_cm_event *event)
 static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event)
 {
 	struct lfv_ep *ep = lfv_ep_of_cm(ctx);
-	struct rdma_conn_param param;
-	struct lfv_cm_data d;
 	const uint8_t *data;
 	size_t len;
 
 	switch (event->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(ep->id, LFV_CM_TIMEOUT_MS))
-			lfv_ep_cm_fail(ep, event);
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		memcpy(d.buf, ep->cm_data, sizeof(d.buf));
-		d.len = ep->cm_data_len;
-		lfv_cm_conn_param(ep->domain, &d, &param);
-		if (rdma_connect(ep->id, &param))
-			lfv_ep_cm_fail(ep, event);
-		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		ep->state = LFV_EP_CONNECTED;
 		/* Release: pairs with the relaxed load in lfv_tx_post, which
@@ -561,10 +722,37 @@ int lfv_ep_create_rc_qp(struct lfv_ep *ep)
 	return 0;
 }
 
+/*
+ * Address and route resolution run synchronously (the id switches to
+ * rdma_cm's synchronous mode for them), as in the verbs provider: the
+ * connection request then reaches the peer without this side reading its
+ * EQ. A failure is reported through the EQ like the later steps are.
+ */
+static int lfv_ep_resolve(struct lfv_ep *ep, struct sockaddr *addr,
+			  struct rdma_event_channel *channel)
+{
+	int ret;
+
+	ret = lfv_verbs_ret(rdma_migrate_id(ep->id, NULL));
+	if (ret)
+		return ret;
+	ret = rdma_resolve_addr(ep->id, NULL, addr, LFV_CM_TIMEOUT_MS);
+	if (!ret)
+		ret = rdma_resolve_route(ep->id, LFV_CM_TIMEOUT_MS);
+	ret = ret ? errno : 0;
+	/* Back to the EQ's channel for the connection's events. */
+	if (rdma_migrate_id(ep->id, channel) && !ret)
+		ret = errno ? errno : EIO;
+	return ret > 0 ? ret : 0;	/* positive: the resolution error */
+}
+
 static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 			  const void *param, size_t paramlen)
 {
 	struct lfv_ep *ep = lfv_ep_of_fid(&ep_fid->fid);
+	struct lfv_fabric *fabric = ep->domain->fabric;
+	struct rdma_event_channel *channel = ep->id->channel;
+	struct rdma_conn_param conn;
 	struct lfv_cm_data d;
 	uint8_t tos;
 	int ret;
@@ -579,13 +767,14 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 		if (ret)
 			return ret;
 	}
-	pthread_mutex_lock(&ep->domain->fabric->cm_lock);
+	pthread_mutex_lock(&fabric->cm_lock);
 	if (ep->state != LFV_EP_ENABLED) {
-		ret = -FI_EOPBADSTATE;
-		goto unlock;
+		pthread_mutex_unlock(&fabric->cm_lock);
+		return -FI_EOPBADSTATE;
 	}
-	memcpy(ep->cm_data, d.buf, sizeof(d.buf));
-	ep->cm_data_len = d.len;
+	ep->state = LFV_EP_CONNECTING;
+	pthread_mutex_unlock(&fabric->cm_lock);
+
 	tos = lfv_tos(ep->info->tx_attr->tclass);
 	if (tos) {
 		/* Before the route is resolved: it carries the class. */
@@ -593,15 +782,32 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 						    RDMA_OPTION_ID_TOS, &tos,
 						    sizeof(tos)));
 		if (ret)
-			goto unlock;
+			goto failed;
 	}
-	ret = lfv_verbs_ret(rdma_resolve_addr(ep->id, NULL,
-					      (struct sockaddr *)addr,
-					      LFV_CM_TIMEOUT_MS));
-	if (!ret)
-		ep->state = LFV_EP_CONNECTING;
-unlock:
-	pthread_mutex_unlock(&ep->domain->fabric->cm_lock);
+	ret = lfv_ep_resolve(ep, (struct sockaddr *)addr, channel);
+	if (ret < 0)
+		goto failed;
+	pthread_mutex_lock(&fabric->cm_lock);
+	if (ret > 0) {
+		/* Unreachable or timed out: an EQ error, as events are. */
+		ep->state = LFV_EP_ERROR;
+		lfv_cm_push_err(ep->eq, &ep->ep_fid.fid,
+				ret == ETIMEDOUT ? FI_ETIMEDOUT :
+						   FI_EHOSTUNREACH, -ret, NULL, 0);
+		pthread_mutex_unlock(&fabric->cm_lock);
+		return 0;
+	}
+	lfv_cm_conn_param(ep->domain, &d, &conn);
+	ret = lfv_verbs_ret(rdma_connect(ep->id, &conn));
+	pthread_mutex_unlock(&fabric->cm_lock);
+	if (ret)
+		goto failed;
+	return 0;
+
+failed:
+	pthread_mutex_lock(&fabric->cm_lock);
+	ep->state = LFV_EP_ENABLED;
+	pthread_mutex_unlock(&fabric->cm_lock);
 	return ret;
 }
 
@@ -764,11 +970,19 @@ static int lfv_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_pep *pep = lfv_pep_of(fid);
 
-	if (!bfid || bfid->fclass != FI_CLASS_EQ || pep->eq)
+	struct lfv_eq *eq;
+	int ret;
+
+	if (!bfid || bfid->fclass != FI_CLASS_EQ || pep->eq || !pep->id)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	pep->eq = lfv_eq_from_fid(lfv_container_of(bfid, struct fid_eq, fid));
+	eq = lfv_eq_from_fid(lfv_container_of(bfid, struct fid_eq, fid));
+	ret = lfv_cm_bind_eq(pep->fabric, eq, pep->id,
+			     lfv_control_progress(pep->info));
+	if (ret)
+		return ret;
+	pep->eq = eq;
 	lfv_ref_get(&pep->eq->ref);
 	return 0;
 }

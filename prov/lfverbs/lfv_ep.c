@@ -104,6 +104,8 @@ static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_ep *ep = lfv_ep_from_fid(fid);
 	struct lfv_av *av;
+	struct lfv_eq *eq;
+	int ret;
 
 	if (!bfid)
 		return -FI_EINVAL;
@@ -121,8 +123,13 @@ static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EINVAL;
 		if (flags)
 			return -FI_EBADFLAGS;
-		ep->eq = lfv_eq_from_fid(
-			lfv_container_of(bfid, struct fid_eq, fid));
+		eq = lfv_eq_from_fid(lfv_container_of(bfid, struct fid_eq, fid));
+		/* Its connection events are read through this EQ now. */
+		ret = lfv_cm_bind_eq(ep->domain->fabric, eq, ep->id,
+				     lfv_control_progress(ep->info));
+		if (ret)
+			return ret;
+		ep->eq = eq;
 		lfv_ref_get(&ep->eq->ref);
 		return 0;
 	case FI_CLASS_SRX_CTX:

@@ -259,8 +259,6 @@ struct lfv_ep {
 	lfv_atomic32_t tx_ready;	/* sends may be posted: connected once
 					 * (MSG) or enabled (DGRAM) */
 	bool shutdown_reported;		/* FI_SHUTDOWN queued (cm_lock) */
-	uint8_t cm_data[LFV_CM_PRIV_MAX];	/* fi_connect's, packed */
-	uint8_t cm_data_len;
 	lfv_atomic32_t ref;		/* aliases */
 };
 
@@ -387,6 +385,15 @@ int lfv_ep_create_ud_qp(struct lfv_ep *ep);
 int lfv_cm_start(struct lfv_fabric *fabric);
 void lfv_cm_stop(struct lfv_fabric *fabric);
 int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info);
+int lfv_cm_bind_eq(struct lfv_fabric *fabric, struct lfv_eq *eq,
+		   struct rdma_cm_id *id, enum fi_progress progress);
+
+/* The control progress an fi_info asks for (MANUAL when unspecified). */
+static inline enum fi_progress lfv_control_progress(const struct fi_info *info)
+{
+	return info && info->domain_attr ? info->domain_attr->control_progress :
+					   FI_PROGRESS_MANUAL;
+}
 void lfv_cm_detach(struct lfv_ep *ep);
 
 #endif /* LFV_EP_H */

@@ -70,6 +70,7 @@ static int lfv_fabric_close(struct fid *fid)
 	if (lfv_ref_read(&fabric->ref) > 1)
 		return -FI_EBUSY;
 	lfv_cm_stop(fabric);
+	pthread_mutex_destroy(&fabric->cm_auto_lock);
 	pthread_mutex_destroy(&fabric->cm_lock);
 	free(fabric);
 	return 0;
@@ -141,6 +142,12 @@ int lfv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_fid,
 		free(fabric);
 		return -FI_ENOMEM;
 	}
+	if (pthread_mutex_init(&fabric->cm_auto_lock, NULL)) {
+		pthread_mutex_destroy(&fabric->cm_lock);
+		free(fabric);
+		return -FI_ENOMEM;
+	}
+	lfv_list_init(&fabric->cm_auto_sources);
 	atomic_init(&fabric->ref, 1);
 	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fabric->fabric_fid.fid.context = context;

@@ -128,14 +128,19 @@ struct lfv_fabric {
 	lfv_atomic32_t ref;		/* 1 + open domains, EQs, PEPs */
 	uint32_t api_version;
 	char name[LFV_NAME_MAX];
-	/* rdma_cm: one event channel, one thread (lfv_cm.c), started by the
-	 * first passive or MSG endpoint. cm_lock orders dispatch against
-	 * endpoints changing state or closing. */
+	/* rdma_cm (lfv_cm.c): ids start on this channel, which nobody
+	 * reads, and move to their EQ's channel when bound. cm_lock orders
+	 * event dispatch against endpoints changing state or closing. */
 	pthread_mutex_t cm_lock;
 	struct rdma_event_channel *cm_channel;
-	pthread_t cm_thread;
-	int cm_stop_fd;			/* eventfd: tells the thread to end */
-	bool cm_running;
+	/* FI_PROGRESS_AUTO control progress: a thread reads the channels of
+	 * EQs that such objects bind to (started on first need). */
+	pthread_mutex_t cm_auto_lock;	/* cm_auto_sources */
+	struct lfv_list cm_auto_sources;
+	pthread_t cm_auto_thread;
+	int cm_auto_epfd;
+	int cm_auto_stop_fd;
+	bool cm_auto_running;
 };
 
 struct lfv_domain {

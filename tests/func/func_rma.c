@@ -112,6 +112,9 @@ static struct fi_info *rma_hints(void)
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 
 	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+	/* Connection events progress on their own (a provider thread): the
+	 * server waits for FI_CONNECTED before the client reads its EQ. */
+	hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	return hints;
 }
 
