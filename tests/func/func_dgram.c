@@ -259,7 +259,7 @@ static void test_alias(void **state)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
 	struct fi_cq_data_entry e;
-	struct fid_ep *ep, *alias;
+	struct fid_ep *ep, *alias = NULL;
 	struct fid_cq *cq;
 	uint64_t flags;
 	uint8_t name[64];
