@@ -13,7 +13,7 @@ echo "demo: a ping-pong over lfverbs on soft-RoCE (plugin from build/.libs)"
 exec tests/bed/rxe-bed --workdir "$top" -- sh -c '
 	export FI_PROVIDER_PATH="$PWD/build/.libs"
 	echo "== lfverbs on $LFV_BED_DEV at $LFV_BED_IP (host $(hostname))"
-	fi_info -p lfverbs -e msg | head -12
+	fi_info -p lfverbs -t FI_EP_MSG | head -14
 	for ep in msg dgram; do
 		echo "== fi_pingpong -p lfverbs -e $ep -c (server and client)"
 		fi_pingpong -p lfverbs -e $ep -c -I 100 >/tmp/srv.log 2>&1 &
