@@ -62,7 +62,7 @@ struct lfv_amo {
 static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 			    struct lfv_tx_req *r)
 {
-	struct lfv_ep *ep = lfv_ep_real(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct ibv_send_wr wr = { 0 };
 	struct ibv_sge sge;
 	uint64_t operand = 0, compare = 0;

@@ -15,11 +15,6 @@
  * Connection data travels as the verbs provider sends it: one byte of
  * length, then the data, so the two providers interoperate.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,8 +79,7 @@ static void lfv_cm_source_fini(void *arg)
 	if (src->auto_on) {
 		/* The thread walks the list under this lock only. */
 		pthread_mutex_lock(&fabric->cm_auto_lock);
-		epoll_ctl(fabric->cm_auto_epfd, EPOLL_CTL_DEL,
-			  src->channel->fd, NULL);
+		lfv_poller_del(&fabric->cm_poller, src->channel->fd);
 		lfv_list_remove(&src->node);
 		pthread_mutex_unlock(&fabric->cm_auto_lock);
 	}
@@ -98,7 +92,7 @@ static int lfv_cm_source_new(struct lfv_fabric *fabric,
 			     struct lfv_cm_source **out)
 {
 	struct lfv_cm_source *src;
-	int flags, ret;
+	int ret;
 
 	src = calloc(1, sizeof(*src));
 	if (!src)
@@ -112,12 +106,9 @@ static int lfv_cm_source_new(struct lfv_fabric *fabric,
 		ret = lfv_verbs_errno();
 		goto destroy_lock;
 	}
-	flags = fcntl(src->channel->fd, F_GETFL);
-	if (flags < 0 ||
-	    fcntl(src->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-		ret = -FI_EIO;
+	ret = lfv_fd_set_nonblock(src->channel->fd);
+	if (ret)
 		goto destroy_channel;
-	}
 	*out = src;
 	return 0;
 
@@ -132,70 +123,23 @@ free_src:
 
 /* ---- FI_PROGRESS_AUTO control progress -------------------------------------- */
 
-static void *lfv_cm_auto_thread(void *arg)
+/* The poller's run: every source under the thread. */
+static void lfv_cm_auto_run(void *arg)
 {
 	struct lfv_fabric *fabric = arg;
-	struct epoll_event ev[8];
 	struct lfv_list *item;
-	bool stop = false;
-	int n, i;
 
-	while (!stop) {
-		n = epoll_wait(fabric->cm_auto_epfd, ev, 8, -1);
-		for (i = 0; i < n; i++)
-			if (!ev[i].data.ptr)
-				stop = true;
-		if (stop || n <= 0)
-			continue;
-		pthread_mutex_lock(&fabric->cm_auto_lock);
-		lfv_list_foreach(item, &fabric->cm_auto_sources)
-			lfv_cm_source_progress(lfv_container_of(
-				item, struct lfv_cm_source, node));
-		pthread_mutex_unlock(&fabric->cm_auto_lock);
-	}
-	return NULL;
-}
-
-/* cm_auto_lock held. */
-static int lfv_cm_auto_start(struct lfv_fabric *fabric)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-	int ret;
-
-	if (fabric->cm_auto_running)
-		return 0;
-	fabric->cm_auto_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (fabric->cm_auto_epfd < 0)
-		return -FI_EMFILE;
-	fabric->cm_auto_stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (fabric->cm_auto_stop_fd < 0) {
-		ret = -FI_EMFILE;
-		goto close_epfd;
-	}
-	if (epoll_ctl(fabric->cm_auto_epfd, EPOLL_CTL_ADD,
-		      fabric->cm_auto_stop_fd, &ev)) {
-		ret = -errno;
-		goto close_stop;
-	}
-	ret = -pthread_create(&fabric->cm_auto_thread, NULL,
-			      lfv_cm_auto_thread, fabric);
-	if (ret)
-		goto close_stop;
-	fabric->cm_auto_running = true;
-	return 0;
-
-close_stop:
-	close(fabric->cm_auto_stop_fd);
-close_epfd:
-	close(fabric->cm_auto_epfd);
-	return ret;
+	pthread_mutex_lock(&fabric->cm_auto_lock);
+	lfv_list_foreach(item, &fabric->cm_auto_sources)
+		lfv_cm_source_progress(lfv_container_of(item,
+						struct lfv_cm_source, node));
+	pthread_mutex_unlock(&fabric->cm_auto_lock);
 }
 
 /* Puts a source under the thread (once). */
 static int lfv_cm_auto_add(struct lfv_cm_source *src)
 {
 	struct lfv_fabric *fabric = src->fabric;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = src };
 	int ret;
 
 	pthread_mutex_lock(&fabric->cm_auto_lock);
@@ -203,33 +147,17 @@ static int lfv_cm_auto_add(struct lfv_cm_source *src)
 		ret = 0;
 		goto unlock;
 	}
-	ret = lfv_cm_auto_start(fabric);
+	ret = lfv_poller_start(&fabric->cm_poller, lfv_cm_auto_run, fabric);
 	if (ret)
 		goto unlock;
-	if (epoll_ctl(fabric->cm_auto_epfd, EPOLL_CTL_ADD, src->channel->fd,
-		      &ev)) {
-		ret = -errno;
+	ret = lfv_poller_add(&fabric->cm_poller, src->channel->fd);
+	if (ret)
 		goto unlock;
-	}
 	lfv_list_insert_tail(&fabric->cm_auto_sources, &src->node);
 	src->auto_on = true;
 unlock:
 	pthread_mutex_unlock(&fabric->cm_auto_lock);
 	return ret;
-}
-
-static void lfv_cm_auto_stop(struct lfv_fabric *fabric)
-{
-	uint64_t one = 1;
-
-	if (!fabric->cm_auto_running)
-		return;
-	if (write(fabric->cm_auto_stop_fd, &one, sizeof(one)) != sizeof(one))
-		LFV_WARN(FI_LOG_FABRIC, "cannot stop the rdma_cm thread\n");
-	pthread_join(fabric->cm_auto_thread, NULL);
-	close(fabric->cm_auto_stop_fd);
-	close(fabric->cm_auto_epfd);
-	fabric->cm_auto_running = false;
 }
 
 /*
@@ -294,7 +222,7 @@ int lfv_cm_start(struct lfv_fabric *fabric)
 /* At fabric close: every id (and EQ) has gone by then. */
 void lfv_cm_stop(struct lfv_fabric *fabric)
 {
-	lfv_cm_auto_stop(fabric);
+	lfv_poller_stop(&fabric->cm_poller);
 	if (fabric->cm_channel)
 		rdma_destroy_event_channel(fabric->cm_channel);
 	fabric->cm_channel = NULL;
@@ -620,14 +548,9 @@ static int lfv_set_sockaddr(union lfv_sockaddr *dst, const void *addr,
 
 static int lfv_pep_give_id(struct lfv_pep *pep, struct lfv_ep *ep);
 
-static struct lfv_ep *lfv_ep_of_fid(struct fid *fid)
-{
-	return lfv_ep_real(fid);
-}
-
 static int lfv_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 	int ret;
 
 	if (ep->state != LFV_EP_IDLE)
@@ -642,7 +565,7 @@ static int lfv_ep_setname(fid_t fid, void *addr, size_t addrlen)
 
 static int lfv_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 	const struct fi_info *info = ep->info;
 	union lfv_sockaddr preset;
 	bool valid = ep->src_set;
@@ -656,7 +579,7 @@ static int lfv_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 static int lfv_ep_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct sockaddr *sa;
 
 	if (ep->state != LFV_EP_CONNECTED && ep->state != LFV_EP_ACCEPTING &&
@@ -749,7 +672,7 @@ static int lfv_ep_resolve(struct lfv_ep *ep, struct sockaddr *addr,
 static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 			  const void *param, size_t paramlen)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_fabric *fabric = ep->domain->fabric;
 	struct rdma_event_channel *channel = ep->id->channel;
 	struct rdma_conn_param conn;
@@ -814,7 +737,7 @@ failed:
 static int lfv_ep_accept(struct fid_ep *ep_fid, const void *param,
 			 size_t paramlen)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct rdma_conn_param conn;
 	struct lfv_cm_data d;
 	int ret;
@@ -845,7 +768,7 @@ unlock:
 
 static int lfv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	int ret = 0;
 
 	if (flags)
@@ -1178,7 +1101,7 @@ free_pep:
 
 static int lfv_dgram_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct lfv_ep *ep = lfv_ep_of_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 	struct lfv_ud_name name = { .qkey = LFV_UD_QKEY };
 
 	if (!ep->qp)

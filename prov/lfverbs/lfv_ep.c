@@ -18,11 +18,6 @@
 #include "lfv_param.h"
 #include "lfv_stubs.h"
 
-static struct lfv_ep *lfv_ep_from_fid(struct fid *fid)
-{
-	return lfv_ep_real(fid);
-}
-
 /* ---- binding ---------------------------------------------------------------- */
 
 static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
@@ -102,7 +97,7 @@ static int lfv_ep_bind_cntr(struct lfv_ep *ep, struct lfv_cntr *cntr,
 
 static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 	struct lfv_av *av;
 	struct lfv_eq *eq;
 	int ret;
@@ -344,7 +339,7 @@ static int lfv_ep_alias(struct lfv_ep *ep, struct fi_alias *req)
 
 static int lfv_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	switch (command) {
 	case FI_ENABLE:
@@ -363,7 +358,7 @@ static int lfv_ep_control(struct fid *fid, int command, void *arg)
 static int lfv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
@@ -392,7 +387,7 @@ static int lfv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 static int lfv_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 			 size_t optlen)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
@@ -411,7 +406,7 @@ static int lfv_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 
 static ssize_t lfv_ep_cancel(fid_t fid, void *context)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	/* Verbs cannot take back a receive the hardware holds: only the
 	 * buffered path (lfv_brx.c) keeps receives where they can be
@@ -429,7 +424,7 @@ static ssize_t lfv_queue_left(const struct lfv_queue *q)
 
 static ssize_t lfv_ep_rx_size_left(struct fid_ep *ep_fid)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 
 	if (ep->state == LFV_EP_IDLE)
 		return -FI_EOPBADSTATE;
@@ -440,7 +435,7 @@ static ssize_t lfv_ep_rx_size_left(struct fid_ep *ep_fid)
 
 static ssize_t lfv_ep_tx_size_left(struct fid_ep *ep_fid)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(&ep_fid->fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 
 	if (ep->state == LFV_EP_IDLE)
 		return -FI_EOPBADSTATE;
@@ -521,7 +516,7 @@ static void lfv_ep_flush(struct lfv_ep *ep)
 
 static int lfv_ep_close(struct fid *fid)
 {
-	struct lfv_ep *ep = lfv_ep_from_fid(fid);
+	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	if (lfv_ref_read(&ep->ref) > 1)
 		return -FI_EBUSY;

@@ -17,8 +17,8 @@
  *
  * Locking: a vcq's poll lock serialises translation and the heads of the
  * queues it serves; a queue's post lock serialises posting. Both are
- * skipped under FI_THREAD_DOMAIN and FI_THREAD_COMPLETION... when the
- * domain's threading makes the application serialise (see lfv_spin).
+ * skipped under FI_THREAD_DOMAIN and FI_THREAD_COMPLETION, where the
+ * application serialises (lfv_spin), unless a progress thread polls.
  * Posters read head with acquire (pairs with the poller's release store).
  */
 #ifndef LFV_EP_H
@@ -289,6 +289,11 @@ static inline struct lfv_ep *lfv_ep_real(struct fid *fid)
 	return lfv_container_of(fid, struct lfv_ep, ep_fid.fid);
 }
 
+static inline struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
+{
+	return lfv_ep_real(&ep_fid->fid);
+}
+
 /* The default operation flags of the fid the call came through. */
 static inline uint64_t lfv_op_flags(struct fid_ep *ep_fid, bool tx)
 {
@@ -349,6 +354,18 @@ struct lfv_tx_req {
 	bool no_report;			/* never a CQ entry (atomic inject) */
 };
 
+/* The result of a failed ibv_post_* (a positive errno) for the caller. */
+static inline ssize_t lfv_post_ret(int err)
+{
+	/* A full work queue the credits did not foresee, or a QP that is
+	 * not (or no longer) connected. */
+	if (err == ENOMEM)
+		return -FI_EAGAIN;
+	if (err == EINVAL)
+		return -FI_EOPBADSTATE;
+	return -(ssize_t)err;
+}
+
 /* Fills sge from an iov (registered memory unless inject), leaving out
  * empty segments: the number of SGEs, or -FI_EINVAL; total bytes in len. */
 int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov, void **desc,
@@ -379,9 +396,10 @@ void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);
 int lfv_ep_create_rc_qp(struct lfv_ep *ep);
 int lfv_ep_create_ud_qp(struct lfv_ep *ep);
 
-/* rdma_cm (lfv_cm.c): the fabric's event thread, and an MSG endpoint's id
- * (created, or taken from info->handle). lfv_cm_detach stops event
- * delivery to an endpoint that is closing. */
+/* rdma_cm (lfv_cm.c): the fabric's parking channel (ids live there until
+ * bound to an EQ), an MSG endpoint's id (created, or taken from
+ * info->handle), and binding an id to an EQ's channel. lfv_cm_detach stops
+ * event delivery to an endpoint that is closing. */
 int lfv_cm_start(struct lfv_fabric *fabric);
 void lfv_cm_stop(struct lfv_fabric *fabric);
 int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info);

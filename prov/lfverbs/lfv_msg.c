@@ -17,11 +17,6 @@
 			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
 
-static struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
-{
-	return lfv_ep_real(&ep_fid->fid);
-}
-
 static uint32_t lfv_lkey(void *desc)
 {
 	return desc ? ((struct lfv_mr *)desc)->ibv_mr->lkey : 0;
@@ -66,17 +61,6 @@ static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
 	lfv_vcq_progress(q->vcq);
 	lfv_spin_lock(&q->lock);
 	return lfv_queue_next(q);
-}
-
-static ssize_t lfv_post_ret(int err)
-{
-	/* A full work queue the credits did not foresee, or a QP that is
-	 * not (or no longer) connected. */
-	if (err == ENOMEM)
-		return -FI_EAGAIN;
-	if (err == EINVAL)
-		return -FI_EOPBADSTATE;
-	return -(ssize_t)err;
 }
 
 

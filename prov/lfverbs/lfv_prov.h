@@ -16,6 +16,7 @@
 
 #include "lfv_atomic.h"
 #include "lfv_list.h"
+#include "lfv_poller.h"
 
 #define LFV_PROV_NAME "lfverbs"
 #define LFV_FI_VERSION FI_VERSION(1, 17)
@@ -137,10 +138,7 @@ struct lfv_fabric {
 	 * EQs that such objects bind to (started on first need). */
 	pthread_mutex_t cm_auto_lock;	/* cm_auto_sources */
 	struct lfv_list cm_auto_sources;
-	pthread_t cm_auto_thread;
-	int cm_auto_epfd;
-	int cm_auto_stop_fd;
-	bool cm_auto_running;
+	struct lfv_poller cm_poller;
 };
 
 struct lfv_domain {
@@ -157,10 +155,7 @@ struct lfv_domain {
 	struct lfv_list vcqs;		/* every verbs CQ, for counters */
 	bool progress_auto;		/* FI_PROGRESS_AUTO data progress */
 	/* The progress thread (lfv_auto.c), started on first need. */
-	pthread_t auto_thread;
-	int auto_epfd;
-	int auto_stop_fd;
-	bool auto_running;
+	struct lfv_poller auto_poller;
 };
 
 struct lfv_mr {

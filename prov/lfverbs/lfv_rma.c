@@ -11,11 +11,6 @@
 		       FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |             \
 		       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 
-static struct lfv_ep *lfv_rma_ep(struct fid_ep *ep_fid)
-{
-	return lfv_ep_real(&ep_fid->fid);
-}
-
 static ssize_t lfv_rma_post(struct lfv_ep *ep, const struct lfv_tx_req *r,
 			    bool read, uint64_t addr, uint64_t key)
 {
@@ -58,7 +53,7 @@ static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 			    uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = src_addr,
 		.context = context, .flags = lfv_op_flags(ep_fid, true),
@@ -72,7 +67,7 @@ static ssize_t lfv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 			     void **desc, size_t count, fi_addr_t src_addr,
 			     uint64_t addr, uint64_t key, void *context)
 {
-	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = src_addr,
 		.context = context, .flags = lfv_op_flags(ep_fid, true),
@@ -109,7 +104,7 @@ static ssize_t lfv_rma_readmsg(struct fid_ep *ep_fid,
 		.context = msg->context, .flags = flags,
 		.comp_flags = FI_RMA | FI_READ,
 	};
-	return lfv_rma_post(lfv_rma_ep(ep_fid), &r, true, msg->rma_iov[0].addr,
+	return lfv_rma_post(lfv_ep_of(ep_fid), &r, true, msg->rma_iov[0].addr,
 			    msg->rma_iov[0].key);
 }
 
@@ -118,7 +113,7 @@ static ssize_t lfv_rma_write(struct fid_ep *ep_fid, const void *buf,
 			     uint64_t addr, uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
 		.context = context, .flags = lfv_op_flags(ep_fid, true),
@@ -132,7 +127,7 @@ static ssize_t lfv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      uint64_t addr, uint64_t key, void *context)
 {
-	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
 		.context = context, .flags = lfv_op_flags(ep_fid, true),
@@ -158,7 +153,7 @@ static ssize_t lfv_rma_writemsg(struct fid_ep *ep_fid,
 		.context = msg->context, .flags = flags,
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
-	return lfv_rma_post(lfv_rma_ep(ep_fid), &r, false,
+	return lfv_rma_post(lfv_ep_of(ep_fid), &r, false,
 			    msg->rma_iov[0].addr, msg->rma_iov[0].key);
 }
 
@@ -173,7 +168,7 @@ static ssize_t lfv_rma_inject(struct fid_ep *ep_fid, const void *buf,
 		.no_report = true,
 	};
 
-	return lfv_rma_post(lfv_rma_ep(ep_fid), &r, false, addr, key);
+	return lfv_rma_post(lfv_ep_of(ep_fid), &r, false, addr, key);
 }
 
 static ssize_t lfv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -182,7 +177,7 @@ static ssize_t lfv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 				 uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_rma_ep(ep_fid);
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .data = data,
 		.dest = dest_addr, .context = context,
@@ -205,7 +200,7 @@ static ssize_t lfv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 		.comp_flags = FI_RMA | FI_WRITE, .no_report = true,
 	};
 
-	return lfv_rma_post(lfv_rma_ep(ep_fid), &r, false, addr, key);
+	return lfv_rma_post(lfv_ep_of(ep_fid), &r, false, addr, key);
 }
 
 struct fi_ops_rma lfv_rma_ops = {

@@ -425,19 +425,17 @@ static bool lfv_vcq_wants_thread(const struct lfv_domain *domain,
 
 static int lfv_vcq_open_channel(struct lfv_vcq *vcq)
 {
-	int flags;
+	int ret;
 
 	vcq->channel = ibv_create_comp_channel(vcq->domain->ctx);
 	if (!vcq->channel)
 		return lfv_verbs_errno();
-	flags = fcntl(vcq->channel->fd, F_GETFL);
-	if (flags < 0 ||
-	    fcntl(vcq->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+	ret = lfv_fd_set_nonblock(vcq->channel->fd);
+	if (ret) {
 		ibv_destroy_comp_channel(vcq->channel);
 		vcq->channel = NULL;
-		return -FI_EIO;
 	}
-	return 0;
+	return ret;
 }
 
 static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
