@@ -206,6 +206,8 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	lfv_template_ep(info->ep_attr, dev, type);
 	if (lfv_template_domain(info->domain_attr, dev, version))
 		goto free_info;
+	if (type == FI_EP_DGRAM)
+		info->domain_attr->max_ep_srx_ctx = 0; /* SRQs serve RC only */
 	if (lfv_template_addr(info, dev, type, addr))
 		goto free_info;
 	lfv_ib_fabric_name(dev, ib_name, sizeof(ib_name));

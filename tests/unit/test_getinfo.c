@@ -139,6 +139,9 @@ static void test_defaults_from_device(void **state)
 	assert_int_equal(msg->mode, 0);
 
 	assert_int_equal(dgram->ep_attr->type, FI_EP_DGRAM);
+	/* Shared receive contexts are SRQs of RC endpoints only. */
+	assert_int_equal(dgram->domain_attr->max_ep_srx_ctx, 0);
+	assert_int_equal(msg->domain_attr->max_ep_srx_ctx, 1);
 	assert_int_equal(dgram->ep_attr->protocol, FI_PROTO_IB_UD);
 	assert_int_equal(dgram->addr_format, FI_ADDR_IB_UD);
 	assert_int_equal(dgram->src_addrlen, sizeof(struct lfv_ud_name));
