@@ -9,8 +9,14 @@
  *    av_type, else FI_AV_TABLE; a type the domain's av_type excludes is
  *    -FI_EINVAL. attr->count sizes the first segment (0: 256 entries).
  *  - Named (shared) AVs: -FI_ENOSYS; FI_READ without a name: -FI_EINVAL;
- *    rx_ctx_bits > 0 (scalable endpoints): -FI_ENOSYS; FI_SYMMETRIC is an
- *    accepted hint; other open flags than FI_EVENT: -FI_EINVAL.
+ *    rx_ctx_bits up to LFV_AV_RX_CTX_BITS_MAX (scalable endpoints, see
+ *    lfv_av.h; more: -FI_EINVAL); FI_SYMMETRIC is an accepted hint; other
+ *    open flags than FI_EVENT: -FI_EINVAL.
+ *  - With rx_ctx_bits, every address is a struct lfv_sep_name. One without
+ *    LFV_SEP_MAGIC is an ordinary endpoint's name in the first 32 bytes
+ *    (one receive context); a bad context count or QP number: -FI_EINVAL.
+ *    fi_rx_addr() beyond the entry's receive contexts sends nowhere
+ *    (lfv_av_dest: NULL). FI_SOURCE reports the entry's base fi_addr_t.
  *  - Every insert creates its own address handle; inserting a name twice
  *    gives two entries, and lfv_av_reverse finds the newer one.
  *  - Insertion tries every address (no abort after a failure); a failed one
@@ -81,6 +87,7 @@ static inline bool lfv_av_locate(uint32_t shift, uint32_t idx, uint32_t *seg,
 static inline bool lfv_av_decode(const struct lfv_av *av, fi_addr_t addr,
 				 uint32_t *idx, uint32_t *tag)
 {
+	addr &= av->base_mask;		/* fi_rx_addr() bits */
 	if (av->type == FI_AV_MAP) {
 		*tag = (uint32_t)(addr >> 32);
 	} else {
@@ -96,6 +103,16 @@ static inline fi_addr_t lfv_av_encode(const struct lfv_av *av, uint32_t idx,
 				      uint32_t tag)
 {
 	return av->type == FI_AV_MAP ? ((fi_addr_t)tag << 32) | idx : idx;
+}
+
+/* The receive context of a scalable endpoint that addr's top bits name. */
+static const struct lfv_av_dest *lfv_av_sep_dest(const struct lfv_av *av,
+						 const struct lfv_av_entry *e,
+						 fi_addr_t addr)
+{
+	uint32_t rx = (uint32_t)(addr >> (64 - av->rx_ctx_bits));
+
+	return rx < e->sep->nrx ? &e->sep->rx[rx] : NULL;
 }
 
 const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr)
@@ -116,6 +133,8 @@ const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr)
 	 * lfv_av_insert_one, so dest is complete once the tag matches. */
 	if (lfv_load_acquire32(&seg[off].tag) != tag)
 		return NULL;
+	if (av->rx_ctx_bits)
+		return lfv_av_sep_dest(av, &seg[off], addr);
 	return &seg[off].dest;
 }
 
@@ -232,6 +251,152 @@ static void lfv_av_hash_unlink(struct lfv_av *av, struct lfv_av_entry *e,
 	*link = e->next;
 }
 
+/* ---- reverse map of transmit contexts (rx_ctx_bits AVs) ------------------- */
+
+static const uint8_t *lfv_av_alias_gid(struct lfv_av *av,
+				       const struct lfv_av_alias *a)
+{
+	return lfv_av_entry_locked(av, a->idx)->name.gid;
+}
+
+static void lfv_av_alias_link(struct lfv_av *av, struct lfv_av_alias **buckets,
+			      uint32_t nbuckets, struct lfv_av_alias *a)
+{
+	uint32_t b = lfv_av_hash(lfv_av_alias_gid(av, a), a->qpn) &
+		     (nbuckets - 1);
+
+	a->next = buckets[b];
+	buckets[b] = a;
+}
+
+/* Doubles the alias buckets when the load passes 1 (or makes the first
+ * ones); keeps the old ones if memory is short. */
+static void lfv_av_alias_grow(struct lfv_av *av)
+{
+	uint32_t n = av->nalias_buckets ? av->nalias_buckets * 2 :
+					  LFV_AV_MIN_BUCKETS;
+	struct lfv_av_alias **buckets, *a, *next;
+	uint32_t b;
+
+	if ((av->aliases && av->naliases < av->nalias_buckets) ||
+	    n > LFV_AV_MAX_BUCKETS)
+		return;
+	buckets = calloc(n, sizeof(*buckets));
+	if (!buckets)
+		return;
+	for (b = 0; b < av->nalias_buckets; b++) {
+		for (a = av->aliases[b]; a; a = next) {
+			next = a->next;
+			lfv_av_alias_link(av, buckets, n, a);
+		}
+	}
+	free(av->aliases);
+	av->aliases = buckets;
+	av->nalias_buckets = n;
+}
+
+static void lfv_av_alias_del(struct lfv_av *av, struct lfv_av_sep *sep,
+			     uint32_t linked)
+{
+	struct lfv_av_alias **link, *a;
+	uint32_t i;
+
+	for (i = 0; i < linked; i++) {
+		a = &sep->alias[i];
+		if (a->qpn == sep->name.base.qpn)
+			continue;
+		link = &av->aliases[lfv_av_hash(lfv_av_alias_gid(av, a),
+						a->qpn) &
+				    (av->nalias_buckets - 1)];
+		while (*link != a)
+			link = &(*link)->next;
+		*link = a->next;
+		av->naliases--;
+	}
+}
+
+/* Every transmit context of a new entry that its base QP number does not
+ * already map (an ordinary endpoint's name). -FI_ENOMEM only when no
+ * bucket array exists at all. */
+static int lfv_av_alias_add(struct lfv_av *av, struct lfv_av_sep *sep,
+			    uint32_t idx)
+{
+	uint32_t i;
+
+	for (i = 0; i < sep->ntx; i++) {
+		sep->alias[i].idx = idx;
+		sep->alias[i].qpn = sep->name.tx_qpn[i];
+		if (sep->alias[i].qpn == sep->name.base.qpn)
+			continue;
+		lfv_av_alias_grow(av);
+		if (!av->aliases) {
+			lfv_av_alias_del(av, sep, i);
+			return -FI_ENOMEM;
+		}
+		lfv_av_alias_link(av, av->aliases, av->nalias_buckets,
+				  &sep->alias[i]);
+		av->naliases++;
+	}
+	return 0;
+}
+
+static bool lfv_av_alias_find(struct lfv_av *av, const union ibv_gid *gid,
+			      uint32_t qpn, uint32_t *idx)
+{
+	struct lfv_av_alias *a;
+
+	if (!av->naliases)
+		return false;
+	a = av->aliases[lfv_av_hash(gid->raw, qpn) & (av->nalias_buckets - 1)];
+	for (; a; a = a->next) {
+		if (a->qpn == qpn && !memcmp(lfv_av_alias_gid(av, a), gid->raw,
+					     sizeof(gid->raw))) {
+			*idx = a->idx;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A scalable endpoint's address as inserted (rx_ctx_bits AVs): checks it
+ * and fills sep's name and counts. */
+static int lfv_av_parse_sep(const void *addr, struct lfv_av_sep *sep)
+{
+	struct lfv_sep_name *n = &sep->name;
+	uint32_t i;
+
+	memcpy(n, addr, sizeof(*n));
+	if (n->magic != LFV_SEP_MAGIC) {
+		/* An ordinary endpoint's name: one context, its own QP. */
+		memset((char *)n + sizeof(n->base), 0,
+		       sizeof(*n) - sizeof(n->base));
+		n->magic = LFV_SEP_MAGIC;
+		n->nrx = n->ntx = 1;
+		n->rx_qpn[0] = n->tx_qpn[0] = n->base.qpn;
+	}
+	if (!n->nrx || n->nrx > LFV_SEP_MAX_CTX || !n->ntx ||
+	    n->ntx > LFV_SEP_MAX_CTX || n->rx_qpn[0] != n->base.qpn)
+		return -FI_EINVAL;
+	for (i = 0; i < n->nrx; i++)
+		if (!n->rx_qpn[i] || n->rx_qpn[i] > LFV_AV_QPN_MAX)
+			return -FI_EINVAL;
+	for (i = 0; i < n->ntx; i++)
+		if (!n->tx_qpn[i] || n->tx_qpn[i] > LFV_AV_QPN_MAX)
+			return -FI_EINVAL;
+	sep->nrx = n->nrx;
+	sep->ntx = n->ntx;
+	return 0;
+}
+
+/* The generation after gen: never 0, and within the bits an fi_addr_t
+ * leaves it next to rx_ctx_bits. */
+static uint32_t lfv_av_next_gen(const struct lfv_av *av, uint32_t gen)
+{
+	uint32_t max = (uint32_t)(UINT32_MAX >> av->rx_ctx_bits);
+
+	return gen < max ? gen + 1 : 1;
+}
+
 /* The index the next insert will use; allocates its segment if needed. */
 static int lfv_av_next_slot(struct lfv_av *av, uint32_t *idx)
 {
@@ -281,26 +446,71 @@ static struct ibv_ah *lfv_av_create_ah(struct lfv_av *av,
 	return ah;
 }
 
+/* The name (and for rx_ctx_bits AVs the contexts) of an inserted address;
+ * *sep is the caller's to free. */
+static int lfv_av_parse(const struct lfv_av *av, const void *addr,
+			struct lfv_ud_name *name, struct lfv_av_sep **sep)
+{
+	int ret;
+
+	*sep = NULL;
+	if (av->rx_ctx_bits) {
+		*sep = calloc(1, sizeof(**sep));
+		if (!*sep)
+			return -FI_ENOMEM;
+		ret = lfv_av_parse_sep(addr, *sep);
+		if (ret)
+			return ret;
+		*name = (*sep)->name.base;
+	} else {
+		memcpy(name, addr, sizeof(*name));
+	}
+	if (!name->qpn || name->qpn > LFV_AV_QPN_MAX)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static void lfv_av_sep_dests(struct lfv_av_sep *sep, struct ibv_ah *ah)
+{
+	uint32_t i;
+
+	for (i = 0; i < sep->nrx; i++) {
+		sep->rx[i].ah = ah;
+		sep->rx[i].qpn = sep->name.rx_qpn[i];
+		sep->rx[i].qkey = sep->name.base.qkey;
+	}
+}
+
 static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
 			     fi_addr_t *fi_addr)
 {
 	struct lfv_ud_name name;
 	struct lfv_av_entry *e;
+	struct lfv_av_sep *sep;
 	struct ibv_ah *ah;
 	uint32_t idx;
 	int ret;
 
-	memcpy(&name, addr, sizeof(name));
-	if (!name.qpn || name.qpn > LFV_AV_QPN_MAX)
-		return -FI_EINVAL;
+	ret = lfv_av_parse(av, addr, &name, &sep);
+	if (ret)
+		goto free_sep;
 	ret = lfv_av_next_slot(av, &idx);
 	if (ret)
-		return ret;
+		goto free_sep;
 	ah = lfv_av_create_ah(av, &name, &ret);
 	if (!ah)
-		return ret;
-
+		goto free_sep;
+	/* The aliases hash with the entry's GID: the name goes in first (the
+	 * entry is not live, nothing else reads its name). */
 	e = lfv_av_entry_locked(av, idx);
+	e->name = name;
+	if (sep) {
+		lfv_av_sep_dests(sep, ah);
+		ret = lfv_av_alias_add(av, sep, idx);
+		if (ret)
+			goto destroy_ah;
+	}
+
 	if (idx == av->free_head)
 		av->free_head = e->next;
 	else
@@ -308,9 +518,9 @@ static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
 	e->dest.ah = ah;
 	e->dest.qpn = name.qpn;
 	e->dest.qkey = name.qkey;
-	e->name = name;
+	e->sep = sep;
 	if (av->type == FI_AV_MAP)
-		e->gen = e->gen + 1 ? e->gen + 1 : 1;
+		e->gen = lfv_av_next_gen(av, e->gen);
 	else
 		e->gen = 1;
 	lfv_av_hash_grow(av);
@@ -321,6 +531,12 @@ static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
 	lfv_store_release32(&e->tag, e->gen);
 	*fi_addr = lfv_av_encode(av, idx, e->gen);
 	return 0;
+
+destroy_ah:
+	ibv_destroy_ah(ah);
+free_sep:
+	free(sep);
+	return ret;
 }
 
 static int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
@@ -338,6 +554,11 @@ static int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
 	 * removed, which fi_av(3) leaves undefined. */
 	lfv_store_relaxed32(&e->tag, 0);
 	lfv_av_hash_unlink(av, e, idx);
+	if (e->sep) {
+		lfv_av_alias_del(av, e->sep, e->sep->ntx);
+		free(e->sep);
+		e->sep = NULL;
+	}
 	av->live--;
 	if (av->type == FI_AV_MAP) {
 		e->next = av->free_head;
@@ -434,7 +655,7 @@ static int lfv_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	table_start = av->next_index;
 	for (i = 0; i < count; i++) {
 		ret = lfv_av_insert_one(av, (const char *)addr +
-					i * sizeof(struct lfv_ud_name), &fa);
+					i * av->addrlen, &fa);
 		if (fi_addr)
 			fi_addr[i] = ret ? FI_ADDR_NOTAVAIL : fa;
 		if (sync_err)
@@ -498,6 +719,7 @@ static int lfv_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 {
 	struct lfv_av *av = lfv_av_of(av_fid);
 	struct lfv_av_entry *e;
+	const void *name;
 	uint32_t idx;
 	size_t n;
 
@@ -506,10 +728,12 @@ static int lfv_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	lfv_mutex_lock(&av->lock);
 	e = lfv_av_live_locked(av, fi_addr, &idx);
 	if (e) {
-		n = *addrlen < sizeof(e->name) ? *addrlen : sizeof(e->name);
+		name = e->sep ? (const void *)&e->sep->name :
+				(const void *)&e->name;
+		n = *addrlen < av->addrlen ? *addrlen : av->addrlen;
 		if (n)
-			memcpy(addr, &e->name, n);
-		*addrlen = sizeof(e->name);
+			memcpy(addr, name, n);
+		*addrlen = av->addrlen;
 	}
 	lfv_mutex_unlock(&av->lock);
 	return e ? 0 : -FI_EINVAL;
@@ -519,17 +743,26 @@ static const char *lfv_av_straddr(struct fid_av *av_fid, const void *addr,
 				  char *buf, size_t *len)
 {
 	char gid[INET6_ADDRSTRLEN];
+	struct lfv_sep_name sep = { .nrx = 0 };
 	struct lfv_ud_name name;
 	int n;
 
-	(void)av_fid;
-	if (!addr || !len || (*len && !buf))
+	if (!av_fid || !addr || !len || (*len && !buf))
 		return NULL;
 	memcpy(&name, addr, sizeof(name));
+	if (lfv_av_of(av_fid)->rx_ctx_bits)
+		memcpy(&sep, addr, sizeof(sep));
 	if (!inet_ntop(AF_INET6, name.gid, gid, sizeof(gid)))
 		return NULL;
-	n = snprintf(buf, *len, "fi_addr_ib_ud://%s:%" PRIx32 "/%" PRIx16
-		     "/%" PRIx32, gid, name.qpn, name.lid, name.qkey);
+	/* A scalable endpoint's name adds its context counts. */
+	if (sep.magic == LFV_SEP_MAGIC)
+		n = snprintf(buf, *len, "fi_addr_ib_ud://%s:%" PRIx32 "/%"
+			     PRIx16 "/%" PRIx32 "/rx%u/tx%u", gid, name.qpn,
+			     name.lid, name.qkey, sep.nrx, sep.ntx);
+	else
+		n = snprintf(buf, *len, "fi_addr_ib_ud://%s:%" PRIx32 "/%"
+			     PRIx16 "/%" PRIx32, gid, name.qpn, name.lid,
+			     name.qkey);
 	if (n < 0)
 		return NULL;
 	*len = (size_t)n + 1;
@@ -577,6 +810,7 @@ static void lfv_av_free(struct lfv_av *av)
 	for (k = 0; k < LFV_AV_MAX_SEGS; k++)
 		free(lfv_av_seg_locked(av, k));
 	free(av->buckets);
+	free(av->aliases);
 	lfv_mutex_destroy(&av->lock);
 	free(av);
 }
@@ -651,12 +885,9 @@ static int lfv_av_check_attr(const struct lfv_domain *domain,
 	if ((attr->flags & ~(uint64_t)LFV_AV_OPEN_FLAGS) ||
 	    (attr->flags & FI_READ))	/* read-only needs a named AV */
 		return -FI_EINVAL;
-	if (attr->rx_ctx_bits < 0)
+	if (attr->rx_ctx_bits < 0 ||
+	    attr->rx_ctx_bits > LFV_AV_RX_CTX_BITS_MAX)
 		return -FI_EINVAL;
-	if (attr->rx_ctx_bits > 0) {
-		LFV_INFO(FI_LOG_AV, "rx_ctx_bits: no scalable endpoints\n");
-		return -FI_ENOSYS;
-	}
 	switch (attr->type) {
 	case FI_AV_UNSPEC:
 		*type = dom_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE;
@@ -706,6 +937,10 @@ int lfv_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	if (ret)
 		goto free_av;
 	av->type = type;
+	av->rx_ctx_bits = attr->rx_ctx_bits;
+	av->base_mask = ~(fi_addr_t)0 >> attr->rx_ctx_bits;
+	av->addrlen = attr->rx_ctx_bits ? sizeof(struct lfv_sep_name) :
+					  sizeof(struct lfv_ud_name);
 	av->seg0_shift = lfv_av_seg0_shift(attr->count);
 	ret = lfv_av_seg_alloc(av, 0);
 	if (ret)
@@ -757,6 +992,10 @@ fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
 			break;
 		}
 	}
+	/* A scalable endpoint's transmit context. */
+	if (ret == FI_ADDR_NOTAVAIL && lfv_av_alias_find(av, gid, qpn, &idx))
+		ret = lfv_av_encode(av, idx,
+				    lfv_av_entry_locked(av, idx)->gen);
 	lfv_mutex_unlock(&av->lock);
 	return ret;
 }

@@ -21,6 +21,13 @@
  *    removed entry never aliases the new one (lfv_av_dest returns NULL).
  *    A valid value is never FI_ADDR_NOTAVAIL (indexes stay below 2^31).
  *
+ * Scalable endpoints (rx_ctx_bits > 0): addresses are struct lfv_sep_name,
+ * the top rx_ctx_bits of an fi_addr_t pick the receive context (fi_rx_addr),
+ * and the rest is an fi_addr_t as above (FI_AV_MAP generations shrink to
+ * 32 - rx_ctx_bits bits). Each entry then has a struct lfv_av_sep with one
+ * destination per receive context and one reverse-map alias per transmit
+ * context, so FI_SOURCE finds the endpoint from any of its senders.
+ *
  * Each entry has an atomic tag: 0 while free or removed, else the live
  * generation (1 for every live FI_AV_TABLE entry). Insert fills the entry
  * and then release-stores the tag; lfv_av_dest acquire-loads the segment
@@ -45,6 +52,10 @@ struct lfv_av_dest {
 	uint32_t qkey;
 };
 
+/* Receive-context bits an AV takes: 2^16 contexts is plenty, and MAP
+ * generations keep 16 bits. */
+#define LFV_AV_RX_CTX_BITS_MAX 16
+
 /* Segment 0 holds 1 << shift entries, shift in [MIN, MAX]. */
 #define LFV_AV_SEG0_SHIFT_MIN 6
 #define LFV_AV_SEG0_SHIFT_MAX 20
@@ -54,8 +65,24 @@ struct lfv_av_dest {
 #define LFV_AV_MAX_SEGS 26
 #define LFV_AV_NO_INDEX UINT32_MAX
 
+/* Reverse map (FI_SOURCE) of a transmit context's QP number. */
+struct lfv_av_alias {
+	struct lfv_av_alias *next;	/* chain in av->aliases (lock) */
+	uint32_t qpn;
+	uint32_t idx;			/* the entry; its name has the GID */
+};
+
+/* The contexts of a scalable endpoint's entry. */
+struct lfv_av_sep {
+	uint32_t nrx, ntx;
+	struct lfv_av_dest rx[LFV_SEP_MAX_CTX];	/* ah shared with entry */
+	struct lfv_av_alias alias[LFV_SEP_MAX_CTX];	/* ntx of them */
+	struct lfv_sep_name name;	/* fi_av_lookup */
+};
+
 struct lfv_av_entry {
 	struct lfv_av_dest dest;	/* first: lfv_av_dest returns &dest */
+	struct lfv_av_sep *sep;		/* rx_ctx_bits AVs; freed on removal */
 	/* 0: free or removed; else the live generation. Release-stored by
 	 * insert after every other field, acquire-loaded by lfv_av_dest. */
 	lfv_atomic32_t tag;
@@ -70,6 +97,9 @@ struct lfv_av {
 	struct fid_av av_fid;
 	enum fi_av_type type;		/* FI_AV_MAP or FI_AV_TABLE */
 	uint32_t seg0_shift;
+	int rx_ctx_bits;		/* 0: no scalable endpoints */
+	fi_addr_t base_mask;		/* the bits that are not rx_ctx_bits */
+	size_t addrlen;			/* of one inserted address */
 	/* struct lfv_av_entry * as uintptr_t: published with a release
 	 * store once allocated and zeroed, read with an acquire load by
 	 * lfv_av_dest, never changed afterwards. */
@@ -85,6 +115,8 @@ struct lfv_av {
 	uint32_t live;			/* live entries */
 	uint32_t *buckets;		/* reverse map: GID+QPN -> chain head */
 	uint32_t nbuckets;		/* power of two */
+	struct lfv_av_alias **aliases;	/* transmit-context QPNs -> entry */
+	uint32_t naliases, nalias_buckets;	/* count; power of two */
 };
 
 int lfv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

@@ -491,8 +491,7 @@ static bool lfv_pep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *even
 
 /* ---- names ---------------------------------------------------------------- */
 
-static int lfv_copy_name(const void *name, size_t len, void *addr,
-			 size_t *addrlen)
+int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen)
 {
 	size_t room;
 

@@ -530,6 +530,8 @@ static int lfv_ep_close(struct fid *fid)
 	} else if (ep->qp) {
 		ibv_destroy_qp(ep->qp);
 	}
+	if (ep->sep)
+		lfv_sep_ctx_closed(ep);
 	lfv_ep_free(ep);
 	return 0;
 }
@@ -636,16 +638,12 @@ static void lfv_ep_init_fids(struct lfv_ep *ep, void *context)
 	ep->ep_fid.collective = &lfv_no_collective_ops;
 }
 
-int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
-		 struct fid_ep **ep_fid, void *context)
+int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
+		void *context, struct lfv_ep **out)
 {
-	struct lfv_domain *domain;
 	struct lfv_ep *ep;
 	int ret;
 
-	if (!domain_fid || !info || !ep_fid)
-		return -FI_EINVAL;
-	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
 	ret = lfv_ep_check_info(domain, info);
 	if (ret)
 		return ret;
@@ -678,7 +676,7 @@ int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 			goto free_brx;
 	}
 	lfv_ref_get(&domain->ref);
-	*ep_fid = &ep->ep_fid;
+	*out = ep;
 	return 0;
 
 free_brx:
@@ -691,6 +689,31 @@ free_info:
 free_ep:
 	free(ep);
 	return ret;
+}
+
+/* One context each way; more make a scalable endpoint (lfv_sep.c). */
+static bool lfv_ep_one_context(const struct fi_ep_attr *attr)
+{
+	return (attr->tx_ctx_cnt <= 1 || attr->tx_ctx_cnt == FI_SHARED_CONTEXT) &&
+	       (attr->rx_ctx_cnt <= 1 || attr->rx_ctx_cnt == FI_SHARED_CONTEXT);
+}
+
+int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
+		 struct fid_ep **ep_fid, void *context)
+{
+	struct lfv_ep *ep;
+	int ret;
+
+	if (!domain_fid || !info || !ep_fid)
+		return -FI_EINVAL;
+	if (info->ep_attr && !lfv_ep_one_context(info->ep_attr))
+		return -FI_EINVAL;
+	ret = lfv_ep_open(lfv_container_of(domain_fid, struct lfv_domain,
+					   domain_fid), info, context, &ep);
+	if (ret)
+		return ret;
+	*ep_fid = &ep->ep_fid;
+	return 0;
 }
 
 int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,

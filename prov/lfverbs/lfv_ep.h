@@ -259,6 +259,8 @@ struct lfv_ep {
 	lfv_atomic32_t tx_ready;	/* sends may be posted: connected once
 					 * (MSG) or enabled (DGRAM) */
 	bool shutdown_reported;		/* FI_SHUTDOWN queued (cm_lock) */
+	struct lfv_sep *sep;		/* a scalable endpoint's context */
+	uint32_t sep_index;
 	lfv_atomic32_t ref;		/* aliases */
 };
 
@@ -382,6 +384,19 @@ int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, uint64_t flags, void *context);
 int lfv_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		   struct fid_pep **pep, void *context);
+/* An endpoint object (not yet a context or bound): what fi_endpoint and
+ * fi_tx_context / fi_rx_context build on. */
+int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
+		void *context, struct lfv_ep **ep);
+/* Scalable DGRAM endpoints (lfv_sep.c). */
+struct lfv_sep;
+int lfv_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+		    struct fid_ep **sep, void *context);
+void lfv_sep_ctx_closed(struct lfv_ep *ep);
+extern struct fi_ops_msg lfv_msg_tx_ops;
+extern struct fi_ops_msg lfv_msg_rx_ops;
+/* Copies a name out as fi_getname(3) says (-FI_ETOOSMALL with the size). */
+int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen);
 extern struct fi_ops_msg lfv_msg_ops;
 extern struct fi_ops_rma lfv_rma_ops;
 extern struct fi_ops_atomic lfv_atomic_ops;

@@ -99,6 +99,14 @@ static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
 	rx->iov_limit = (size_t)dev->attr.max_sge - (type == FI_EP_DGRAM);
 }
 
+/* Contexts of a scalable endpoint: each is a QP. */
+static size_t lfv_sep_max_ctx(const struct lfv_device *dev)
+{
+	size_t qps = (size_t)dev->attr.max_qp;
+
+	return qps < LFV_SEP_MAX_CTX ? qps : LFV_SEP_MAX_CTX;
+}
+
 static void lfv_template_ep(struct fi_ep_attr *ep, const struct lfv_device *dev,
 			    enum fi_ep_type type)
 {
@@ -206,8 +214,12 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	lfv_template_ep(info->ep_attr, dev, type);
 	if (lfv_template_domain(info->domain_attr, dev, version))
 		goto free_info;
-	if (type == FI_EP_DGRAM)
+	if (type == FI_EP_DGRAM) {
 		info->domain_attr->max_ep_srx_ctx = 0; /* SRQs serve RC only */
+		/* Scalable endpoints: one UD QP per context (lfv_sep.c). */
+		info->domain_attr->max_ep_tx_ctx = lfv_sep_max_ctx(dev);
+		info->domain_attr->max_ep_rx_ctx = lfv_sep_max_ctx(dev);
+	}
 	if (lfv_template_addr(info, dev, type, addr))
 		goto free_info;
 	lfv_ib_fabric_name(dev, ib_name, sizeof(ib_name));
@@ -305,6 +317,7 @@ static bool lfv_domain_fits(const char *dev, const struct fi_domain_attr *prov,
 }
 
 static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
+			const struct fi_domain_attr *dom,
 			const struct fi_ep_attr *user)
 {
 	if (user->type != FI_EP_UNSPEC && user->type != prov->type)
@@ -321,9 +334,9 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 		return lfv_mismatch(dev, "ordering size");
 	if (user->mem_tag_format && !(prov->mem_tag_format))
 		return lfv_mismatch(dev, "tag format");
-	if ((user->tx_ctx_cnt > prov->tx_ctx_cnt &&
+	if ((user->tx_ctx_cnt > dom->max_ep_tx_ctx &&
 	     user->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
-	    (user->rx_ctx_cnt > prov->rx_ctx_cnt &&
+	    (user->rx_ctx_cnt > dom->max_ep_rx_ctx &&
 	     !(user->rx_ctx_cnt == FI_SHARED_CONTEXT &&
 	       prov->type == FI_EP_MSG)))
 		return lfv_mismatch(dev, "context count");
@@ -393,7 +406,8 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 		return lfv_mismatch(dev, "mode");
 	if (!lfv_addr_format_fits(prov->addr_format, hints->addr_format))
 		return lfv_mismatch(dev, "address format");
-	if (hints->ep_attr && !lfv_ep_fits(dev, prov->ep_attr, hints->ep_attr))
+	if (hints->ep_attr &&
+	    !lfv_ep_fits(dev, prov->ep_attr, prov->domain_attr, hints->ep_attr))
 		return false;
 	if (hints->domain_attr &&
 	    !lfv_domain_fits(dev, prov->domain_attr, hints->domain_attr,
@@ -467,12 +481,12 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	    ((info->caps & FI_MULTI_RECV) || lfv_params.buffered_recv) &&
 	    info->ep_attr->max_msg_size > lfv_params.bounce_size)
 		info->ep_attr->max_msg_size = lfv_params.bounce_size;
-	if (hints && hints->ep_attr &&
-	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
-		info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
-	if (hints && hints->ep_attr &&
-	    hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
-		info->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	/* Shared contexts, or the contexts of a scalable endpoint (the
+	 * fit check kept counts within the domain's limits). */
+	if (hints && hints->ep_attr && hints->ep_attr->rx_ctx_cnt)
+		info->ep_attr->rx_ctx_cnt = hints->ep_attr->rx_ctx_cnt;
+	if (hints && hints->ep_attr && hints->ep_attr->tx_ctx_cnt)
+		info->ep_attr->tx_ctx_cnt = hints->ep_attr->tx_ctx_cnt;
 	if (!udom)
 		return;
 	if (udom->threading != FI_THREAD_UNSPEC)

@@ -10,6 +10,7 @@
 #include "lfv_av.h"
 #include "lfv_ep.h"
 #include "lfv_errno.h"
+#include "lfv_stubs.h"
 
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \
@@ -462,4 +463,32 @@ struct fi_ops_msg lfv_msg_ops = {
 	.inject = lfv_inject,
 	.senddata = lfv_senddata,
 	.injectdata = lfv_injectdata,
+};
+
+/* A scalable endpoint's transmit context sends only, a receive context
+ * receives only (lfv_sep.c): the other half answers -FI_ENOSYS. */
+struct fi_ops_msg lfv_msg_tx_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = lfv_no_msg_recv,
+	.recvv = lfv_no_msg_recvv,
+	.recvmsg = lfv_no_msg_recvmsg,
+	.send = lfv_send,
+	.sendv = lfv_sendv,
+	.sendmsg = lfv_sendmsg,
+	.inject = lfv_inject,
+	.senddata = lfv_senddata,
+	.injectdata = lfv_injectdata,
+};
+
+struct fi_ops_msg lfv_msg_rx_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = lfv_recv,
+	.recvv = lfv_recvv,
+	.recvmsg = lfv_recvmsg,
+	.send = lfv_no_msg_send,
+	.sendv = lfv_no_msg_sendv,
+	.sendmsg = lfv_no_msg_sendmsg,
+	.inject = lfv_no_msg_inject,
+	.senddata = lfv_no_msg_senddata,
+	.injectdata = lfv_no_msg_injectdata,
 };

@@ -63,6 +63,25 @@ struct lfv_ud_name {
 _Static_assert(sizeof(struct lfv_ud_name) == 4 * sizeof(uint64_t),
 	       "FI_ADDR_IB_UD is documented as uint64_t[4]");
 
+/*
+ * The name of a scalable DGRAM endpoint (lfv_sep.c): every context is a UD
+ * QP of its own. base is the name of receive context 0, so its first 32
+ * bytes are an ordinary FI_ADDR_IB_UD name that reaches context 0; the rest
+ * lists every receive context (fi_rx_addr targets) and every transmit
+ * context (to map a sender back to the endpoint for FI_SOURCE). AVs opened
+ * with rx_ctx_bits > 0 take addresses of this size.
+ */
+#define LFV_SEP_MAX_CTX 16
+#define LFV_SEP_MAGIC 0x6c667365u	/* "lfse" */
+
+struct lfv_sep_name {
+	struct lfv_ud_name base;
+	uint32_t magic;			/* LFV_SEP_MAGIC */
+	uint16_t nrx, ntx;		/* 1..LFV_SEP_MAX_CTX each */
+	uint32_t rx_qpn[LFV_SEP_MAX_CTX];
+	uint32_t tx_qpn[LFV_SEP_MAX_CTX];
+};
+
 union lfv_sockaddr {
 	struct sockaddr sa;
 	struct sockaddr_in sin;

@@ -180,8 +180,8 @@ static void test_open_bad_attr(void **state)
 	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
 	assert_int_equal(attr.type, 99);	/* outputs only on success */
 	attr.type = FI_AV_UNSPEC;
-	attr.rx_ctx_bits = 2;
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOSYS);
+	attr.rx_ctx_bits = LFV_AV_RX_CTX_BITS_MAX + 1;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
 	assert_int_equal(attr.type, FI_AV_UNSPEC);
 	attr.rx_ctx_bits = -1;
 	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
@@ -553,6 +553,105 @@ static void test_destroy_ah_failure(void **state)
 	fake_verbs_fail(FAKE_DESTROY_AH, EBUSY);
 	assert_int_equal(fi_close(&av->fid), -FI_EBUSY);
 	assert_non_null(lfv_av_dest(lav(av), fa));
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fake_open.ah, 0);
+}
+
+/* Scalable endpoints' names (rx_ctx_bits): one destination per receive
+ * context through fi_rx_addr, every transmit context maps back to the
+ * entry, MAP generations stay below the context bits. */
+static struct lfv_sep_name sep_name_of(uint32_t i, uint16_t nrx, uint16_t ntx)
+{
+	struct lfv_sep_name n;
+	uint32_t k;
+
+	memset(&n, 0, sizeof(n));
+	n.base = name_of(i);
+	n.magic = LFV_SEP_MAGIC;
+	n.nrx = nrx;
+	n.ntx = ntx;
+	for (k = 0; k < nrx; k++)
+		n.rx_qpn[k] = n.base.qpn + 100 * k;
+	for (k = 0; k < ntx; k++)
+		n.tx_qpn[k] = n.base.qpn + 5000 + k;
+	return n;
+}
+
+static void test_rx_ctx_bits(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .type = FI_AV_MAP, .rx_ctx_bits = 4 };
+	struct lfv_sep_name names[200], bad, out;
+	size_t len = sizeof(out);
+	fi_addr_t fa[200], fb, first;
+	union ibv_gid gid;
+	struct fid_av *av;
+	struct lfv_av *l;
+	uint32_t i, k;
+
+	for (i = 0; i < 200; i++)
+		names[i] = sep_name_of(i, 3, 2);
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	l = lav(av);
+	assert_int_equal(fi_av_insert(av, names, 200, fa, 0, NULL), 200);
+	for (i = 0; i < 200; i++) {
+		assert_int_equal(fa[i] >> 60, 0);
+		for (k = 0; k < 3; k++)
+			assert_int_equal(lfv_av_dest(l, fi_rx_addr(fa[i], (int)k,
+								  4))->qpn,
+					 names[i].rx_qpn[k]);
+		assert_null(lfv_av_dest(l, fi_rx_addr(fa[i], 3, 4)));
+		memcpy(gid.raw, names[i].base.gid, 16);
+		for (k = 0; k < 2; k++)
+			assert_int_equal(lfv_av_reverse(l, &gid,
+							names[i].tx_qpn[k]),
+					 fa[i]);
+	}
+	assert_true(l->nalias_buckets >= 400);
+	assert_int_equal(fi_av_lookup(av, fi_rx_addr(fa[7], 2, 4), &out, &len),
+			 0);
+	assert_int_equal(len, sizeof(out));
+	assert_memory_equal(&out, &names[7], sizeof(out));
+
+	/* Removal takes the aliases away too. */
+	assert_int_equal(fi_av_remove(av, &fa[7], 1, 0), 0);
+	memcpy(gid.raw, names[7].base.gid, 16);
+	assert_int_equal(lfv_av_reverse(l, &gid, names[7].tx_qpn[1]),
+			 FI_ADDR_NOTAVAIL);
+	assert_int_equal(lfv_av_reverse(l, &gid, names[7].base.qpn),
+			 FI_ADDR_NOTAVAIL);
+
+	/* Reusing one slot many times: the generation wraps inside its 28
+	 * bits and never reaches the context bits. */
+	first = fa[8];
+	for (i = 0; i < 70; i++) {
+		assert_int_equal(fi_av_remove(av, &fa[8], 1, 0), 0);
+		assert_int_equal(fi_av_insert(av, &names[8], 1, &fa[8], 0,
+					      NULL), 1);
+		assert_int_equal(fa[8] >> 60, 0);
+		assert_true(fa[8] != first);
+	}
+
+	/* Bad counts and QP numbers; an ordinary name is one context. */
+	bad = names[9];
+	bad.nrx = LFV_SEP_MAX_CTX + 1;
+	assert_int_equal(fi_av_insert(av, &bad, 1, &fb, 0, NULL), 0);
+	bad = names[9];
+	bad.ntx = 0;
+	assert_int_equal(fi_av_insert(av, &bad, 1, &fb, 0, NULL), 0);
+	bad = names[9];
+	bad.rx_qpn[0] = 77;	/* must be the base name's */
+	assert_int_equal(fi_av_insert(av, &bad, 1, &fb, 0, NULL), 0);
+	bad = names[9];
+	bad.tx_qpn[1] = 1U << 24;
+	assert_int_equal(fi_av_insert(av, &bad, 1, &fb, 0, NULL), 0);
+	memset(&bad, 0, sizeof(bad));
+	bad.base = name_of(900);
+	assert_int_equal(fi_av_insert(av, &bad, 1, &fb, 0, NULL), 1);
+	assert_int_equal(lfv_av_dest(l, fb)->qpn, bad.base.qpn);
+	assert_null(lfv_av_dest(l, fi_rx_addr(fb, 1, 4)));
+	memcpy(gid.raw, bad.base.gid, 16);
+	assert_int_equal(lfv_av_reverse(l, &gid, bad.base.qpn), fb);
 	assert_int_equal(fi_close(&av->fid), 0);
 	assert_int_equal(fake_open.ah, 0);
 }
@@ -950,6 +1049,7 @@ int main(void)
 		T(test_ah_failure),
 		T(test_destroy_ah_failure),
 		T(test_reverse),
+		T(test_rx_ctx_bits),
 		T(test_event_insert),
 		T(test_bind_without_event),
 		T(test_close_busy),
