@@ -1132,7 +1132,7 @@ struct fi_ops_cm lfv_dgram_cm_ops = {
 
 /* ---- UD queue pairs ----------------------------------------------------------- */
 
-static int lfv_ud_qp_ready(struct lfv_ep *ep)
+int lfv_ud_qp_ready(struct lfv_ep *ep)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
@@ -1166,6 +1166,14 @@ int lfv_ep_create_ud_qp(struct lfv_ep *ep)
 	ep->grh = calloc(1, grh_len);
 	if (!ep->grh)
 		return -FI_ENOMEM;
+	ep->ud_sge_stride = (uint32_t)ep->info->rx_attr->iov_limit + 1;
+	ep->ud_sge = calloc((size_t)(ep->rx.mask + 1) * ep->ud_sge_stride,
+			    sizeof(*ep->ud_sge));
+	ep->ud_nsge = calloc((size_t)ep->rx.mask + 1, 1);
+	if (!ep->ud_sge || !ep->ud_nsge) {
+		ret = -FI_ENOMEM;
+		goto free_grh;
+	}
 	ep->grh_mr = ibv_reg_mr(ep->domain->pd, ep->grh, grh_len,
 				IBV_ACCESS_LOCAL_WRITE);
 	if (!ep->grh_mr) {
@@ -1190,7 +1198,11 @@ dereg:
 	ibv_dereg_mr(ep->grh_mr);
 	ep->grh_mr = NULL;
 free_grh:
+	free(ep->ud_nsge);
+	free(ep->ud_sge);
 	free(ep->grh);
+	ep->ud_nsge = NULL;
+	ep->ud_sge = NULL;
 	ep->grh = NULL;
 	return ret;
 }

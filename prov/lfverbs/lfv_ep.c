@@ -408,12 +408,15 @@ static ssize_t lfv_ep_cancel(fid_t fid, void *context)
 {
 	struct lfv_ep *ep = lfv_ep_real(fid);
 
-	/* Verbs cannot take back a receive the hardware holds: only the
+	/* Verbs cannot take back one receive the hardware holds: the
 	 * buffered path (lfv_brx.c) keeps receives where they can be
-	 * cancelled. */
-	if (!ep->brx)
-		return -FI_ENOSYS;
-	return lfv_brx_cancel(ep, context);
+	 * cancelled, and a UD QP can flush them all and start again. An RC
+	 * QP cannot without ending its connection. */
+	if (ep->brx)
+		return lfv_brx_cancel(ep, context);
+	if (ep->type == FI_EP_DGRAM)
+		return lfv_ud_cancel(ep, context);
+	return -FI_ENOSYS;
 }
 
 static ssize_t lfv_queue_left(const struct lfv_queue *q)
@@ -466,6 +469,8 @@ static void lfv_ep_free(struct lfv_ep *ep)
 	if (ep->amo_mr)
 		ibv_dereg_mr(ep->amo_mr);
 	free(ep->grh);
+	free(ep->ud_sge);
+	free(ep->ud_nsge);
 	if (ep->tx_cq)
 		lfv_ref_put(&ep->tx_cq->ref);
 	if (ep->rx_cq)

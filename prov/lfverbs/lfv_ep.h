@@ -127,6 +127,11 @@ struct lfv_queue {
 	bool is_tx;
 	bool selective;			/* FI_SELECTIVE_COMPLETION */
 	bool closing;			/* poll lock: drop its completions */
+	/* fi_cancel on a UD endpoint (lfv_ud_cancel.c), poll lock: flushed
+	 * sends count as sent, flushed receives wait to be posted again
+	 * from cancel_first on. */
+	bool cancelling;
+	uint64_t cancel_first;
 	uint64_t op_flags;		/* fi_tx_attr / fi_rx_attr op_flags */
 	struct lfv_spin lock;		/* posting */
 	/* FI_MORE: requests written but not yet posted, kept per op slot
@@ -251,6 +256,11 @@ struct lfv_ep {
 	uint64_t amo_sink;		/* results nobody asked for */
 	struct ibv_mr *amo_mr;		/* registers amo_sink */
 	uint8_t *grh;
+	/* DGRAM: each receive's SGEs (GRH slot first), kept per op slot so
+	 * fi_cancel can post the others again. */
+	struct ibv_sge *ud_sge;
+	uint8_t *ud_nsge;
+	uint32_t ud_sge_stride;
 	size_t inject_size;
 	size_t min_multi_recv;
 	union lfv_sockaddr src;		/* fi_setname before enable */
@@ -324,6 +334,16 @@ void lfv_auto_del(struct lfv_domain *domain, struct lfv_vcq *vcq);
 void lfv_auto_stop(struct lfv_domain *domain);
 /* Waits (bounded) until a queue being closed has no requests left. */
 void lfv_vcq_drain_queue(struct lfv_queue *q);
+/* Polls q's CQ until q has no requests left or the deadline (ns) passes;
+ * true when it emptied. */
+bool lfv_vcq_wait_empty(struct lfv_queue *q, int64_t deadline);
+/* Sets or clears q->cancelling (and resets cancel_first) under its poll
+ * lock. */
+void lfv_vcq_set_cancelling(struct lfv_queue *q, bool on);
+/* fi_cancel of a receive on a UD endpoint (lfv_ud_cancel.c). */
+ssize_t lfv_ud_cancel(struct lfv_ep *ep, void *context);
+/* Brings a UD QP from RESET to RTS (lfv_cm.c). */
+int lfv_ud_qp_ready(struct lfv_ep *ep);
 
 /* Queues. */
 int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,

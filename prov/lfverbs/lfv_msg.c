@@ -266,6 +266,10 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 		sge[0].length = LFV_GRH_SIZE;
 		sge[0].lkey = ep->grh_mr->lkey;
 		wr.num_sge++;
+		/* Kept for fi_cancel, which posts the others again. */
+		wr.sg_list = &ep->ud_sge[slot * ep->ud_sge_stride];
+		memcpy(wr.sg_list, sge, (size_t)wr.num_sge * sizeof(*sge));
+		ep->ud_nsge[slot] = (uint8_t)wr.num_sge;
 	}
 	ret = ibv_post_recv(ep->qp, &wr, &bad);
 	if (ret) {

@@ -195,6 +195,38 @@ static void lfv_vcq_buffered(struct lfv_vcq *vcq, struct lfv_ep *ep,
 }
 
 static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
+			      struct lfv_sink *sink);
+
+/*
+ * A request flushed by fi_cancel's trip through the error state (UD only,
+ * lfv_ud_cancel.c). A send was handed to the device or not; on an
+ * unreliable endpoint both look like a datagram the network lost, so it
+ * completes as sent. A receive leaves the queue unreported, to be posted
+ * again.
+ */
+static void lfv_vcq_cancel_flushed(struct lfv_vcq *vcq, struct lfv_queue *q,
+				   const struct ibv_wc *wc,
+				   struct lfv_sink *sink)
+{
+	struct ibv_wc sent;
+	/* Relaxed: head is written only under the poll lock we hold. */
+	uint64_t head = lfv_load_relaxed64(&q->head);
+
+	if (q->is_tx) {
+		sent = *wc;
+		sent.status = IBV_WC_SUCCESS;
+		sent.opcode = IBV_WC_SEND;
+		lfv_vcq_translate(vcq, &sent, sink);
+		return;
+	}
+	if (q->cancel_first == UINT64_MAX)
+		q->cancel_first = head;
+	/* Release: pairs with the acquire in lfv_queue_next (the canceller
+	 * holds the post lock, so nobody reuses the slot meanwhile). */
+	lfv_store_release64(&q->head, head + 1);
+}
+
+static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 			      struct lfv_sink *sink)
 {
 	struct lfv_op *slot = (struct lfv_op *)(uintptr_t)wc->wr_id;
@@ -209,6 +241,10 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	};
 	bool ok = wc->status == IBV_WC_SUCCESS, report;
 
+	if (!ok && q->cancelling && wc->status == IBV_WC_WR_FLUSH_ERR) {
+		lfv_vcq_cancel_flushed(vcq, q, wc, sink);
+		return;
+	}
 	if (q->is_tx) {
 		comp.flags = op.flags & ~LFV_OP_FLAGS_INTERNAL;
 		comp.len = op.len;
@@ -584,6 +620,25 @@ void lfv_domain_progress(void *arg)
 	lfv_list_foreach(item, &domain->vcqs)
 		lfv_vcq_progress(lfv_container_of(item, struct lfv_vcq, node));
 	pthread_mutex_unlock(&domain->vcq_lock);
+}
+
+bool lfv_vcq_wait_empty(struct lfv_queue *q, int64_t deadline)
+{
+	/* Acquire: pairs with the poller's release of head. */
+	while (q->tail != lfv_load_acquire64(&q->head)) {
+		if (lfv_now_ns() > deadline)
+			return false;
+		lfv_vcq_progress(q->vcq);
+	}
+	return true;
+}
+
+void lfv_vcq_set_cancelling(struct lfv_queue *q, bool on)
+{
+	lfv_spin_lock(&q->vcq->lock);
+	q->cancelling = on;
+	q->cancel_first = UINT64_MAX;
+	lfv_spin_unlock(&q->vcq->lock);
 }
 
 void lfv_vcq_drain_queue(struct lfv_queue *q)

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <rdma/fi_cm.h>
@@ -368,6 +369,113 @@ static void test_fd_sread(void **state)
 	bed_close(&b);
 }
 
+/* fi_cancel: the UD QP flushes and takes its other receives back, in
+ * order, with the same address; sends in flight complete as sent; a
+ * receive that completed before the cancel keeps its completion. */
+static void test_cancel(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry err;
+	uint8_t name0[64], name1[64];
+	size_t len0 = sizeof(name0), len1 = sizeof(name1);
+	struct iovec iov[2];
+	void *desc[2];
+	struct bed b;
+	fi_addr_t src;
+	int i, sends, errs;
+	ssize_t ret;
+
+	(void)state;
+	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
+	assert_int_equal(fi_getname(&b.s[1].ep->fid, name0, &len0), 0);
+	/* Receives 0..6 (6 in two pieces); cancel 3. */
+	for (i = 0; i < 6; i++)
+		assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[i], LEN,
+					 fi_mr_desc(b.s[1].mr), 0,
+					 &b.s[1].buf[i]), 0);
+	iov[0] = (struct iovec){ .iov_base = b.s[1].buf[6], .iov_len = 8 };
+	iov[1] = (struct iovec){ .iov_base = b.s[1].buf[7], .iov_len = LEN };
+	desc[0] = desc[1] = fi_mr_desc(b.s[1].mr);
+	assert_int_equal(fi_recvv(b.s[1].ep, iov, desc, 2, 0, &b.s[1].buf[6]),
+			 0);
+	/* Sends of the cancelling side in flight: none may fail. */
+	for (i = 0; i < 8; i++)
+		assert_int_equal(fi_send(b.s[1].ep, b.s[1].buf[20 + i], 8,
+					 fi_mr_desc(b.s[1].mr), b.s[1].peer,
+					 &b.s[1].buf[20 + i]), 0);
+	assert_int_equal(fi_cancel(&b.s[1].ep->fid, &b.s[1].buf[3]), 0);
+	assert_int_equal(fi_cancel(&b.s[1].ep->fid, &b.s[1].buf[3]),
+			 -FI_ENOENT);
+	assert_int_equal(fi_cancel(&b.s[1].ep->fid, NULL), -FI_ENOENT);
+	assert_int_equal(fi_cancel(&b.s[1].ep->fid, &e), -FI_ENOENT);
+	/* Same QP number, same address. */
+	assert_int_equal(fi_getname(&b.s[1].ep->fid, name1, &len1), 0);
+	assert_memory_equal(name0, name1, len0);
+
+	/* The 8 sends completed as sent (s[0] has no receives posted). The
+	 * cancelled receive is in the error queue, among them. */
+	sends = errs = 0;
+	for (i = 0; i < TIMEOUT_MS && (sends < 8 || errs < 1); i++) {
+		ret = fi_cq_read(b.s[1].cq, &e, 1);
+		if (ret == 1) {
+			assert_int_equal(e.flags, FI_SEND | FI_MSG);
+			sends++;
+		} else if (ret == -FI_EAVAIL) {
+			assert_int_equal(fi_cq_readerr(b.s[1].cq, &err, 0), 1);
+			assert_ptr_equal(err.op_context, &b.s[1].buf[3]);
+			assert_int_equal(err.err, FI_ECANCELED);
+			assert_int_equal(err.flags, FI_RECV | FI_MSG);
+			errs++;
+		} else {
+			assert_int_equal(ret, -FI_EAGAIN);
+			usleep(1000);
+		}
+	}
+	assert_int_equal(sends, 8);
+	assert_int_equal(errs, 1);
+	assert_int_equal(fi_cq_read(b.s[1].cq, &e, 1), -FI_EAGAIN);
+
+	/* The other six come back in order, scattering still works, and
+	 * the sender is still known. */
+	for (i = 0; i < 6; i++) {
+		memset(b.s[0].buf[i], 0x40 + i, LEN);
+		assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf[i], 8 + LEN / 2,
+					 fi_mr_desc(b.s[0].mr), b.s[0].peer,
+					 NULL), 0);
+	}
+	for (i = 0; i < 6; i++) {
+		int want = i < 3 ? i : i + 1;
+
+		read_one(b.s[1].cq, &e, &src);
+		assert_ptr_equal(e.op_context, &b.s[1].buf[want]);
+		assert_int_equal(e.len, 8 + LEN / 2);
+		assert_int_equal(src, b.s[1].peer);
+		if (want == 6) {
+			assert_int_equal(b.s[1].buf[6][7], 0x40 + i);
+			assert_int_equal(b.s[1].buf[7][LEN / 2 - 1], 0x40 + i);
+		} else {
+			assert_int_equal(b.s[1].buf[want][LEN / 2], 0x40 + i);
+		}
+	}
+	for (i = 0; i < 6; i++)
+		read_one(b.s[0].cq, &e, &src);
+
+	/* Completed before the cancel (still in the verbs CQ): not
+	 * cancelled, its completion stays. */
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[8], LEN,
+				 fi_mr_desc(b.s[1].mr), 0, &b.s[1].buf[8]), 0);
+	assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf[0], 16,
+				 fi_mr_desc(b.s[0].mr), b.s[0].peer, NULL), 0);
+	read_one(b.s[0].cq, &e, &src);
+	usleep(100 * 1000); /* let it land */
+	assert_int_equal(fi_cancel(&b.s[1].ep->fid, &b.s[1].buf[8]), 0);
+	read_one(b.s[1].cq, &e, &src);
+	assert_ptr_equal(e.op_context, &b.s[1].buf[8]);
+	assert_int_equal(e.len, 16);
+	assert_int_equal(fi_cq_read(b.s[1].cq, &e, 1), -FI_EAGAIN);
+	bed_close(&b);
+}
+
 static void test_bad_input(void **state)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -418,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_alias),
 		cmocka_unit_test(test_auto_progress_mutex_cond),
 		cmocka_unit_test(test_fd_sread),
+		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_bad_input),
 	};
 
