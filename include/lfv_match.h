@@ -79,7 +79,7 @@ struct lfv_match_queue;
  * the directed setting require).
  */
 struct lfv_match_entry {
-	struct lfv_list key_node;	/* its (tag, addr) queue, or wildcards */
+	struct lfv_list key_node;	/* its (tag, addr) queue or wildcards */
 	struct lfv_list src_node;	/* message: its (tag, source) queue */
 	struct lfv_list arrival_node;	/* message: the arrival list */
 	struct lfv_match_queue *key_queue;	/* NULL: a wildcard receive */
@@ -142,7 +142,7 @@ struct lfv_match_entry *lfv_match_find_recv(struct lfv_match *m,
 					    fi_addr_t addr, uint64_t tag);
 void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv);
 
-/* ---- unexpected messages ------------------------------------------------- */
+/* ---- unexpected messages ----------------------------------------------- */
 
 /* Queues a message (addr: its source, or FI_ADDR_UNSPEC when unknown)
  * after every message added before it. -FI_ENOMEM as above. */

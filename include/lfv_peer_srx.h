@@ -58,7 +58,8 @@
  *   free_entry       returns an entry the peer got from get_* or start_*.
  * When an application receive matches a queued message, the owner fills
  * context/iov/desc/count/flags and calls entry->srx->peer_ops->start_msg
- * or start_tag; the peer owns the entry until free_entry. After a discard
+ * or start_tag (the application's call returns what start returned); the
+ * peer owns the entry until free_entry. After a discard
  * (discard_msg/discard_tag) the owner frees the entry itself: the peer
  * releases its own resources and must not call free_entry for it.
  * The owner never holds its lock while it calls into a peer or into the

@@ -27,7 +27,7 @@ struct lfv_pool {
 	size_t max_objs;		/* 0: no bound */
 	size_t total;			/* objects in all chunks */
 	size_t in_use;			/* handed out and not put back */
-	void *free_head;		/* free objects, linked through word 0 */
+	void *free_head;		/* free objects, linked by word 0 */
 	struct lfv_pool_chunk *chunks;	/* every chunk, newest first */
 };
 

@@ -32,7 +32,7 @@ static size_t lfv_match_hash(uint64_t tag, fi_addr_t addr)
 	return (size_t)h;
 }
 
-/* ---- tables of queues ---------------------------------------------------- */
+/* ---- tables of queues -------------------------------------------------- */
 
 static int lfv_match_table_init(struct lfv_match_table *t)
 {
@@ -144,7 +144,7 @@ static void lfv_match_table_release(struct lfv_match *m,
 	lfv_pool_put(&m->queue_pool, q);
 }
 
-/* ---- the engine ----------------------------------------------------------- */
+/* ---- the engine -------------------------------------------------------- */
 
 static int lfv_match_side_init(struct lfv_match_side *s)
 {
@@ -252,7 +252,7 @@ static struct lfv_match_entry *lfv_match_earlier(struct lfv_match_entry *a,
 	return a->seq < b->seq ? a : b;
 }
 
-/* ---- posted receives ---------------------------------------------------------- */
+/* ---- posted receives --------------------------------------------------- */
 
 int lfv_match_post_recv(struct lfv_match *m, enum lfv_match_kind kind,
 			struct lfv_match_entry *recv)
@@ -337,7 +337,7 @@ void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv)
 	s->nrecvs--;
 }
 
-/* ---- unexpected messages ------------------------------------------------------ */
+/* ---- unexpected messages ----------------------------------------------- */
 
 int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
 		      struct lfv_match_entry *msg)

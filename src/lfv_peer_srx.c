@@ -63,7 +63,7 @@ struct lfv_peer_srx {
 	struct lfv_mutex lock;		/* everything below */
 	struct lfv_match match;
 	struct lfv_pool entries;	/* struct lfv_srx_entry + iov storage */
-	struct lfv_list posted;		/* application receives, posting order */
+	struct lfv_list posted;		/* app receives, posting order */
 	struct lfv_list claimed;
 	struct lfv_list exports;
 	size_t nclaimed;
@@ -101,7 +101,7 @@ static struct fi_ops lfv_srx_fi_ops;
 static struct fi_ops lfv_srx_export_fi_ops;
 static struct fi_ops_srx_owner lfv_srx_owner_ops;
 
-/* ---- lookups -------------------------------------------------------------- */
+/* ---- lookups ----------------------------------------------------------- */
 
 static struct lfv_peer_srx *lfv_srx_of_fid(struct fid *fid)
 {
@@ -151,7 +151,7 @@ static uint64_t lfv_srx_kind_flags(enum lfv_match_kind kind)
 	return FI_RECV | (kind == LFV_MATCH_TAG ? FI_TAGGED : FI_MSG);
 }
 
-/* ---- entries ------------------------------------------------------------------ */
+/* ---- entries ----------------------------------------------------------- */
 
 static void **lfv_srx_descs(const struct lfv_peer_srx *srx,
 			    struct lfv_srx_entry *e)
@@ -227,7 +227,7 @@ static void lfv_srx_copy_buffers(struct lfv_peer_srx *srx,
 	dst->peer.flags = src->peer.flags;
 }
 
-/* ---- posted receives ---------------------------------------------------------- */
+/* ---- posted receives --------------------------------------------------- */
 
 static int lfv_srx_post_entry(struct lfv_peer_srx *srx, struct lfv_srx_entry *e,
 			      const struct lfv_srx_req *req)
@@ -368,7 +368,7 @@ static struct lfv_srx_entry *lfv_srx_find_claimed(struct lfv_peer_srx *srx,
 	return NULL;
 }
 
-/* ---- calls out (never under srx->lock) --------------------------------------- */
+/* ---- calls out (never under srx->lock) --------------------------------- */
 
 static int lfv_srx_start(struct lfv_srx_entry *e)
 {
@@ -449,7 +449,7 @@ static struct lfv_srx_report lfv_srx_msg_report(const struct lfv_srx_entry *e,
 	};
 }
 
-/* ---- owner ops (called by peers) ------------------------------------------------ */
+/* ---- owner ops (called by peers) --------------------------------------- */
 
 /* A posted receive for the message, or a fresh entry (-FI_ENOENT). */
 static int lfv_srx_match_arrival(struct lfv_peer_srx *srx,
@@ -642,8 +642,8 @@ static void lfv_srx_free_entry(struct fi_peer_rx_entry *entry)
 		lfv_srx_entry_free(e);
 	else
 		LFV_WARN(FI_LOG_EP_DATA,
-			 "peer SRX: free_entry of an entry the peer does not hold (state %d)\n",
-			 (int)e->state);
+			 "peer SRX: free_entry of an entry the peer does "
+			 "not hold (state %d)\n", (int)e->state);
 	lfv_mutex_unlock(&srx->lock);
 }
 
@@ -656,7 +656,7 @@ static struct fi_ops_srx_owner lfv_srx_owner_ops = {
 	.free_entry = lfv_srx_free_entry,
 };
 
-/* ---- application receives ------------------------------------------------------ */
+/* ---- application receives ---------------------------------------------- */
 
 static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
 			     const struct lfv_srx_req *req)
@@ -952,7 +952,7 @@ static struct fi_ops_tagged lfv_srx_tagged_ops = {
 	.injectdata = lfv_no_tagged_injectdata,
 };
 
-/* ---- fi_ops_ep -------------------------------------------------------------------- */
+/* ---- fi_ops_ep --------------------------------------------------------- */
 
 static ssize_t lfv_srx_cancel(fid_t fid, void *context)
 {
@@ -961,8 +961,9 @@ static ssize_t lfv_srx_cancel(fid_t fid, void *context)
 	struct fid_peer_cq *cq;
 	struct lfv_srx_entry *e;
 
+	/* fi_cancel(3): operations without a context cannot be canceled. */
 	if (!context)
-		return -FI_EINVAL;	/* fi_cancel(3): no context, no cancel */
+		return -FI_EINVAL;
 	lfv_mutex_lock(&srx->lock);
 	cq = srx->cq;
 	if (!cq) {
@@ -1041,7 +1042,7 @@ static struct fi_ops_ep lfv_srx_ep_ops = {
 	.tx_size_left = lfv_no_size_left,
 };
 
-/* ---- exports ---------------------------------------------------------------------- */
+/* ---- exports ----------------------------------------------------------- */
 
 static bool lfv_srx_held_by(const struct lfv_srx_entry *e,
 			    const struct lfv_srx_export *exp)
@@ -1076,7 +1077,8 @@ static size_t lfv_srx_collect_held(struct lfv_peer_srx *srx,
 			lfv_list_insert_tail(batch, &e->node);
 		}
 	}
-	for (item = srx->claimed.next; item != &srx->claimed; item = next_item) {
+	for (item = srx->claimed.next; item != &srx->claimed;
+	     item = next_item) {
 		next_item = item->next;
 		e = lfv_container_of(item, struct lfv_srx_entry, node);
 		if (!lfv_srx_held_by(e, exp))
@@ -1216,7 +1218,7 @@ int lfv_peer_srx_counts(struct fid_ep *srx_fid,
 	return 0;
 }
 
-/* ---- open and close --------------------------------------------------------------- */
+/* ---- open and close ---------------------------------------------------- */
 
 /* Every entry that is not a posted receive names a peer, and each open
  * export keeps the SRX open: with none left, only posted receives

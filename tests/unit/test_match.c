@@ -26,7 +26,7 @@
 #include "lfv_match.h"
 #include "lfv_peer_srx.h"
 
-/* ==== the engine ============================================================ */
+/* ==== the engine ======================================================== */
 
 struct item {
 	struct lfv_match_entry m;
@@ -402,7 +402,7 @@ static void test_engine_arrival_walk(void **state)
 	lfv_match_fini(&m);
 }
 
-/* ==== the peer SRX: fakes ================================================= */
+/* ==== the peer SRX: fakes =============================================== */
 
 #define MAX_CALLS 32
 
@@ -555,7 +555,7 @@ static void fake_cq_init(struct fake_cq *f)
 	f->cq.owner_ops = &f->ops;
 }
 
-/* ==== the peer SRX: helpers ================================================ */
+/* ==== the peer SRX: helpers ============================================= */
 
 static struct fid_ep *srx_open_caps(uint64_t caps)
 {
@@ -655,7 +655,7 @@ static ssize_t mrecv(struct fid_ep *srx, void *buf, size_t len, void *context)
 	return fi_recvmsg(srx, &msg, FI_MULTI_RECV);
 }
 
-/* ==== the peer SRX: tests ================================================== */
+/* ==== the peer SRX: tests =============================================== */
 
 static void test_srx_open_bad_input(void **state)
 {
@@ -1458,7 +1458,7 @@ static void test_srx_export_close_discards(void **state)
 	srx_close(srx, &p[1], 1);
 }
 
-/* ---- four peer threads against the application ------------------------------ */
+/* ---- four peer threads against the application ------------------------- */
 
 #define THREADS 4
 #define PER_THREAD 1500
