@@ -11,6 +11,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
 
 /* struct fi_ops */
 int lfv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
@@ -90,6 +91,41 @@ extern struct fi_ops_rma lfv_no_rma_ops;
 extern struct fi_ops_tagged lfv_no_tagged_ops;
 extern struct fi_ops_atomic lfv_no_atomic_ops;
 extern struct fi_ops_collective lfv_no_collective_ops;
+extern struct fi_ops_msg lfv_no_msg_ops;	/* lfv_stubs_msg.c */
+extern struct fi_ops_ep lfv_no_ep_ops;		/* lfv_stubs_msg.c */
+
+/* The send side of fi_ops_msg and fi_ops_tagged, for receive-only
+ * objects (shared receive contexts) that implement the receive side. */
+ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,
+			void *desc, fi_addr_t dest_addr, void *context);
+ssize_t lfv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest_addr,
+			 void *context);
+ssize_t lfv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			   uint64_t flags);
+ssize_t lfv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest_addr);
+ssize_t lfv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest_addr,
+			    void *context);
+ssize_t lfv_no_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			      uint64_t data, fi_addr_t dest_addr);
+ssize_t lfv_no_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
+			   void *desc, fi_addr_t dest_addr, uint64_t tag,
+			   void *context);
+ssize_t lfv_no_tagged_sendv(struct fid_ep *ep, const struct iovec *iov,
+			    void **desc, size_t count, fi_addr_t dest_addr,
+			    uint64_t tag, void *context);
+ssize_t lfv_no_tagged_sendmsg(struct fid_ep *ep,
+			      const struct fi_msg_tagged *msg, uint64_t flags);
+ssize_t lfv_no_tagged_inject(struct fid_ep *ep, const void *buf, size_t len,
+			     fi_addr_t dest_addr, uint64_t tag);
+ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			       void *desc, uint64_t data, fi_addr_t dest_addr,
+			       uint64_t tag, void *context);
+ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
+				 size_t len, uint64_t data,
+				 fi_addr_t dest_addr, uint64_t tag);
 
 /* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
 ssize_t lfv_no_cancel(fid_t fid, void *context);

@@ -163,37 +163,37 @@ static ssize_t lfv_no_tagged_recvmsg(struct fid_ep *ep, const struct fi_msg_tagg
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_tagged_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context)
+ssize_t lfv_no_tagged_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest_addr, uint64_t tag, void *context)
 {
 	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr; (void)tag; (void)context;
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_tagged_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t tag, void *context)
+ssize_t lfv_no_tagged_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest_addr, uint64_t tag, void *context)
 {
 	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr; (void)tag; (void)context;
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_tagged_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+ssize_t lfv_no_tagged_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	(void)ep; (void)msg; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_tagged_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
+ssize_t lfv_no_tagged_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
 {
 	(void)ep; (void)buf; (void)len; (void)dest_addr; (void)tag;
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context)
+ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context)
 {
 	(void)ep; (void)buf; (void)len; (void)desc; (void)data; (void)dest_addr; (void)tag; (void)context;
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag)
+ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag)
 {
 	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr; (void)tag;
 	return -FI_ENOSYS;

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The transport-independent tag-matching engine: posted receives and
+ * unexpected messages, separately for untagged (LFV_MATCH_MSG) and tagged
+ * (LFV_MATCH_TAG) traffic. The engine only orders and finds entries; the
+ * caller embeds a struct lfv_match_entry in its own objects, owns their
+ * memory, and serialises every call (one lock around the engine).
+ *
+ * Matching rule. A receive (raddr, rtag, ignore) matches a message (maddr,
+ * mtag) when
+ *   - raddr == FI_ADDR_UNSPEC or raddr == maddr, where directed receive is
+ *     enabled (lfv_match_init(directed = true)); without it every receive
+ *     is treated as FI_ADDR_UNSPEC;
+ *   - (mtag | ignore) == (rtag | ignore); untagged traffic has tag 0 and
+ *     ignore 0, so only the address counts.
+ * When several receives match a message, the earliest posted wins; when
+ * several messages match a receive, the earliest arrived wins.
+ *
+ * Layout. Receives without ignore bits ("exact") live in FIFO queues keyed
+ * by (tag, addr) in a hash table: one queue per distinct key, created on
+ * the first entry and released with the last one. Receives with ignore
+ * bits ("wildcards") live in one list in posting order. Every receive
+ * carries a sequence number from one counter, so posting order is
+ * comparable across all of these queues.
+ *
+ * Unexpected messages live in the FIFO queue keyed (tag, FI_ADDR_UNSPEC)
+ * (all messages with that tag), with directed receive also in the queue
+ * keyed (tag, source), and in one arrival-ordered list.
+ *
+ * Why the earliest-posted matching receive is found (message maddr, mtag):
+ * a receive that can match is either exact with rtag == mtag and raddr in
+ * {maddr, FI_ADDR_UNSPEC}, i.e. in exactly one of the two queues keyed
+ * (mtag, maddr) and (mtag, FI_ADDR_UNSPEC), or a wildcard. Each queue is
+ * in posting order, so its head is its earliest matching receive (every
+ * receive in these two queues matches). The wildcard list is in posting
+ * order too, so its first matching entry is the earliest matching
+ * wildcard, and the scan may stop at the first wildcard posted after the
+ * better of the two queue heads. The answer is the candidate with the
+ * smallest sequence number. Exact receives for other tags or addresses
+ * sit in other queues and are never looked at: the cost is two hash
+ * lookups plus the wildcards posted before the winner.
+ *
+ * Why the earliest-arrived matching message is found (receive raddr,
+ * rtag, ignore): with ignore == 0 the matching messages are exactly the
+ * queue keyed (rtag, raddr) (raddr FI_ADDR_UNSPEC: all sources), kept in
+ * arrival order, so its head is the answer in one lookup. With ignore
+ * bits the arrival list is scanned from its oldest entry and the first
+ * match is the answer.
+ *
+ * Removal is O(1): an entry knows its queues, and a queue emptied by a
+ * removal is released at once, so memory follows the live entries.
+ *
+ * probes counts hash-chain queues and entries examined: a test hook that
+ * shows the cost of a match without a timer.
+ */
+#ifndef LFV_MATCH_H
+#define LFV_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <rdma/fabric.h>
+
+#include "lfv_list.h"
+#include "lfv_pool.h"
+
+enum lfv_match_kind {
+	LFV_MATCH_MSG,		/* untagged: fi_recv, get_msg */
+	LFV_MATCH_TAG,		/* tagged: fi_trecv, get_tag */
+	LFV_MATCH_KINDS,
+};
+
+struct lfv_match_queue;
+
+/*
+ * One receive or one unexpected message. The caller sets addr, tag and
+ * ignore (receives) before posting/adding; the engine owns the rest while
+ * the entry is queued (and normalises addr, tag and ignore as the kind and
+ * the directed setting require).
+ */
+struct lfv_match_entry {
+	struct lfv_list key_node;	/* its (tag, addr) queue or wildcards */
+	struct lfv_list src_node;	/* message: its (tag, source) queue */
+	struct lfv_list arrival_node;	/* message: the arrival list */
+	struct lfv_match_queue *key_queue;	/* NULL: a wildcard receive */
+	struct lfv_match_queue *src_queue;	/* NULL: not in one */
+	uint64_t seq;			/* posting (or arrival) order */
+	fi_addr_t addr;
+	uint64_t tag;
+	uint64_t ignore;		/* receives only */
+	enum lfv_match_kind kind;
+};
+
+/* Queues by key: chained buckets, a power of two, grown to load factor 1. */
+struct lfv_match_table {
+	struct lfv_list *buckets;
+	size_t mask;			/* number of buckets - 1 */
+	size_t queues;			/* queues in the table */
+};
+
+struct lfv_match_side {
+	struct lfv_match_table recvs;	/* exact receives by (tag, addr) */
+	struct lfv_list wild_recvs;	/* receives with ignore bits */
+	struct lfv_match_table msgs;	/* messages by (tag, UNSPEC/source) */
+	struct lfv_list arrivals;	/* messages in arrival order */
+	size_t nrecvs;
+	size_t nmsgs;
+};
+
+struct lfv_match {
+	struct lfv_match_side side[LFV_MATCH_KINDS];
+	struct lfv_pool queue_pool;	/* struct lfv_match_queue */
+	uint64_t next_seq;
+	bool directed;			/* FI_DIRECTED_RECV semantics */
+	uint64_t probes;		/* test hook, see above */
+};
+
+/* 0, -FI_EINVAL (m NULL) or -FI_ENOMEM; *m untouched on error. */
+int lfv_match_init(struct lfv_match *m, bool directed);
+/* Releases the engine's own memory; queued entries are simply forgotten
+ * (their memory is the caller's). */
+void lfv_match_fini(struct lfv_match *m);
+
+/* Whether a receive (addr, tag, ignore) as stored accepts the message. */
+static inline bool lfv_match_accepts(const struct lfv_match_entry *recv,
+				     fi_addr_t addr, uint64_t tag)
+{
+	return (recv->addr == FI_ADDR_UNSPEC || recv->addr == addr) &&
+	       (recv->tag | recv->ignore) == (tag | recv->ignore);
+}
+
+/* ---- posted receives --------------------------------------------------- */
+
+/* Queues a receive after every receive posted before it. -FI_ENOMEM when
+ * a new key queue cannot be allocated (nothing queued then). */
+int lfv_match_post_recv(struct lfv_match *m, enum lfv_match_kind kind,
+			struct lfv_match_entry *recv);
+/* The earliest-posted receive that accepts a message from addr with tag
+ * (ignored for LFV_MATCH_MSG), left queued; NULL when none does. */
+struct lfv_match_entry *lfv_match_find_recv(struct lfv_match *m,
+					    enum lfv_match_kind kind,
+					    fi_addr_t addr, uint64_t tag);
+void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv);
+
+/* ---- unexpected messages ----------------------------------------------- */
+
+/* Queues a message (addr: its source, or FI_ADDR_UNSPEC when unknown)
+ * after every message added before it. -FI_ENOMEM as above. */
+int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
+		      struct lfv_match_entry *msg);
+/* The earliest-arrived message a receive (addr, tag, ignore) accepts,
+ * left queued; NULL when none. */
+struct lfv_match_entry *lfv_match_find_msg(struct lfv_match *m,
+					   enum lfv_match_kind kind,
+					   fi_addr_t addr, uint64_t tag,
+					   uint64_t ignore);
+void lfv_match_remove_msg(struct lfv_match *m, struct lfv_match_entry *msg);
+
+/* Arrival-order walk over the queued messages of one kind (e.g. to drop
+ * one peer's messages); fetch the next entry before removing the current. */
+struct lfv_match_entry *lfv_match_first_msg(struct lfv_match *m,
+					    enum lfv_match_kind kind);
+struct lfv_match_entry *lfv_match_next_msg(struct lfv_match *m,
+					   const struct lfv_match_entry *msg);
+
+static inline size_t lfv_match_recv_count(const struct lfv_match *m,
+					  enum lfv_match_kind kind)
+{
+	return m->side[kind].nrecvs;
+}
+
+static inline size_t lfv_match_msg_count(const struct lfv_match *m,
+					 enum lfv_match_kind kind)
+{
+	return m->side[kind].nmsgs;
+}
+
+#endif /* LFV_MATCH_H */

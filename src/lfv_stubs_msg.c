@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* fi_ops_msg and fi_ops_ep sets that return -FI_ENOSYS: the send side for
+ * receive-only objects, and whole tables for objects that move no data
+ * themselves (the fid_peer_srx handed to peer providers). */
+#include "lfv_stubs.h"
+
+static ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len,
+			       void *desc, fi_addr_t src_addr, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)src_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
+				void **desc, size_t count, fi_addr_t src_addr,
+				void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)src_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+				  uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,
+			void *desc, fi_addr_t dest_addr, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest_addr,
+			 void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest_addr)
+{
+	(void)ep; (void)buf; (void)len; (void)dest_addr;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest_addr,
+			    void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)data;
+	(void)dest_addr; (void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t lfv_no_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			      uint64_t data, fi_addr_t dest_addr)
+{
+	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr;
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_msg lfv_no_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = lfv_no_msg_recv,
+	.recvv = lfv_no_msg_recvv,
+	.recvmsg = lfv_no_msg_recvmsg,
+	.send = lfv_no_msg_send,
+	.sendv = lfv_no_msg_sendv,
+	.sendmsg = lfv_no_msg_sendmsg,
+	.inject = lfv_no_msg_inject,
+	.senddata = lfv_no_msg_senddata,
+	.injectdata = lfv_no_msg_injectdata,
+};
+
+struct fi_ops_ep lfv_no_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lfv_no_cancel,
+	.getopt = lfv_no_getopt,
+	.setopt = lfv_no_setopt,
+	.tx_ctx = lfv_no_tx_ctx,
+	.rx_ctx = lfv_no_rx_ctx,
+	.rx_size_left = lfv_no_size_left,
+	.tx_size_left = lfv_no_size_left,
+};
