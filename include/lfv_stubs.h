@@ -65,28 +65,6 @@ int lfv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		  struct fid_av_set **av_set, void *context);
 
 /* Whole endpoint operation sets that return -FI_ENOSYS (lfv_stubs_ep.c). */
-extern struct fi_ops_msg lfv_no_msg_ops;
-ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			fi_addr_t src_addr, void *context);
-ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src_addr,
-			 void *context);
-ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags);
-ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,
-			void *desc, fi_addr_t dest_addr, void *context);
-ssize_t lfv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest_addr,
-			 void *context);
-ssize_t lfv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags);
-ssize_t lfv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
-			  fi_addr_t dest_addr);
-ssize_t lfv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest_addr,
-			    void *context);
-ssize_t lfv_no_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			      uint64_t data, fi_addr_t dest_addr);
 extern struct fi_ops_rma lfv_no_rma_ops;
 extern struct fi_ops_tagged lfv_no_tagged_ops;
 extern struct fi_ops_atomic lfv_no_atomic_ops;
@@ -94,6 +72,14 @@ extern struct fi_ops_collective lfv_no_collective_ops;
 extern struct fi_ops_msg lfv_no_msg_ops;	/* lfv_stubs_msg.c */
 extern struct fi_ops_ep lfv_no_ep_ops;		/* lfv_stubs_msg.c */
 
+/* The receive side of fi_ops_msg, for transmit-only contexts. */
+ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			fi_addr_t src_addr, void *context);
+ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src_addr,
+			 void *context);
+ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			   uint64_t flags);
 /* The send side of fi_ops_msg and fi_ops_tagged, for receive-only
  * objects (shared receive contexts) that implement the receive side. */
 ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,

@@ -4,7 +4,7 @@
  * themselves (the fid_peer_srx handed to peer providers). */
 #include "lfv_stubs.h"
 
-static ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len,
+ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len,
 			       void *desc, fi_addr_t src_addr, void *context)
 {
 	(void)ep; (void)buf; (void)len; (void)desc; (void)src_addr;
@@ -12,7 +12,7 @@ static ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
+ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, fi_addr_t src_addr,
 				void *context)
 {
@@ -21,7 +21,7 @@ static ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				  uint64_t flags)
 {
 	(void)ep; (void)msg; (void)flags;
