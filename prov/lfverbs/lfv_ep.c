@@ -221,6 +221,19 @@ void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr)
 	attr->qp_type = ep->type == FI_EP_MSG ? IBV_QPT_RC : IBV_QPT_UD;
 }
 
+/* Which queues lfv_vcq_translate_fast may serve: counters, buffered or
+ * shared receives and UD sources all need the general translation. The
+ * bindings are final once enabled. */
+static void lfv_ep_mark_fast(struct lfv_ep *ep)
+{
+	bool rc = ep->type == FI_EP_MSG && !ep->brx;
+
+	ep->tx.fast = rc && !ep->tx.cntr && !ep->cntr_read &&
+		      !ep->cntr_write && ep->tx.vcq->cq;
+	ep->rx.fast = rc && !ep->srx && !ep->rx.cntr && ep->rx.vcq->cq;
+	ep->rx_direct = rc && !ep->srx;
+}
+
 static int lfv_ep_enable(struct lfv_ep *ep)
 {
 	int ret;
@@ -249,6 +262,7 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 		if (ret)
 			return ret;
 	}
+	lfv_ep_mark_fast(ep);
 	ep->state = LFV_EP_ENABLED;
 	if (ep->type == FI_EP_DGRAM) /* Release: as in lfv_cm.c */
 		lfv_store_release32(&ep->tx_ready, 1);

@@ -127,6 +127,10 @@ struct lfv_queue {
 	bool is_tx;
 	bool selective;			/* FI_SELECTIVE_COMPLETION */
 	bool closing;			/* poll lock: drop its completions */
+	/* Poll lock: its successful completions need nothing but the CQ
+	 * entry (RC, no counters, no buffering; set by fi_enable, cleared
+	 * when closing), so lfv_vcq_translate_fast may take them. */
+	bool fast;
 	/* fi_cancel on a UD endpoint (lfv_ud_cancel.c), poll lock: flushed
 	 * sends count as sent, flushed receives wait to be posted again
 	 * from cancel_first on. */
@@ -141,6 +145,10 @@ struct lfv_queue {
 	struct ibv_sge *more_sge;	/* iov_max per slot */
 	uint32_t iov_max;
 	struct ibv_send_wr *more_first, *more_last;
+	/* fi_send's common case (lfv_msg.c): a request already filled in
+	 * but for wr_id and the one SGE (post lock). */
+	struct ibv_send_wr one_wr;
+	struct ibv_sge one_sge;
 	struct lfv_vcq *vcq;
 	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
 	struct lfv_ep *ep;		/* NULL for a shared receive queue */
@@ -269,6 +277,9 @@ struct lfv_ep {
 	lfv_atomic32_t tx_ready;	/* sends may be posted: connected once
 					 * (MSG) or enabled (DGRAM) */
 	bool shutdown_reported;		/* FI_SHUTDOWN queued (cm_lock) */
+	/* Set by fi_enable: an RC endpoint whose receives go straight to
+	 * its own QP (no shared or buffered receive), lfv_recv_one's case. */
+	bool rx_direct;
 	struct lfv_sep *sep;		/* a scalable endpoint's context */
 	uint32_t sep_index;
 	lfv_atomic32_t ref;		/* aliases */

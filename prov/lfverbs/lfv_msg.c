@@ -295,10 +295,13 @@ static ssize_t lfv_recv_one(struct lfv_ep *ep, void *buf, size_t len,
 	int ret;
 
 	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
-		return -FI_EAGAIN;
+	op = lfv_queue_next(q);
+	if (__builtin_expect(!op, 0)) {
+		op = lfv_queue_take(q);
+		if (!op) {
+			lfv_spin_unlock(&q->lock);
+			return -FI_EAGAIN;
+		}
 	}
 	op->context = context;
 	op->flags = FI_RECV | FI_MSG |
@@ -321,8 +324,7 @@ static ssize_t lfv_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 
 	(void)src_addr;
-	if (ep->type == FI_EP_MSG && len && buf && desc && ep->qp &&
-	    !ep->srx && !ep->brx)
+	if (ep->rx_direct && len && buf && desc)
 		return lfv_recv_one(ep, buf, len, desc, context,
 				    lfv_op_flags(ep_fid, false));
 	return lfv_recv_common(ep, &iov, &desc, 1, context,
@@ -353,23 +355,61 @@ static ssize_t lfv_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 			       msg->iov_count, msg->context, flags);
 }
 
-static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
-			void *desc, fi_addr_t dest_addr, void *context)
+/*
+ * fi_send's common case: one registered buffer on RC, a send that reports
+ * its completion and needs no FI_INJECT, FI_MORE or FI_FENCE. It posts the
+ * queue's prepared request (signaled, so nothing unsignaled is pending
+ * after it); anything unusual goes the general way.
+ */
+static inline ssize_t lfv_send_one(struct lfv_ep *ep, const void *buf,
+				   size_t len, void *desc, void *context)
+{
+	struct lfv_queue *q = &ep->tx;
+	struct ibv_send_wr *bad;
+	struct lfv_op *op;
+	int ret;
+
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_next(q);
+	if (!op || q->more_first) {
+		lfv_spin_unlock(&q->lock);
+		return 1; /* not this way */
+	}
+	op->context = context;
+	op->flags = FI_SEND | FI_MSG | LFV_OP_REPORT;
+	op->len = len;
+	op->buf = NULL;
+	q->one_sge.addr = (uintptr_t)buf;
+	q->one_sge.length = (uint32_t)len;
+	q->one_sge.lkey = lfv_lkey(desc);
+	q->one_wr.wr_id = (uintptr_t)op;
+	q->unsignaled = 0;
+	ret = ibv_post_send(ep->qp, &q->one_wr, &bad);
+	if (!ret)
+		q->tail++;
+	lfv_spin_unlock(&q->lock);
+	return ret ? lfv_post_ret(ret) : 0;
+}
+
+/* fi_send past the common case; out of line so that lfv_send needs no
+ * stack for it. */
+static __attribute__((noinline)) ssize_t
+lfv_send_general(struct lfv_ep *ep, const void *buf, size_t len, void *desc,
+		 fi_addr_t dest_addr, void *context, uint64_t flags)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
-		.context = context, .flags = lfv_op_flags(ep_fid, true),
+		.context = context, .flags = flags,
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 
-	/* The common case, one registered buffer on RC, skips the general
-	 * request builder. */
+	/* One registered buffer on RC still skips the general request
+	 * builder. */
 	if (ep->type == FI_EP_MSG && len && buf && desc &&
-	    !(r.flags & FI_INJECT)) {
+	    !(flags & FI_INJECT)) {
 		sge = (struct ibv_sge){ .addr = (uintptr_t)buf,
 					.length = (uint32_t)len,
 					.lkey = lfv_lkey(desc) };
@@ -378,6 +418,25 @@ static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 		return lfv_tx_post(ep, &wr, &r, len);
 	}
 	return lfv_send_common(ep, &r);
+}
+
+static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			void *desc, fi_addr_t dest_addr, void *context)
+{
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+	uint64_t flags = lfv_op_flags(ep_fid, true);
+	ssize_t ret;
+
+	/* Relaxed: as in lfv_tx_post. */
+	if (ep->type == FI_EP_MSG && len && buf && desc &&
+	    !(flags & (FI_INJECT | FI_MORE | FI_FENCE)) &&
+	    (!ep->tx.selective || (flags & FI_COMPLETION)) &&
+	    lfv_load_relaxed32(&ep->tx_ready)) {
+		ret = lfv_send_one(ep, buf, len, desc, context);
+		if (ret <= 0)
+			return ret;
+	}
+	return lfv_send_general(ep, buf, len, desc, dest_addr, context, flags);
 }
 
 static ssize_t lfv_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
