@@ -279,6 +279,11 @@ static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 				     src ? src + n : NULL, count - n);
 		if (polled > 0)
 			n += (size_t)polled;
+		/* A source that handed its completions to a transport (RDM)
+		 * had them written to the ring instead. */
+		if (n < count)
+			n += lfv_cq_take(cq, (char *)buf + n * cq->fmt_size,
+					 count - n, src ? src + n : NULL);
 	}
 	if (n)
 		return (ssize_t)n;

@@ -13,6 +13,9 @@ struct lfv_params lfv_params = {
 	.inline_size = 0,
 	.bounce_size = 16384,
 	.buffered_recv = 0,
+	.rdm = 0,
+	.rdm_eager = 8192,
+	.rdm_rx_bufs = 256,
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -58,4 +61,13 @@ void lfv_params_init(void)
 		       "1: every MSG endpoint receives through provider "
 		       "buffers (one copy), which makes fi_cancel of receives "
 		       "possible; 0: only endpoints with FI_MULTI_RECV do");
+	lfv_param_size("rdm", &lfv_params.rdm,
+		       "1: fi_getinfo offers FI_EP_RDM endpoints (still being "
+		       "built: eager messages only)");
+	lfv_param_size("rdm_eager", &lfv_params.rdm_eager,
+		       "RDM: payload bytes of the largest message sent eagerly "
+		       "through provider buffers");
+	lfv_param_size("rdm_rx_bufs", &lfv_params.rdm_rx_bufs,
+		       "RDM: provider receive buffers each endpoint keeps on "
+		       "its shared receive queue");
 }

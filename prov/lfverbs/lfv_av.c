@@ -1000,6 +1000,19 @@ fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
 	return ret;
 }
 
+int lfv_av_name(struct lfv_av *av, fi_addr_t addr, struct lfv_ud_name *name)
+{
+	struct lfv_av_entry *e;
+	uint32_t idx;
+
+	lfv_mutex_lock(&av->lock);
+	e = lfv_av_live_locked(av, addr, &idx);
+	if (e)
+		*name = e->name;
+	lfv_mutex_unlock(&av->lock);
+	return e ? 0 : -FI_EINVAL;
+}
+
 struct lfv_av *lfv_av_from_fid(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_AV || fid->ops != &lfv_av_fi_ops)

@@ -131,6 +131,10 @@ const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr);
 fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
 			 uint32_t qpn);
 
+/* The name inserted at addr (its base address for rx_ctx_bits AVs): 0, or
+ * -FI_EINVAL when addr is not live. Takes the AV's lock. */
+int lfv_av_name(struct lfv_av *av, fi_addr_t addr, struct lfv_ud_name *name);
+
 /* The AV behind an fid_av of lfverbs (for fi_ep_bind). NULL if the fid is
  * not an lfverbs AV. */
 struct lfv_av *lfv_av_from_fid(struct fid *fid);

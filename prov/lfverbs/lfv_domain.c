@@ -103,7 +103,7 @@ static int lfv_domain_check_info(const struct lfv_device *dev,
 
 	if (type == FI_EP_UNSPEC)
 		type = FI_EP_MSG;
-	if (type != FI_EP_MSG && type != FI_EP_DGRAM)
+	if (type != FI_EP_MSG && type != FI_EP_DGRAM && type != FI_EP_RDM)
 		return -FI_EINVAL;
 	tmpl = lfv_info_template(dev, type, dev->naddrs ? &dev->addrs[0] : NULL,
 				 version);
@@ -200,6 +200,7 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	if (ret)
 		goto dealloc_pd;
 	lfv_list_init(&domain->vcqs);
+	lfv_list_init(&domain->rdm_eps);
 	domain->locked = lfv_domain_needs_locks(info);
 	domain->progress_auto =
 		info->domain_attr->data_progress == FI_PROGRESS_AUTO;

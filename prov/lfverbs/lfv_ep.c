@@ -727,6 +727,10 @@ int lfv_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 		return -FI_EINVAL;
 	if (info->ep_attr && !lfv_ep_one_context(info->ep_attr))
 		return -FI_EINVAL;
+	if (info->ep_attr && info->ep_attr->type == FI_EP_RDM)
+		return lfv_rdm_endpoint(lfv_container_of(domain_fid,
+				struct lfv_domain, domain_fid), info, ep_fid,
+				context);
 	ret = lfv_ep_open(lfv_container_of(domain_fid, struct lfv_domain,
 					   domain_fid), info, context, &ep);
 	if (ret)

@@ -151,6 +151,10 @@ struct lfv_queue {
 	struct ibv_sge one_sge;
 	struct lfv_vcq *vcq;
 	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
+	/* Another transport's requests (RDM, lfv_rdm.c): every completion
+	 * goes to it instead of the translations here. */
+	void (*handler)(struct lfv_queue *q, struct lfv_op *op,
+			const struct ibv_wc *wc);
 	struct lfv_ep *ep;		/* NULL for a shared receive queue */
 	struct lfv_srx *srx;		/* set for a shared receive queue */
 };
@@ -343,6 +347,8 @@ void lfv_vcq_auto_event(struct lfv_vcq *vcq);
 int lfv_auto_add(struct lfv_domain *domain, struct lfv_vcq *vcq);
 void lfv_auto_del(struct lfv_domain *domain, struct lfv_vcq *vcq);
 void lfv_auto_stop(struct lfv_domain *domain);
+/* The libfabric error (positive FI_E*) of a failed work completion. */
+int lfv_wc_errno(enum ibv_wc_status status);
 /* Waits (bounded) until a queue being closed has no requests left. */
 void lfv_vcq_drain_queue(struct lfv_queue *q);
 /* Polls q's CQ until q has no requests left or the deadline (ns) passes;
@@ -419,6 +425,9 @@ int lfv_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
  * fi_tx_context / fi_rx_context build on. */
 int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
 		void *context, struct lfv_ep **ep);
+/* RDM endpoints (lfv_rdm.c). */
+int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
+		     struct fid_ep **ep, void *context);
 /* Scalable DGRAM endpoints (lfv_sep.c). */
 struct lfv_sep;
 int lfv_scalable_ep(struct fid_domain *domain, struct fi_info *info,

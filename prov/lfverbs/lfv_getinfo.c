@@ -77,9 +77,12 @@ static void lfv_template_tx(struct fi_tx_attr *tx, const struct lfv_device *dev,
 	tx->caps = caps & LFV_TX_CAP_MASK;
 	tx->mode = 0;
 	tx->op_flags = 0;
-	tx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER : FI_ORDER_NONE;
+	tx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
+			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
 	tx->comp_order = FI_ORDER_NONE;
-	tx->inject_size = dev->max_inline;
+	/* RDM sends go through a provider buffer: any eager size injects. */
+	tx->inject_size = type == FI_EP_RDM ? lfv_params.rdm_eager :
+					      dev->max_inline;
 	tx->size = (size_t)dev->attr.max_qp_wr;
 	tx->iov_limit = (size_t)dev->attr.max_sge;
 	tx->rma_iov_limit = type == FI_EP_MSG ? 1 : 0;
@@ -91,7 +94,8 @@ static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
 	rx->caps = caps & LFV_RX_CAP_MASK;
 	rx->mode = 0;
 	rx->op_flags = 0;
-	rx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER : FI_ORDER_NONE;
+	rx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
+			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
 	rx->comp_order = FI_ORDER_NONE;
 	rx->total_buffered_recv = 0;
 	rx->size = (size_t)dev->attr.max_qp_wr;
@@ -112,16 +116,17 @@ static void lfv_template_ep(struct fi_ep_attr *ep, const struct lfv_device *dev,
 {
 	ep->type = type;
 	ep->protocol = type == FI_EP_MSG ? FI_PROTO_RDMA_CM_IB_RC :
-					   FI_PROTO_IB_UD;
+		       type == FI_EP_RDM ? FI_PROTO_IB_RDM : FI_PROTO_IB_UD;
 	ep->protocol_version = 1;
 	ep->max_msg_size = type == FI_EP_MSG ?
 		dev->port_attr.max_msg_sz :
+		type == FI_EP_RDM ? lfv_params.rdm_eager :
 		lfv_mtu_bytes(dev->port_attr.active_mtu);
 	ep->msg_prefix_size = 0;
 	ep->max_order_raw_size = 0;
 	ep->max_order_war_size = 0;
 	ep->max_order_waw_size = 0;
-	ep->mem_tag_format = 0;
+	ep->mem_tag_format = type == FI_EP_RDM ? LFV_RDM_TAG_FORMAT : 0;
 	ep->tx_ctx_cnt = 1;
 	ep->rx_ctx_cnt = 1;
 	ep->auth_key_size = 0;
@@ -207,7 +212,8 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	info = fi_allocinfo();
 	if (!info)
 		return NULL;
-	info->caps = type == FI_EP_MSG ? lfv_msg_caps(dev) : LFV_DGRAM_CAPS;
+	info->caps = type == FI_EP_MSG ? lfv_msg_caps(dev) :
+		     type == FI_EP_RDM ? LFV_RDM_CAPS : LFV_DGRAM_CAPS;
 	info->mode = lfv_is_legacy_mr(version) ? FI_LOCAL_MR : 0;
 	lfv_template_tx(info->tx_attr, dev, info->caps, type);
 	lfv_template_rx(info->rx_attr, dev, info->caps, type);
@@ -219,6 +225,15 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 		/* Scalable endpoints: one UD QP per context (lfv_sep.c). */
 		info->domain_attr->max_ep_tx_ctx = lfv_sep_max_ctx(dev);
 		info->domain_attr->max_ep_rx_ctx = lfv_sep_max_ctx(dev);
+	}
+	if (type == FI_EP_RDM) {
+		/* The header carries 64 bits of CQ data; the SRX is the
+		 * matching engine's (src/lfv_peer_srx.c). */
+		info->domain_attr->cq_data_size = sizeof(uint64_t);
+		info->rx_attr->iov_limit = lfv_min(info->rx_attr->iov_limit,
+						   LFV_RDM_MAX_IOV);
+		info->tx_attr->iov_limit = lfv_min(info->tx_attr->iov_limit,
+						   LFV_RDM_MAX_IOV);
 	}
 	if (lfv_template_addr(info, dev, type, addr))
 		goto free_info;
@@ -772,6 +787,14 @@ static int lfv_offer_device(const struct lfv_device *dev, uint32_t version,
 			if (ret)
 				return ret;
 		}
+	}
+	if (lfv_type_wanted(hints, FI_EP_RDM) && lfv_params.rdm &&
+	    lfv_dgram_dev_wanted(req, dev)) {
+		ret = lfv_info_offer(dev, FI_EP_RDM,
+				     dev->naddrs ? &dev->addrs[0] : NULL,
+				     version, hints, req, tail);
+		if (ret)
+			return ret;
 	}
 	if (lfv_type_wanted(hints, FI_EP_DGRAM) &&
 	    lfv_dgram_dev_wanted(req, dev))

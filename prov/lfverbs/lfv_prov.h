@@ -44,6 +44,15 @@
 		      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | \
 		      FI_FENCE | FI_MULTI_RECV | FI_LOCAL_COMM |              \
 		      FI_REMOTE_COMM)
+/* RDM (lfv_rdm.c): messages and tagged messages. */
+#define LFV_RDM_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
+		      FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* RDM iov limits (payloads are copied through provider buffers). */
+#define LFV_RDM_MAX_IOV 4
+/* An RDM message: header, then the payload (lfv_rdm.h). */
+#define LFV_RDM_HDR_SIZE 24
+/* Every bit of an RDM tag is matched (fi_tagged(3)'s generic format). */
+#define LFV_RDM_TAG_FORMAT 0xaaaaaaaaaaaaaaaaULL
 #define LFV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | \
 			FI_LOCAL_COMM | FI_REMOTE_COMM)
 
@@ -170,8 +179,9 @@ struct lfv_domain {
 	struct ibv_pd *pd;
 	struct fi_info *info;
 	bool locked;			/* threading needs internal locks */
-	pthread_mutex_t vcq_lock;	/* vcqs */
+	pthread_mutex_t vcq_lock;	/* vcqs, rdm_eps */
 	struct lfv_list vcqs;		/* every verbs CQ, for counters */
+	struct lfv_list rdm_eps;	/* RDM endpoints, for their timers */
 	bool progress_auto;		/* FI_PROGRESS_AUTO data progress */
 	/* The progress thread (lfv_auto.c), started on first need. */
 	struct lfv_poller auto_poller;

@@ -29,7 +29,7 @@ struct lfv_sink {
 	size_t count, max;
 };
 
-static int lfv_wc_errno(enum ibv_wc_status status)
+int lfv_wc_errno(enum ibv_wc_status status)
 {
 	switch (status) {
 	case IBV_WC_WR_FLUSH_ERR:
@@ -333,6 +333,19 @@ lfv_vcq_translate_fast(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	return true;
 }
 
+/* The general path: another transport's queue takes its own completions
+ * (it writes them to its CQs itself). */
+static void lfv_vcq_dispatch(struct lfv_vcq *vcq, const struct ibv_wc *wc,
+			     struct lfv_sink *sink)
+{
+	struct lfv_queue *q = ((struct lfv_op *)(uintptr_t)wc->wr_id)->q;
+
+	if (q->handler)
+		q->handler(q, (struct lfv_op *)(uintptr_t)wc->wr_id, wc);
+	else
+		lfv_vcq_translate(vcq, wc, sink);
+}
+
 /* Polls under the lock; returns entries placed in the sink's buffer.
  * Inlined into its two callers: fi_cq_read's direct path runs it once per
  * completion read. */
@@ -350,7 +363,7 @@ lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink)
 		n = ibv_poll_cq(vcq->ibv_cq, want, wc);
 		for (i = 0; i < n; i++)
 			if (!lfv_vcq_translate_fast(vcq, &wc[i], sink))
-				lfv_vcq_translate(vcq, &wc[i], sink);
+				lfv_vcq_dispatch(vcq, &wc[i], sink);
 		if (n < want || (sink->buf && sink->count >= sink->max))
 			return sink->count;
 	}

@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * RDM connections: one RC QP per peer, made on demand through a handshake
+ * over the endpoints' UD control QPs (the protocol is in lfv_rdm.h).
+ *
+ * Locking: everything here runs under the endpoint's lock (ep->lock).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfv_av.h"
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_rdm_ep.h"
+#include "lfv_wait.h"
+
+/* ---- lookup tables ---------------------------------------------------------- */
+
+static uint32_t lfv_rdm_hash64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdULL;
+	v ^= v >> 33;
+	return (uint32_t)v & (LFV_RDM_BUCKETS - 1);
+}
+
+static uint32_t lfv_rdm_name_hash(const struct lfv_ud_name *n)
+{
+	uint64_t a, b;
+
+	memcpy(&a, n->gid, sizeof(a));
+	memcpy(&b, n->gid + sizeof(a), sizeof(b));
+	return lfv_rdm_hash64(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n->qpn);
+}
+
+static bool lfv_rdm_same_name(const struct lfv_ud_name *a,
+			      const struct lfv_ud_name *b)
+{
+	return a->qpn == b->qpn && !memcmp(a->gid, b->gid, sizeof(a->gid));
+}
+
+/* Orders names for the simultaneous-connect rule: < 0 when a is lower. */
+static int lfv_rdm_name_cmp(const struct lfv_ud_name *a,
+			    const struct lfv_ud_name *b)
+{
+	int c = memcmp(a->gid, b->gid, sizeof(a->gid));
+
+	if (c)
+		return c;
+	return a->qpn < b->qpn ? -1 : a->qpn > b->qpn;
+}
+
+struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
+					  fi_addr_t addr)
+{
+	struct lfv_rdm_conn *c = ep->by_addr[lfv_rdm_hash64(addr)];
+
+	for (; c; c = c->next_addr)
+		if (c->addr == addr)
+			return c;
+	return NULL;
+}
+
+struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn)
+{
+	struct lfv_rdm_conn *c = ep->by_qpn[lfv_rdm_hash64(qpn)];
+
+	for (; c; c = c->next_qpn)
+		if (c->qp && c->qp->qp_num == qpn)
+			return c;
+	return NULL;
+}
+
+static struct lfv_rdm_conn *lfv_rdm_conn_by_name(struct lfv_rdm_ep *ep,
+						 const struct lfv_ud_name *n)
+{
+	struct lfv_rdm_conn *c = ep->by_name[lfv_rdm_name_hash(n)];
+
+	for (; c; c = c->next_name)
+		if (lfv_rdm_same_name(&c->name, n))
+			return c;
+	return NULL;
+}
+
+static void lfv_rdm_link_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_conn **head = &ep->by_addr[lfv_rdm_hash64(c->addr)];
+
+	c->next_addr = *head;
+	*head = c;
+}
+
+static void lfv_rdm_link_qpn(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_conn **head =
+		&ep->by_qpn[lfv_rdm_hash64(c->qp->qp_num)];
+
+	c->next_qpn = *head;
+	*head = c;
+}
+
+static void lfv_rdm_unlink(struct lfv_rdm_conn **head, struct lfv_rdm_conn *c,
+			   size_t next_off)
+{
+	struct lfv_rdm_conn **link = head;
+
+	while (*link && *link != c)
+		link = (struct lfv_rdm_conn **)((char *)*link + next_off);
+	if (*link)
+		*link = *(struct lfv_rdm_conn **)((char *)c + next_off);
+}
+
+/* A connection made by a peer's request before its address was in the AV
+ * gets its fi_addr_t now. */
+void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     fi_addr_t addr)
+{
+	if (c->addr != FI_ADDR_NOTAVAIL || addr == FI_ADDR_NOTAVAIL)
+		return;
+	c->addr = addr;
+	lfv_rdm_link_addr(ep, c);
+}
+
+/* For receives from a peer not yet in the AV: look again (it may have been
+ * inserted since). */
+void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	union ibv_gid gid;
+
+	if (c->addr != FI_ADDR_NOTAVAIL)
+		return;
+	memcpy(gid.raw, c->name.gid, sizeof(gid.raw));
+	lfv_rdm_conn_learn_addr(ep, c, lfv_av_reverse(ep->av, &gid,
+						      c->name.qpn));
+}
+
+/* Takes a connection out of every table (it stays on ep->conns until the
+ * endpoint closes: completions may still name its requests). */
+static void lfv_rdm_conn_retire(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	if (c->addr != FI_ADDR_NOTAVAIL)
+		lfv_rdm_unlink(&ep->by_addr[lfv_rdm_hash64(c->addr)], c,
+			       offsetof(struct lfv_rdm_conn, next_addr));
+	lfv_rdm_unlink(&ep->by_name[lfv_rdm_name_hash(&c->name)], c,
+		       offsetof(struct lfv_rdm_conn, next_name));
+	c->retired = true;
+	if (c->state == LFV_RDM_REQ_SENT)
+		ep->handshakes--;
+}
+
+/* ---- queue pairs ------------------------------------------------------------ */
+
+static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_context = c,
+		.send_cq = ep->tx_vcq->ibv_cq,
+		.recv_cq = ep->rx_vcq->ibv_cq,
+		.srq = ep->srq,
+		.cap = {
+			.max_send_wr = LFV_RDM_SQ_DEPTH,
+			.max_send_sge = 1,
+			.max_inline_data = ep->max_inline,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = ep->domain->dev->port_num,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+	int ret;
+
+	c->qp = ibv_create_qp(ep->domain->pd, &init);
+	if (!c->qp)
+		return lfv_verbs_errno();
+	ret = lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
+					  IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS));
+	if (ret) {
+		ibv_destroy_qp(c->qp);
+		c->qp = NULL;
+		return ret;
+	}
+	c->my_psn = (uint32_t)lrand48() & 0xffffff;
+	lfv_rdm_link_qpn(ep, c);
+	return 0;
+}
+
+/* INIT -> RTR -> RTS against the peer's QP. */
+static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	const struct lfv_device *dev = ep->domain->dev;
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = dev->port_attr.active_mtu,
+		.dest_qp_num = c->peer_qpn,
+		.rq_psn = c->peer_psn,
+		.max_dest_rd_atomic = (uint8_t)dev->attr.max_qp_rd_atom,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1,
+			.port_num = dev->port_num,
+			.grh = { .sgid_index = 0, .hop_limit = 64 },
+		},
+	};
+	int ret;
+
+	memcpy(attr.ah_attr.grh.dgid.raw, c->name.gid, sizeof(c->name.gid));
+	if (dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
+		attr.ah_attr.dlid = c->name.lid;
+	ret = lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
+		IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+	if (ret)
+		return ret;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = c->my_psn;
+	attr.timeout = 14;		/* 4.096 us * 2^14: 67 ms */
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;		/* wait for receive buffers forever */
+	attr.max_rd_atomic = (uint8_t)dev->attr.max_qp_rd_atom;
+	return lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
+		IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC));
+}
+
+/* ---- control messages ------------------------------------------------------- */
+
+static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     uint8_t op)
+{
+	struct lfv_rdm_req *r;
+	struct lfv_rdm_ctrl *m;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+
+	if (lfv_list_empty(&ep->ctl_free))
+		return -FI_EAGAIN; /* a retry will come */
+	r = lfv_container_of(lfv_list_pop_head(&ep->ctl_free),
+			     struct lfv_rdm_req, node);
+	m = &((struct lfv_rdm_ctrl_buf *)r->buf)->msg;
+	*m = (struct lfv_rdm_ctrl){
+		.op = op, .version = LFV_RDM_WIRE_VERSION,
+		.qpn = c->qp->qp_num, .psn = c->my_psn,
+		.incarnation = ep->incarnation, .name = ep->name,
+	};
+	sge = (struct ibv_sge){ .addr = (uintptr_t)m,
+				.length = (uint32_t)sizeof(*m),
+				.lkey = ep->mr->lkey };
+	wr.wr_id = (uintptr_t)&r->op;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = c->ah;
+	wr.wr.ud.remote_qpn = c->name.qpn;
+	wr.wr.ud.remote_qkey = LFV_UD_QKEY;
+	if (ibv_post_send(ep->ctl_qp, &wr, &bad)) {
+		lfv_list_insert_head(&ep->ctl_free, &r->node);
+		return -FI_EAGAIN;
+	}
+	return 0;
+}
+
+static void lfv_rdm_arm_retry(struct lfv_rdm_conn *c)
+{
+	c->retry_at = lfv_now_ns() + LFV_RDM_RETRY_NS;
+}
+
+/* The peer answered or asked: the QP goes to RTS and waiting sends go. */
+static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			       const struct lfv_rdm_ctrl *m)
+{
+	int ret;
+
+	c->peer_qpn = m->qpn;
+	c->peer_psn = m->psn;
+	c->peer_inc = m->incarnation;
+	ret = lfv_rdm_qp_connect(ep, c);
+	if (c->state == LFV_RDM_REQ_SENT)
+		ep->handshakes--;
+	if (ret) {
+		LFV_WARN(FI_LOG_EP_CTRL, "RDM connect: %s\n",
+			 fi_strerror(-ret));
+		c->state = LFV_RDM_FAILED;
+		lfv_rdm_fail_pending(ep, c, ret);
+		return ret;
+	}
+	c->state = LFV_RDM_CONNECTED;
+	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: connected to %x: qp %x -> %x\n",
+		 ep->name.qpn, c->name.qpn, c->qp->qp_num, c->peer_qpn);
+	lfv_rdm_flush_pending(ep, c);
+	return 0;
+}
+
+/* The address handle control messages to the peer use: the AV's when the
+ * peer is in it, else one of the connection's own. */
+static int lfv_rdm_conn_ah(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	const struct lfv_av_dest *d;
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.port_num = ep->domain->dev->port_num,
+		.grh = { .sgid_index = 0, .hop_limit = 64 },
+	};
+
+	if (c->addr != FI_ADDR_NOTAVAIL) {
+		d = lfv_av_dest(ep->av, c->addr);
+		if (d) {
+			c->ah = d->ah;
+			return 0;
+		}
+	}
+	memcpy(attr.grh.dgid.raw, c->name.gid, sizeof(c->name.gid));
+	if (ep->domain->dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
+		attr.dlid = c->name.lid;
+	c->own_ah = ibv_create_ah(ep->domain->pd, &attr);
+	if (!c->own_ah)
+		return lfv_verbs_errno();
+	c->ah = c->own_ah;
+	return 0;
+}
+
+static struct lfv_rdm_conn *lfv_rdm_conn_new(struct lfv_rdm_ep *ep,
+					     fi_addr_t addr,
+					     const struct lfv_ud_name *name,
+					     int *err)
+{
+	struct lfv_rdm_conn *c = calloc(1, sizeof(*c));
+	struct lfv_rdm_conn **head;
+
+	if (!c) {
+		*err = -FI_ENOMEM;
+		return NULL;
+	}
+	c->addr = addr;
+	c->name = *name;
+	lfv_list_init(&c->pending);
+	*err = lfv_rdm_conn_ah(ep, c);
+	if (!*err)
+		*err = lfv_rdm_qp_create(ep, c);
+	if (*err) {
+		if (c->own_ah)
+			ibv_destroy_ah(c->own_ah);
+		free(c);
+		return NULL;
+	}
+	lfv_list_insert_tail(&ep->conns, &c->node);
+	if (addr != FI_ADDR_NOTAVAIL)
+		lfv_rdm_link_addr(ep, c);
+	head = &ep->by_name[lfv_rdm_name_hash(name)];
+	c->next_name = *head;
+	*head = c;
+	return c;
+}
+
+/* The connection to addr, started if there is none (or the last failed). */
+struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
+				      int *err)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_addr(ep, addr);
+	struct lfv_ud_name name;
+
+	if (c && c->state != LFV_RDM_FAILED)
+		return c;
+	if (c)
+		lfv_rdm_conn_retire(ep, c);
+	*err = lfv_av_name(ep->av, addr, &name);
+	if (*err)
+		return NULL;
+	/* The peer may have connected before it was in the AV. */
+	c = lfv_rdm_conn_by_name(ep, &name);
+	if (c && c->state != LFV_RDM_FAILED) {
+		lfv_rdm_conn_learn_addr(ep, c, addr);
+		return c;
+	}
+	if (c)
+		lfv_rdm_conn_retire(ep, c);
+	c = lfv_rdm_conn_new(ep, addr, &name, err);
+	if (!c)
+		return NULL;
+	c->state = LFV_RDM_REQ_SENT;
+	ep->handshakes++;
+	lfv_rdm_arm_retry(c);
+	lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REQ); /* lost: retried */
+	return c;
+}
+
+/* A REQ from a peer we know nothing of, or that restarted. */
+static void lfv_rdm_accept_new(struct lfv_rdm_ep *ep,
+			       const struct lfv_rdm_ctrl *m)
+{
+	union ibv_gid gid;
+	struct lfv_rdm_conn *c;
+	fi_addr_t addr;
+	int err;
+
+	memcpy(gid.raw, m->name.gid, sizeof(gid.raw));
+	addr = lfv_av_reverse(ep->av, &gid, m->name.qpn);
+	c = lfv_rdm_conn_new(ep, addr, &m->name, &err);
+	if (!c) {
+		LFV_WARN(FI_LOG_EP_CTRL, "RDM accept: %s\n", fi_strerror(-err));
+		return; /* the peer retries */
+	}
+	if (!lfv_rdm_established(ep, c, m))
+		lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
+}
+
+static void lfv_rdm_on_req(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_name(ep, &m->name);
+
+	if (!c) {
+		lfv_rdm_accept_new(ep, m);
+		return;
+	}
+	switch (c->state) {
+	case LFV_RDM_REQ_SENT:
+		/* Both sides asked: the lower name's request wins. */
+		if (lfv_rdm_name_cmp(&ep->name, &m->name) < 0)
+			return;
+		if (!lfv_rdm_established(ep, c, m))
+			lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
+		return;
+	case LFV_RDM_CONNECTED:
+		if (c->peer_inc == m->incarnation && c->peer_qpn == m->qpn) {
+			/* Our REP was lost. */
+			lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
+			return;
+		}
+		/* The peer restarted at the same address. */
+		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
+		lfv_rdm_conn_retire(ep, c);
+		lfv_rdm_accept_new(ep, m);
+		return;
+	default:
+		lfv_rdm_conn_retire(ep, c);
+		lfv_rdm_accept_new(ep, m);
+		return;
+	}
+}
+
+static void lfv_rdm_on_rep(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_name(ep, &m->name);
+
+	if (c && c->state == LFV_RDM_REQ_SENT)
+		lfv_rdm_established(ep, c, m);
+}
+
+void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
+			  size_t len)
+{
+	if (len < sizeof(*m) || m->version != LFV_RDM_WIRE_VERSION)
+		return;
+	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: %s from %x (qp %x)\n", ep->name.qpn,
+		 m->op == LFV_RDM_CTRL_REQ ? "REQ" : "REP", m->name.qpn,
+		 m->qpn);
+	if (m->op == LFV_RDM_CTRL_REQ)
+		lfv_rdm_on_req(ep, m);
+	else if (m->op == LFV_RDM_CTRL_REP)
+		lfv_rdm_on_rep(ep, m);
+}
+
+/* Resends requests whose answer is late; gives up after a while. */
+void lfv_rdm_timers(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item;
+	struct lfv_rdm_conn *c;
+	int64_t now;
+
+	if (!ep->handshakes)
+		return;
+	now = lfv_now_ns();
+	lfv_list_foreach(item, &ep->conns) {
+		c = lfv_container_of(item, struct lfv_rdm_conn, node);
+		if (c->retired || c->state != LFV_RDM_REQ_SENT ||
+		    now < c->retry_at)
+			continue;
+		if (++c->tries > LFV_RDM_MAX_TRIES) {
+			LFV_WARN(FI_LOG_EP_CTRL, "RDM: no answer from peer\n");
+			ep->handshakes--;
+			c->state = LFV_RDM_FAILED;
+			lfv_rdm_fail_pending(ep, c, -FI_EHOSTUNREACH);
+			continue;
+		}
+		lfv_rdm_arm_retry(c);
+		lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REQ);
+	}
+}
+
+/* A connection whose QP broke: its waiting sends fail; the next send to the
+ * peer connects again. */
+void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
+{
+	if (c->state == LFV_RDM_REQ_SENT)
+		ep->handshakes--;
+	c->state = LFV_RDM_FAILED;
+	lfv_rdm_fail_pending(ep, c, err);
+}
+
+void lfv_rdm_conns_free(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item;
+	struct lfv_rdm_conn *c;
+
+	while ((item = lfv_list_pop_head(&ep->conns))) {
+		c = lfv_container_of(item, struct lfv_rdm_conn, node);
+		if (c->qp)
+			ibv_destroy_qp(c->qp);
+		if (c->own_ah)
+			ibv_destroy_ah(c->own_ah);
+		free(c);
+	}
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The RDM endpoint's objects (lfv_rdm.c, lfv_rdm_conn.c); the protocol is
+ * described in lfv_rdm.h.
+ *
+ * Requests: every work request's wr_id is a struct lfv_rdm_req whose op.q
+ * is the endpoint's dispatch queue (wq), so the verbs CQ layer hands every
+ * completion to lfv_rdm_completion. Transmit requests come from a free list
+ * of tx_size, each with a registered buffer of header + eager payload;
+ * receive requests are the SRQ's bounce buffers; control requests carry
+ * the handshake datagrams.
+ *
+ * Locking: ep->lock (optional, as lfv_spin) guards the connection tables,
+ * the free lists and posting. Completions run under the verbs CQ's poll
+ * lock and take ep->lock around those; calls into the SRX and writes to
+ * the CQs happen outside ep->lock. Nothing polls a CQ with ep->lock held.
+ */
+#ifndef LFV_RDM_EP_H
+#define LFV_RDM_EP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_ext.h>
+
+#include "lfv_ep.h"
+#include "lfv_list.h"
+#include "lfv_rdm.h"
+
+#define LFV_RDM_BUCKETS 1024
+#define LFV_RDM_CTRL_SLOTS 32		/* each way */
+#define LFV_RDM_SQ_DEPTH 128		/* per connection */
+#define LFV_RDM_RETRY_NS (50 * 1000 * 1000LL)
+#define LFV_RDM_MAX_TRIES 100		/* 5 s without an answer */
+
+enum lfv_rdm_kind {
+	LFV_RDM_K_CTRL_RX = 1,
+	LFV_RDM_K_CTRL_TX,
+	LFV_RDM_K_TX,
+	LFV_RDM_K_RX,
+};
+
+struct lfv_rdm_conn;
+
+struct lfv_rdm_req {
+	struct lfv_op op;		/* first: the wr_id; op.q = &ep->wq */
+	enum lfv_rdm_kind kind;
+	struct lfv_list node;		/* free list, or a conn's pending */
+	struct lfv_rdm_conn *conn;
+	uint8_t *buf;			/* registered (ep->mr) */
+	uint32_t len;			/* bytes on the wire */
+	uint64_t cflags;		/* completion flags; 0: none wanted */
+	void *context;
+	size_t paylen;			/* payload bytes (the completion's) */
+};
+
+/* A control buffer: receives land behind the GRH. */
+struct lfv_rdm_ctrl_buf {
+	uint8_t grh[LFV_GRH_SIZE];
+	struct lfv_rdm_ctrl msg;
+};
+
+enum lfv_rdm_state {
+	LFV_RDM_IDLE,
+	LFV_RDM_REQ_SENT,
+	LFV_RDM_CONNECTED,
+	LFV_RDM_FAILED,
+};
+
+struct lfv_rdm_conn {
+	struct lfv_list node;		/* ep->conns */
+	struct lfv_rdm_conn *next_addr, *next_qpn, *next_name;
+	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL: not in the AV */
+	struct lfv_ud_name name;	/* the peer's control QP */
+	struct ibv_ah *ah;		/* for control messages */
+	struct ibv_ah *own_ah;		/* when the AV has none for it */
+	struct ibv_qp *qp;
+	enum lfv_rdm_state state;
+	bool retired;			/* replaced; kept until close */
+	uint32_t my_psn, peer_qpn, peer_psn;
+	uint64_t peer_inc;
+	int64_t retry_at;
+	int tries;
+	struct lfv_list pending;	/* sends waiting to be posted */
+	uint32_t posted;		/* sends on qp not yet completed */
+};
+
+/* A message that came before its receive: a copy (the bounce buffer goes
+ * back to the SRQ at once). */
+struct lfv_rdm_unexp {
+	fi_addr_t src;
+	uint8_t op, flags;
+	uint64_t tag, cq_data;
+	size_t len;
+	uint8_t data[];
+};
+
+struct lfv_rdm_ep {
+	struct fid_ep ep_fid;
+	struct lfv_domain *domain;
+	struct fi_info *info;
+	struct lfv_list dnode;		/* domain->rdm_eps */
+	struct lfv_spin lock;
+	struct lfv_queue wq;		/* completion dispatch only */
+	struct lfv_av *av;
+	struct lfv_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	struct lfv_cntr *tx_cntr, *rx_cntr;
+	struct lfv_vcq *tx_vcq, *rx_vcq;
+	int tx_reserve, rx_reserve;
+	struct ibv_qp *ctl_qp;		/* UD */
+	struct ibv_srq *srq;
+	struct ibv_mr *mr;		/* all of mem */
+	uint8_t *mem;
+	size_t mem_len;
+	struct lfv_rdm_req *reqs;	/* tx, then rx, then control */
+	size_t ntx, nrx;
+	struct lfv_list tx_free, ctl_free;
+	uint32_t max_inline;
+	size_t eager;			/* payload bytes per buffer */
+	size_t buf_size;		/* header + eager */
+	struct lfv_ud_name name;
+	uint64_t incarnation;
+	struct lfv_rdm_conn *by_addr[LFV_RDM_BUCKETS];
+	struct lfv_rdm_conn *by_qpn[LFV_RDM_BUCKETS];
+	struct lfv_rdm_conn *by_name[LFV_RDM_BUCKETS];
+	struct lfv_list conns;
+	uint32_t handshakes;		/* connections in REQ_SENT */
+	struct fid_ep *srx;		/* where receives match */
+	bool own_srx;
+	struct fid_peer_srx *peer_srx;	/* our handle on it */
+	bool enabled;
+	uint64_t tx_op_flags, rx_op_flags;
+};
+
+/* lfv_rdm_conn.c */
+struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
+				      int *err);
+struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
+					  fi_addr_t addr);
+struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
+void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
+			  size_t len);
+void lfv_rdm_timers(struct lfv_rdm_ep *ep);
+void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
+void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     fi_addr_t addr);
+void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
+void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
+
+/* lfv_rdm.c, for the connections */
+void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
+void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			  int err);
+
+#endif /* LFV_RDM_EP_H */

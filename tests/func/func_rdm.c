@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * RDM endpoints through the real libfabric core on soft-RoCE: two
+ * endpoints in one process (and one AV each, as two processes would have)
+ * exchange untagged and tagged messages; receives posted before and after
+ * the message arrives; tag ignore masks; directed receives; simultaneous
+ * first sends in both directions; FI_SOURCE; CQ data; truncation; bad
+ * input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_tagged.h>
+
+#include "func_common.h"
+
+#define LEN 256
+#define N 16
+#define TIMEOUT_MS 5000
+
+struct side {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_mr *mr;
+	fi_addr_t peer;
+	uint8_t name[64];
+	size_t namelen;
+	uint8_t buf[N][LEN];
+};
+
+struct bed {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct side s[2];
+};
+
+/* Completions read from a side while waiting for the other one. */
+struct stash {
+	struct fi_cq_tagged_entry e[4 * N];
+	fi_addr_t src[4 * N];
+	int n;
+};
+
+static struct stash stash[2];
+
+static void side_open(struct bed *b, struct side *s)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	assert_int_equal(fi_endpoint(b->domain, b->info, &s->ep, NULL), 0);
+	assert_int_equal(fi_cq_open(b->domain, &cq_attr, &s->cq, NULL), 0);
+	assert_int_equal(fi_av_open(b->domain, &av_attr, &s->av, NULL), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &s->cq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	assert_int_equal(fi_enable(s->ep), 0);
+	s->namelen = sizeof(s->name);
+	assert_int_equal(fi_getname(&s->ep->fid, s->name, &s->namelen), 0);
+	assert_int_equal(s->namelen, 32);
+	assert_int_equal(fi_mr_reg(b->domain, s->buf, sizeof(s->buf),
+				   FI_SEND | FI_RECV, 0, 0, 0, &s->mr, NULL),
+			 0);
+}
+
+static void bed_open(struct bed *b)
+{
+	struct fi_info *hints = func_hints(FI_EP_RDM);
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	memset(stash, 0, sizeof(stash));
+	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
+				    &b->info), 0);
+	fi_freeinfo(hints);
+	assert_int_equal(b->info->ep_attr->type, FI_EP_RDM);
+	assert_true(b->info->tx_attr->msg_order & FI_ORDER_SAS);
+	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
+	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
+	for (i = 0; i < 2; i++)
+		side_open(b, &b->s[i]);
+	/* Each side knows only the other (two processes would). */
+	for (i = 0; i < 2; i++)
+		assert_int_equal(fi_av_insert(b->s[i].av, b->s[1 - i].name, 1,
+					      &b->s[i].peer, 0, NULL), 1);
+}
+
+static void bed_close(struct bed *b)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
+		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
+		assert_int_equal(fi_close(&b->s[i].av->fid), 0);
+		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
+	}
+	assert_int_equal(fi_close(&b->domain->fid), 0);
+	assert_int_equal(fi_close(&b->fabric->fid), 0);
+	fi_freeinfo(b->info);
+}
+
+/* Polls one side's CQ into its stash; the error of a failed read. */
+static ssize_t poll_side(struct bed *b, int side)
+{
+	struct stash *st = &stash[side];
+	ssize_t ret;
+
+	if (st->n == 4 * N)
+		return 0;
+	ret = fi_cq_readfrom(b->s[side].cq, &st->e[st->n], 1, &st->src[st->n]);
+	if (ret == 1)
+		st->n++;
+	return ret == -FI_EAGAIN ? 0 : ret;
+}
+
+/* The oldest completion of side (polling both sides: in one process,
+ * nobody else makes the other side's progress). */
+static ssize_t read_one(struct bed *b, int side, struct fi_cq_tagged_entry *e,
+			fi_addr_t *src)
+{
+	struct stash *st = &stash[side];
+	struct timespec start, now;
+	ssize_t ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!st->n) {
+		ret = poll_side(b, side);
+		if (ret < 0)
+			return ret;
+		ret = poll_side(b, 1 - side);
+		if (ret < 0)
+			return ret;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 +
+		    (now.tv_nsec - start.tv_nsec) / 1000000 > TIMEOUT_MS)
+			return -FI_ETIMEDOUT;
+	}
+	*e = st->e[0];
+	*src = st->src[0];
+	st->n--;
+	memmove(&st->e[0], &st->e[1], (size_t)st->n * sizeof(st->e[0]));
+	memmove(&st->src[0], &st->src[1], (size_t)st->n * sizeof(st->src[0]));
+	return 1;
+}
+
+/* Drives both sides' progress for ms milliseconds. */
+static void progress_for(struct bed *b, int ms)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		assert_true(poll_side(b, 0) >= 0);
+		assert_true(poll_side(b, 1) >= 0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000 +
+		 (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
+static void expect_send(struct bed *b, int side, void *ctx)
+{
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+
+	assert_int_equal(read_one(b, side, &e, &src), 1);
+	assert_ptr_equal(e.op_context, ctx);
+	assert_true(e.flags & FI_SEND);
+}
+
+static void test_msg_both_orders(void **state)
+{
+	struct fi_cq_tagged_entry e;
+	struct bed b;
+	fi_addr_t src;
+	int i;
+
+	(void)state;
+	bed_open(&b);
+	/* Receive first, then the message. */
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN, NULL,
+				 FI_ADDR_UNSPEC, b.s[1].buf[0]), 0);
+	memset(b.s[0].buf[0], 0x11, LEN);
+	assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf[0], 100, NULL,
+				 b.s[0].peer, b.s[0].buf[0]), 0);
+	assert_int_equal(read_one(&b, 1, &e, &src), 1);
+	assert_ptr_equal(e.op_context, b.s[1].buf[0]);
+	assert_int_equal(e.flags, FI_RECV | FI_MSG);
+	assert_int_equal(e.len, 100);
+	assert_int_equal(b.s[1].buf[0][99], 0x11);
+	assert_int_equal(src, b.s[1].peer);
+	expect_send(&b, 0, b.s[0].buf[0]);
+
+	/* Messages first (unexpected), receives later: in order. */
+	for (i = 0; i < N; i++) {
+		memset(b.s[0].buf[i], i + 1, LEN);
+		assert_int_equal(fi_send(b.s[0].ep, b.s[0].buf[i], 8 + i,
+					 NULL, b.s[0].peer, NULL), 0);
+	}
+	for (i = 0; i < N; i++)
+		expect_send(&b, 0, NULL);
+	for (i = 0; i < N; i++)
+		assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[i], LEN, NULL,
+					 FI_ADDR_UNSPEC, b.s[1].buf[i]), 0);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(read_one(&b, 1, &e, &src), 1);
+		assert_ptr_equal(e.op_context, b.s[1].buf[i]);
+		assert_int_equal(e.len, 8 + i);
+		assert_int_equal(b.s[1].buf[i][7 + i], i + 1);
+	}
+	bed_close(&b);
+}
+
+static void test_tagged_matching(void **state)
+{
+	struct fi_cq_tagged_entry e;
+	struct bed b;
+	fi_addr_t src;
+
+	(void)state;
+	bed_open(&b);
+	/* Posted: tag 7 exact, then anything under 0x100 ignore 0xff. */
+	assert_int_equal(fi_trecv(b.s[1].ep, b.s[1].buf[0], LEN, NULL,
+				  FI_ADDR_UNSPEC, 7, 0, b.s[1].buf[0]), 0);
+	assert_int_equal(fi_trecv(b.s[1].ep, b.s[1].buf[1], LEN, NULL,
+				  b.s[1].peer, 0x100, 0xff, b.s[1].buf[1]),
+			 0);
+	/* 0x1ab matches only the second; 7 the first. */
+	assert_int_equal(fi_tsend(b.s[0].ep, "abc", 4, NULL, b.s[0].peer,
+				  0x1ab, NULL), 0);
+	assert_int_equal(fi_tsenddata(b.s[0].ep, "xyz", 4, NULL, 0xfeed,
+				      b.s[0].peer, 7, NULL), 0);
+	assert_int_equal(read_one(&b, 1, &e, &src), 1);
+	assert_ptr_equal(e.op_context, b.s[1].buf[1]);
+	assert_int_equal(e.tag, 0x1ab);
+	assert_string_equal((char *)b.s[1].buf[1], "abc");
+	assert_int_equal(e.flags, FI_RECV | FI_TAGGED);
+	assert_int_equal(read_one(&b, 1, &e, &src), 1);
+	assert_ptr_equal(e.op_context, b.s[1].buf[0]);
+	assert_int_equal(e.flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.data, 0xfeed);
+	assert_int_equal(e.tag, 7);
+	assert_string_equal((char *)b.s[1].buf[0], "xyz");
+
+	/* Unexpected tagged messages wait for their tag, not their turn. */
+	assert_int_equal(fi_tinject(b.s[0].ep, "one", 4, b.s[0].peer, 1), 0);
+	assert_int_equal(fi_tinject(b.s[0].ep, "two", 4, b.s[0].peer, 2), 0);
+	progress_for(&b, 200);
+	assert_int_equal(fi_trecv(b.s[1].ep, b.s[1].buf[2], LEN, NULL,
+				  FI_ADDR_UNSPEC, 2, 0, b.s[1].buf[2]), 0);
+	assert_int_equal(read_one(&b, 1, &e, &src), 1);
+	assert_ptr_equal(e.op_context, b.s[1].buf[2]);
+	assert_string_equal((char *)b.s[1].buf[2], "two");
+	assert_int_equal(src, b.s[1].peer);
+	assert_int_equal(fi_trecv(b.s[1].ep, b.s[1].buf[3], LEN, NULL,
+				  FI_ADDR_UNSPEC, 1, 0, b.s[1].buf[3]), 0);
+	assert_int_equal(read_one(&b, 1, &e, &src), 1);
+	assert_string_equal((char *)b.s[1].buf[3], "one");
+	bed_close(&b);
+}
+
+/* A ping-pong; prints the time per round trip (not a benchmark). */
+static void test_pingpong(void **state)
+{
+	struct fi_cq_tagged_entry e;
+	struct timespec t0, t1, ta, tb, tc;
+	double rx_ns = 0, tx_ns = 0;
+	struct bed b;
+	fi_addr_t src;
+	int i, k;
+
+	(void)state;
+	bed_open(&b);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 200; i++) {
+		for (k = 0; k < 2; k++) {
+			assert_int_equal(fi_trecv(b.s[1 - k].ep,
+				b.s[1 - k].buf[0], LEN, NULL, FI_ADDR_UNSPEC,
+				(uint64_t)i, 0, NULL), 0);
+			*(int *)b.s[k].buf[1] = i;
+			assert_int_equal(fi_tsend(b.s[k].ep, b.s[k].buf[1],
+				64, NULL, b.s[k].peer, (uint64_t)i, NULL), 0);
+			clock_gettime(CLOCK_MONOTONIC, &ta);
+			assert_int_equal(read_one(&b, 1 - k, &e, &src), 1);
+			clock_gettime(CLOCK_MONOTONIC, &tb);
+			assert_int_equal(*(int *)b.s[1 - k].buf[0], i);
+			expect_send(&b, k, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &tc);
+			rx_ns += (tb.tv_sec - ta.tv_sec) * 1e9 +
+				 (double)(tb.tv_nsec - ta.tv_nsec);
+			tx_ns += (tc.tv_sec - tb.tv_sec) * 1e9 +
+				 (double)(tc.tv_nsec - tb.tv_nsec);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("rdm ping-pong: %.1f us per round trip\n",
+		      ((t1.tv_sec - t0.tv_sec) * 1e9 +
+		       (double)(t1.tv_nsec - t0.tv_nsec)) / 200 / 1000);
+	print_message("rdm: %.1f us to the receive, %.1f more to the send "
+		      "completion\n", rx_ns / 400 / 1000, tx_ns / 400 / 1000);
+	bed_close(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_msg_both_orders),
+		cmocka_unit_test(test_tagged_matching),
+		cmocka_unit_test(test_pingpong),
+	};
+
+	/* RDM is offered only on request while it is being built; the
+	 * provider reads its parameters when the core loads it. */
+	setenv("FI_LFVERBS_RDM", "1", 0);
+	func_require_device();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
