@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The measurement protocol shared by bench_msg.c (libfabric) and
- * bench_raw.c (ibverbs + rdma_cm), so that both run the very same loops.
- * Not a test: see tests/bench/README.md.
+ * The measurement protocol shared by bench_msg.c (libfabric MSG),
+ * bench_rdm.c (libfabric RDM, tagged) and bench_raw.c (ibverbs + rdma_cm),
+ * so that all run the very same loops. Not a test: see
+ * tests/bench/README.md.
  *
  * The including file defines, before including this header:
  *
@@ -35,6 +36,9 @@
  *           receives posted, so there is no RNR retry); the last credit
  *           ends the clock
  *   bw      as rate with 1 MiB messages, window BENCH_BW_WINDOW
+ *   big     only when the including file defines BENCH_BIG_SIZE (a power
+ *           of two; bench_rdm does, and run-rdm.sh builds bench_raw so):
+ *           as rate with messages of that size, window BENCH_BIG_WINDOW
  *   end     one message each way, so neither side tears down early
  *
  * Machine-readable results are printed by the client, one line each:
@@ -42,6 +46,7 @@
  *          p99_us=.. max_us=..        (half round trips)
  *   result impl=NAME test=rate size=64 window=W msgs=M msgs_per_s=X
  *   result impl=NAME test=bw size=1048576 window=W msgs=M MB_per_s=X
+ *   result impl=NAME test=bw size=BENCH_BIG_SIZE ...   (big phase)
  *   callgrind impl=NAME n=N k=K empty_idle1=.. empty_idle2=.. empty_lat1=.. empty_lat2=..
  *   (callgrind mode: dumps 1-5 are settle, idle1, idle2, lat1, lat2)
  */
@@ -64,6 +69,7 @@
 #ifndef BENCH_HAVE_CALLGRIND
 #define CALLGRIND_ZERO_STATS
 #define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#define CALLGRIND_START_INSTRUMENTATION
 #endif
 
 #define BENCH_TXQ 128			/* send queue, ids [0, BENCH_TXQ) */
@@ -83,10 +89,23 @@
 #define BENCH_BW_CREDIT 2
 #define BENCH_POLL_BATCH 16
 
+/* The big phase: 0 leaves it out (bench_msg). Two messages in flight and
+ * a credit for each, so the region holds two of them each way. */
+#ifndef BENCH_BIG_SIZE
+#define BENCH_BIG_SIZE 0
+#endif
+#define BENCH_BIG_WINDOW 2
+#define BENCH_BIG_RXQ 2
+#define BENCH_BIG_CREDIT 1
+
+#define BENCH_MAX(a, b) ((a) > (b) ? (a) : (b))
+
 /* Registered region: sends from the first part, receives into the second,
  * slot i of size s at offset i * s (sizes are powers of two). */
-#define BENCH_TX_REGION ((size_t)BENCH_BW_WINDOW * BENCH_BW_SIZE)
-#define BENCH_RX_REGION ((size_t)BENCH_BW_RXQ * BENCH_BW_SIZE)
+#define BENCH_TX_REGION BENCH_MAX((size_t)BENCH_BW_WINDOW * BENCH_BW_SIZE, \
+				  (size_t)BENCH_BIG_WINDOW * BENCH_BIG_SIZE)
+#define BENCH_RX_REGION BENCH_MAX((size_t)BENCH_BW_RXQ * BENCH_BW_SIZE, \
+				  (size_t)BENCH_BIG_RXQ * BENCH_BIG_SIZE)
 #define BENCH_REGION (BENCH_TX_REGION + BENCH_RX_REGION)
 
 #define BENCH_MAGIC 0x6c66762d62656e63ULL
@@ -106,7 +125,7 @@ struct bench_cfg {
 	uint64_t bw_msgs;	/* multiple of BENCH_BW_CREDIT (0: skip) */
 	uint64_t cg_iters;	/* callgrind mode: N (then 2N) iterations */
 	uint64_t cg_idle;	/* callgrind mode: K (then 2K) empty polls */
-	uint64_t pad;
+	uint64_t big_msgs;	/* BENCH_BIG_SIZE messages (0: skip) */
 };
 _Static_assert(sizeof(struct bench_cfg) <= BENCH_SMALL, "cfg");
 
@@ -286,6 +305,11 @@ static void bench_server(struct bench *b)
 	if (cfg.bw_msgs)
 		bench_srv_stream(b, BENCH_BW_SIZE, BENCH_BW_RXQ, cfg.bw_msgs,
 				 BENCH_BW_CREDIT);
+	if (cfg.big_msgs && !BENCH_BIG_SIZE)
+		bench_die("the client asks for a big phase this server lacks");
+	if (cfg.big_msgs)
+		bench_srv_stream(b, BENCH_BIG_SIZE, BENCH_BIG_RXQ,
+				 cfg.big_msgs, BENCH_BIG_CREDIT);
 	/* end: one message from the client */
 	bench_srv_phase(b, BENCH_SMALL, 1, 1);
 	bench_wait_rx(b, b->rx_posted);
@@ -346,6 +370,12 @@ static void bench_cli_lat(struct bench *b, const struct bench_cfg *cfg)
 
 	if (!half)
 		bench_die("out of memory");
+	/* Under valgrind --instr-atstart=no (run-rdm.sh), the set-up ran
+	 * uninstrumented, and fast; from here on callgrind simulates, so the
+	 * warm-up measures the round trip as callgrind slows it down. A
+	 * no-op when instrumenting already. */
+	if (cfg->cg_iters)
+		CALLGRIND_START_INSTRUMENTATION;
 	bench_cli_go(b);
 	t0 = bench_now_us();
 	for (i = 0; i < cfg->warmup; i++)
@@ -478,6 +508,16 @@ static void bench_client(struct bench *b, const struct bench_cfg *cfg)
 		       (double)cfg->bw_msgs * BENCH_BW_SIZE / s / 1e6);
 		fflush(stdout);
 	}
+	if (cfg->big_msgs) {
+		s = bench_cli_stream(b, BENCH_BIG_SIZE, BENCH_BIG_WINDOW,
+				     cfg->big_msgs, BENCH_BIG_RXQ,
+				     BENCH_BIG_CREDIT);
+		printf("result impl=%s test=bw size=%zu window=%d msgs=%llu "
+		       "MB_per_s=%.2f\n", b->impl, (size_t)BENCH_BIG_SIZE,
+		       BENCH_BIG_WINDOW, (unsigned long long)cfg->big_msgs,
+		       (double)cfg->big_msgs * BENCH_BIG_SIZE / s / 1e6);
+		fflush(stdout);
+	}
 	/* end */
 	bench_cli_go(b);
 	bench_send(b, BENCH_SMALL);
@@ -486,8 +526,13 @@ static void bench_client(struct bench *b, const struct bench_cfg *cfg)
 
 /* ---- command line ------------------------------------------------------------ */
 
+/* bench_parse's flags: which optional options the program takes. */
+#define BENCH_OPT_PROV 1	/* -p PROV, required (the libfabric ones) */
+#define BENCH_OPT_CHECK 2	/* --check (bench_rdm) */
+
 struct bench_opts {
-	const char *prov;	/* bench_msg only */
+	const char *prov;	/* bench_msg, bench_rdm */
+	int check;		/* --check: verify every payload */
 	const char *addr;
 	const char *port;
 	const char *dev;
@@ -496,7 +541,7 @@ struct bench_opts {
 	struct bench_cfg cfg;
 };
 
-static void bench_usage(const char *argv0, int with_prov)
+static void bench_usage(const char *argv0, int flags)
 {
 	fprintf(stderr,
 		"usage: %s %s(-s | -c) [-a ADDR] [-P PORT] [-d DEV]\n"
@@ -511,8 +556,15 @@ static void bench_usage(const char *argv0, int with_prov)
 		"  --callgrind N,K only N and 2N ping-pongs and K and 2K empty "
 		"polls,\n"
 		"                  each between callgrind dumps\n",
-		argv0, with_prov ? "-p PROV " : "", BENCH_RATE_WINDOW,
-		BENCH_BW_WINDOW);
+		argv0, (flags & BENCH_OPT_PROV) ? "-p PROV " : "",
+		BENCH_RATE_WINDOW, BENCH_BW_WINDOW);
+	if (BENCH_BIG_SIZE)
+		fprintf(stderr, "  --big B         %zu MiB messages, window %d "
+			"(0: none)\n", (size_t)BENCH_BIG_SIZE >> 20,
+			BENCH_BIG_WINDOW);
+	if (flags & BENCH_OPT_CHECK)
+		fprintf(stderr, "  --check         fill every payload with a "
+			"pattern and verify it (both sides)\n");
 	exit(2);
 }
 
@@ -522,7 +574,7 @@ static uint64_t bench_round_up(uint64_t v, uint64_t m)
 }
 
 static void bench_parse(int argc, char **argv, struct bench_opts *o,
-			int with_prov)
+			int flags)
 {
 	static const struct option longs[] = {
 		{ "warmup", required_argument, NULL, 'W' },
@@ -531,6 +583,8 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		{ "bw", required_argument, NULL, 'B' },
 		{ "callgrind", required_argument, NULL, 'G' },
 		{ "idle-wait-us", required_argument, NULL, 'I' },
+		{ "big", required_argument, NULL, 'g' },
+		{ "check", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = 0;
@@ -545,6 +599,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 	o->cfg.lat_iters = 1000;
 	o->cfg.rate_msgs = 20000;
 	o->cfg.bw_msgs = 64;
+	o->cfg.big_msgs = BENCH_BIG_SIZE ? 4 : 0;
 	while ((c = getopt_long(argc, argv, "p:sca:P:d:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->prov = optarg; break;
@@ -558,6 +613,16 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		case 'R': o->cfg.rate_msgs = strtoull(optarg, NULL, 0); break;
 		case 'B': o->cfg.bw_msgs = strtoull(optarg, NULL, 0); break;
 		case 'I': o->idle_wait_us = atoi(optarg); break;
+		case 'g':
+			if (!BENCH_BIG_SIZE)
+				bench_usage(argv[0], flags);
+			o->cfg.big_msgs = strtoull(optarg, NULL, 0);
+			break;
+		case 'k':
+			if (!(flags & BENCH_OPT_CHECK))
+				bench_usage(argv[0], flags);
+			o->check = 1;
+			break;
 		case 'G': {
 			char *end;
 
@@ -567,17 +632,20 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 			o->cfg.lat_iters = 0;
 			o->cfg.rate_msgs = 0;
 			o->cfg.bw_msgs = 0;
+			o->cfg.big_msgs = 0;
 			break;
 		}
 		default:
-			bench_usage(argv[0], with_prov);
+			bench_usage(argv[0], flags);
 		}
 	}
-	if (!mode || optind != argc || !o->addr || (with_prov && !o->prov))
-		bench_usage(argv[0], with_prov);
+	if (!mode || optind != argc || !o->addr ||
+	    ((flags & BENCH_OPT_PROV) && !o->prov))
+		bench_usage(argv[0], flags);
 	o->server = mode == 's';
 	o->cfg.rate_msgs = bench_round_up(o->cfg.rate_msgs, BENCH_RATE_CREDIT);
 	o->cfg.bw_msgs = bench_round_up(o->cfg.bw_msgs, BENCH_BW_CREDIT);
+	o->cfg.big_msgs = bench_round_up(o->cfg.big_msgs, BENCH_BIG_CREDIT);
 }
 
 /* After the connection is set up: run the role. The client's receives and

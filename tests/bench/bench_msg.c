@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	struct fi_info *info;
 	int ret;
 
-	bench_parse(argc, argv, &o, 1);
+	bench_parse(argc, argv, &o, BENCH_OPT_PROV);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	info = tp_getinfo(&o);
 	ret = fi_fabric(info->fabric_attr, &t.fabric, NULL);

@@ -236,35 +236,9 @@ if [ "$table_only" = 0 ]; then
 fi
 
 # Self cost per object and per function of one callgrind dump:
-# "ob TOTAL object" and "fn COST object function" lines.
+# "total COST", "ob COST OBJECT" and "fn COST OBJECT<TAB>FUNCTION" lines.
 cg_costs() {
-	awk '
-	function name(s, map,    id, rest) {
-		if (match(s, /^\([0-9]+\)/)) {
-			id = substr(s, 1, RLENGTH)
-			rest = substr(s, RLENGTH + 2)
-			if (rest != "")
-				map[id] = rest
-			return map[id]
-		}
-		return s
-	}
-	/^ob=/ { ob = name(substr($0, 4), obs); next }
-	/^cob=/ { name(substr($0, 5), obs); next }
-	/^fn=/ { fn = name(substr($0, 4), fns); next }
-	/^cfn=/ { name(substr($0, 5), fns); next }
-	/^calls=/ { skip = 1; next }
-	/^[0-9+*-]/ {
-		if (skip) { skip = 0; next }
-		self_ob[ob] += $2
-		self_fn[ob "\t" fn] += $2
-		total += $2
-	}
-	END {
-		printf "total %d\n", total
-		for (o in self_ob) printf "ob %d %s\n", self_ob[o], o
-		for (f in self_fn) printf "fn %d %s\n", self_fn[f], f
-	}' "$1"
+	awk -f tests/bench/cg-costs.awk "$1"
 }
 
 res=$out/ep-results.txt

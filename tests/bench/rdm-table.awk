@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# The tables of run-rdm.sh (POSIX awk). Input: the results file (lines
+# "result impl=... test=... round=..." from bench_rdm, bench_raw and
+# perftest, plus avail, env, note, retry, check and fail lines) and the
+# callgrind file (-v cgfile=...), whose lines are
+#   IMPL SEG total COST
+#   IMPL SEG ob COST OBJECT
+#   IMPL SEG fn COST OBJECT<TAB>FUNCTION
+# (IMPL with "+" for ";"), SEG 1, 2: K and 2K empty polls; 3, 4: N and 2N
+# ping-pongs; plus the client's "callgrind impl=... n=N k=K ..." line.
+#
+# Columns: lfverbs (its own FI_EP_RDM), rxm ("verbs;ofi_rxm"), raw
+# (bench_raw: RC send/receive, the floor), and in the second table tcp
+# ("tcp;ofi_rxm") and perftest. Main table: the best round (lowest
+# latency, highest rate and bandwidth), as in ep-table.awk; the second
+# gives the median of the rounds and their range.
+
+function kv(line, key,    n, i, a) {
+	n = split(line, a, " ")
+	for (i = 1; i <= n; i++)
+		if (index(a[i], key "=") == 1)
+			return substr(a[i], length(key) + 2)
+	return ""
+}
+
+# Column of a provider or program name.
+function col(impl) {
+	if (impl == "verbs;ofi_rxm" || impl == "verbs+ofi_rxm")
+		return "rxm"
+	if (impl == "tcp;ofi_rxm" || impl == "tcp+ofi_rxm")
+		return "tcp"
+	return impl
+}
+
+function add(c, m, v) {
+	cnt[c, m]++
+	list[c, m, cnt[c, m]] = v + 0
+}
+
+function sortlist(c, m,    n, i, j, t) {
+	n = cnt[c, m]
+	for (i = 2; i <= n; i++) {
+		t = list[c, m, i]
+		for (j = i - 1; j >= 1 && list[c, m, j] > t; j--)
+			list[c, m, j + 1] = list[c, m, j]
+		list[c, m, j + 1] = t
+	}
+}
+
+function best(c, m,    n) {
+	if ((c SUBSEP m) in val)
+		return val[c, m]
+	n = cnt[c, m]
+	if (!n)
+		return ""
+	return lower[m] ? list[c, m, 1] : list[c, m, n]
+}
+
+function median(c, m,    n) {
+	n = cnt[c, m]
+	if (!n)
+		return ""
+	return n % 2 ? list[c, m, (n + 1) / 2] : \
+		(list[c, m, n / 2] + list[c, m, n / 2 + 1]) / 2
+}
+
+# A cell: n/a for lfverbs without RDM, "-" for nothing measured.
+function cell(c, m, fmt,    v) {
+	if (c == "lfverbs" && !lfv_rdm)
+		return "n/a"
+	v = best(c, m)
+	return v == "" ? "-" : sprintf(fmt, v)
+}
+
+function ratio(a, b) {
+	return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b)
+}
+
+# met? of a target: n/a while lfverbs has no RDM, "-" when a number is
+# missing.
+function met(ok, a, b, c) {
+	if (!lfv_rdm)
+		return "n/a"
+	if (a == "" || b == "" || c == "")
+		return "-"
+	return ok ? "yes" : "no"
+}
+
+function row(label, m, fmt, target, ok_text,    lf) {
+	lf = lfv_rdm ? best("lfverbs", m) : ""
+	printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", label,
+		cell("lfverbs", m, fmt), cell("rxm", m, fmt),
+		cell("raw", m, fmt), ratio(lf, best("rxm", m)),
+		ratio(lf, best("raw", m)), target, ok_text
+}
+
+function spread(c, m, fmt,    n) {
+	if (c == "lfverbs" && !lfv_rdm)
+		return "n/a"
+	n = cnt[c, m]
+	if (!n)
+		return "-"
+	return sprintf(fmt " (" fmt "-" fmt ")", median(c, m),
+		list[c, m, 1], list[c, m, n])
+}
+
+function row2(label, m, fmt) {
+	printf "| %s | %s | %s | %s | %s | %s |\n", label,
+		spread("lfverbs", m, fmt), spread("rxm", m, fmt),
+		spread("raw", m, fmt), spread("tcp", m, fmt),
+		spread("perftest", m, fmt)
+}
+
+# The data check of a column: both sides' check lines.
+function checked(c) {
+	if (c == "lfverbs" && !lfv_rdm)
+		return "n/a"
+	if (c in chk_fail)
+		return "FAILED"
+	if (!(c in chk_sides))
+		return "-"
+	return sprintf("%s (%d msgs, %.0f MiB)", chk_sides[c] == 2 ? "ok" : \
+		"one side only", chk_msgs[c], chk_bytes[c] / 1048576)
+}
+
+BEGIN {
+	lower["lat"] = 1
+	lower["latmean"] = 1
+	ncol = split("lfverbs rxm raw tcp perftest", cols, " ")
+	nm = split("lat latmean rate bw big", metrics, " ")
+}
+
+FILENAME != cgfile && /^avail / && kv($0, "impl") == "lfverbs" {
+	lfv_rdm = kv($0, "rdm") + 0
+}
+
+FILENAME != cgfile && /^env / {
+	rxm_env = $0
+	sub(/^env impl=[^ ]* /, "", rxm_env)
+}
+
+FILENAME != cgfile && /^note / {
+	note[col(kv($0, "impl"))] = kv($0, "max_msg_size")
+}
+
+FILENAME != cgfile && /^retry / && kv($0, "side") == "client" && \
+    kv($0, "round") != "check" {
+	c = col(kv($0, "impl"))
+	if (kv($0, "eagain") + 0 > retries[c])
+		retries[c] = kv($0, "eagain") + 0
+}
+
+FILENAME != cgfile && /^check / {
+	c = col(kv($0, "impl"))
+	chk_sides[c]++
+	chk_msgs[c] += kv($0, "msgs")
+	chk_bytes[c] += kv($0, "bytes")
+}
+
+FILENAME != cgfile && /^fail / {
+	c = col(kv($0, "impl"))
+	if (kv($0, "round") == "check")
+		chk_fail[c] = 1
+	fails = fails " " kv($0, "tag")
+}
+
+FILENAME != cgfile && /^result / && kv($0, "round") != "check" {
+	c = col(kv($0, "impl"))
+	t = kv($0, "test")
+	if (t == "lat") {
+		add(c, "lat", kv($0, "median_us"))
+		add(c, "latmean", kv($0, "mean_us"))
+	} else if (t == "rate") {
+		add(c, "rate", kv($0, "msgs_per_s"))
+	} else if (t == "bw" && kv($0, "size") == 1048576) {
+		add(c, "bw", kv($0, "MB_per_s"))
+	} else if (t == "bw" && kv($0, "size") == 67108864) {
+		add(c, "big", kv($0, "MB_per_s"))
+	}
+}
+
+FILENAME == cgfile && $1 != "callgrind" {
+	c = col($1)
+	if ($3 == "total") {
+		tot[c, $2] = $4
+	} else if ($3 == "ob") {
+		o = $0
+		sub(/^[^ ]+ [^ ]+ ob [^ ]+ /, "", o)
+		obc[c, $2, o] = $4
+		objs[c, o] = 1
+	} else if ($3 == "fn") {
+		f = $0
+		sub(/^[^ ]+ [^ ]+ fn [^ ]+ /, "", f)
+		fnc[c, $2, f] = $4
+		fns[c, f] = 1
+	}
+}
+
+FILENAME == cgfile && $1 == "callgrind" {
+	c = col(kv($0, "impl"))
+	cgn[c] = kv($0, "n")
+	cgk[c] = kv($0, "k")
+	# Empty polls in 2N less those in N, each at the idle cost.
+	el[c] = kv($0, "empty_lat2") - kv($0, "empty_lat1")
+	e = (tot[c, 2] - tot[c, 1]) / cgk[c]
+	val[c, "ins"] = ((tot[c, 4] - tot[c, 3]) - el[c] * e) / cgn[c]
+	val[c, "empty"] = e
+	empties[c] = sprintf("%s and %s", kv($0, "empty_lat1"),
+		kv($0, "empty_lat2"))
+}
+
+# Per ping-pong cost of one object or function: (2N - N) / N, less the
+# extra empty polls at that object's or function's idle cost.
+function per_iter(a, c, key) {
+	return ((a[c, 4, key] - a[c, 3, key]) - \
+		el[c] * (a[c, 2, key] - a[c, 1, key]) / cgk[c]) / cgn[c]
+}
+
+function top_functions(c, pat, title,    key, p, f, v, m, j, k, b, t) {
+	if (!(c in cgn))
+		return
+	m = 0
+	for (key in fns) {
+		split(key, p, SUBSEP)
+		if (p[1] != c || p[2] !~ pat)
+			continue
+		v = per_iter(fnc, c, p[2])
+		if (v < 0.5)
+			continue
+		m++
+		fv[m] = v
+		fname[m] = p[2]
+	}
+	printf "\ntop functions per ping-pong, %s (self instructions in %s):\n",
+		c, title
+	for (j = 1; j <= m && j <= 10; j++) {
+		b = j
+		for (k = j + 1; k <= m; k++)
+			if (fv[k] > fv[b])
+				b = k
+		t = fv[j]; fv[j] = fv[b]; fv[b] = t
+		t = fname[j]; fname[j] = fname[b]; fname[b] = t
+		f = fname[j]
+		sub(/^[^\t]*\t/, "", f)
+		printf "  %6.0f  %s\n", fv[j], f
+	}
+}
+
+END {
+	for (i = 1; i <= ncol; i++)
+		for (j = 1; j <= nm; j++)
+			sortlist(cols[i], metrics[j])
+
+	lf = lfv_rdm ? best("lfverbs", "lat") : ""
+	rx = best("rxm", "lat")
+	rw = best("raw", "lat")
+	print ""
+	print "| metric | lfverbs | rxm | raw | lfverbs/rxm | lfverbs/raw | target | met? |"
+	print "| --- | --- | --- | --- | --- | --- | --- | --- |"
+	row("tagged latency 64 B, median half round trip (us)", "lat",
+	    "%.2f", "<= 0.8 x rxm and <= 1.10 x raw",
+	    met(lf <= 0.8 * rx && lf <= 1.10 * rw, lf, rx, rw))
+	row("tagged latency 64 B, mean half round trip (us)", "latmean",
+	    "%.2f", "-", "-")
+	lf = lfv_rdm ? best("lfverbs", "rate") : ""
+	rx = best("rxm", "rate")
+	rw = best("raw", "rate")
+	row("tagged message rate 64 B, window 64 (msgs/s)", "rate", "%.0f",
+	    ">= rxm and >= 0.95 x raw",
+	    met(lf >= rx && lf >= 0.95 * rw, lf, rx, rw))
+	lf = lfv_rdm ? best("lfverbs", "bw") : ""
+	rx = best("rxm", "bw")
+	row("bandwidth 1 MiB, window 4 (MB/s)", "bw", "%.1f", ">= rxm",
+	    met(lf >= rx, lf, rx, 1))
+	lf = lfv_rdm ? best("lfverbs", "big") : ""
+	rx = best("rxm", "big")
+	row("bandwidth 64 MiB, window 2 (MB/s)", "big", "%.1f", ">= rxm",
+	    met(lf >= rx, lf, rx, 1))
+	lf = lfv_rdm ? best("lfverbs", "ins") : ""
+	rx = best("rxm", "ins")
+	row("user-space instructions per tagged send+completion", "ins",
+	    "%.0f", "<= 0.5 x rxm", met(lf <= 0.5 * rx, lf, rx, 1))
+	row("user-space instructions per empty poll", "empty", "%.0f", "-",
+	    "-")
+	printf "| data check (--check, both sides) | %s | %s | - | - | - | all bytes right | %s |\n",
+		checked("lfverbs"), checked("rxm"),
+		!lfv_rdm ? "n/a" : checked("lfverbs") ~ /^ok/ ? "yes" : "no"
+
+	printf "\nrounds: lfverbs %s, rxm %d, raw %d, tcp %d, perftest %d. Latency: the best round median (mean); rate, bandwidth: the best round.\n",
+		lfv_rdm ? cnt["lfverbs", "lat"] : "n/a (no FI_EP_RDM from lfverbs)",
+		cnt["rxm", "lat"], cnt["raw", "lat"], cnt["tcp", "lat"],
+		cnt["perftest", "lat"]
+	printf "rxm ran with %s; lfverbs with no such setting.\n", rxm_env
+	for (c in note)
+		printf "%s reports max_msg_size %s: its 64 MiB messages go beyond it.\n",
+			c, note[c]
+	for (c in retries)
+		if (retries[c])
+			printf "%s: up to %d fi_tsend/fi_trecv retries (-FI_EAGAIN) in a round after the first send, client side.\n",
+				c, retries[c]
+	if (fails != "")
+		printf "failed runs:%s (see build/bench/rdm-*.log)\n", fails
+
+	print ""
+	print "| median of rounds (range) | lfverbs | rxm | raw | tcp | perftest |"
+	print "| --- | --- | --- | --- | --- | --- |"
+	row2("tagged latency 64 B, median (us)", "lat", "%.2f")
+	row2("tagged latency 64 B, mean (us)", "latmean", "%.1f")
+	row2("tagged message rate 64 B (msgs/s)", "rate", "%.0f")
+	row2("bandwidth 1 MiB (MB/s)", "bw", "%.1f")
+	row2("bandwidth 64 MiB (MB/s)", "big", "%.1f")
+	printf "| data check | %s | %s | - | %s | - |\n", checked("lfverbs"),
+		checked("rxm"), checked("tcp")
+
+	if (!("rxm" in cgn) && !("raw" in cgn))
+		exit
+	printf "\ncallgrind: per ping-pong (one tagged send, one receive, both completions, the receive reposted):\n"
+	printf "(2N - N) / N less the empty polls at the cost of one (empty polls in N and 2N:"
+	for (i = 1; i <= 3; i++)
+		if (cols[i] in cgn)
+			printf " %s %s;", cols[i], empties[cols[i]]
+	printf ")\nempty poll: (2K - K) / K.\n"
+
+	print ""
+	print "| object: instructions per ping-pong | lfverbs | rxm | raw |"
+	print "| --- | --- | --- | --- |"
+	for (key in objs) {
+		split(key, p, SUBSEP)
+		short = p[2]
+		sub(/.*\//, "", short)
+		shorts[short] = 1
+		byob[p[1], short] += per_iter(obc, p[1], p[2])
+	}
+	for (s in shorts)
+		if (byob["lfverbs", s] + byob["rxm", s] + byob["raw", s] >= 0.5)
+			printf "| %s | %s | %.0f | %.0f |\n", s,
+				lfv_rdm ? sprintf("%.0f", byob["lfverbs", s]) : "n/a",
+				byob["rxm", s], byob["raw", s]
+
+	top_functions("lfverbs", "liblfverbs-fi", "liblfverbs-fi.so")
+	top_functions("rxm", "libfabric\\.so",
+		      "libfabric.so: rxm and verbs, no symbols")
+	top_functions("raw", "lib(ibverbs|rxe)",
+		      "libibverbs, librxe (no symbols)")
+}
