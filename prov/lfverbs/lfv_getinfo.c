@@ -118,10 +118,13 @@ static void lfv_template_ep(struct fi_ep_attr *ep, const struct lfv_device *dev,
 	ep->protocol = type == FI_EP_MSG ? FI_PROTO_RDMA_CM_IB_RC :
 		       type == FI_EP_RDM ? FI_PROTO_IB_RDM : FI_PROTO_IB_UD;
 	ep->protocol_version = 1;
-	ep->max_msg_size = type == FI_EP_MSG ?
-		dev->port_attr.max_msg_sz :
-		type == FI_EP_RDM ? lfv_params.rdm_eager :
-		lfv_mtu_bytes(dev->port_attr.active_mtu);
+	/* RDM: larger than eager goes by rendezvous, RDMA reads of up to
+	 * max_msg_sz each from one registration. */
+	ep->max_msg_size = type == FI_EP_DGRAM ?
+		lfv_mtu_bytes(dev->port_attr.active_mtu) :
+		type == FI_EP_RDM ? lfv_min((size_t)dev->attr.max_mr_size,
+					    LFV_RDM_MAX_MSG) :
+		dev->port_attr.max_msg_sz;
 	ep->msg_prefix_size = 0;
 	ep->max_order_raw_size = 0;
 	ep->max_order_war_size = 0;

@@ -97,6 +97,9 @@ static int lfv_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 				   &ibv_access);
 	if (ret)
 		return ret;
+	/* RDM rendezvous: the receiver reads the sender's buffer. */
+	if (domain->info->ep_attr && domain->info->ep_attr->type == FI_EP_RDM)
+		ibv_access |= IBV_ACCESS_REMOTE_READ;
 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)

@@ -47,6 +47,8 @@
 /* RDM (lfv_rdm.c): messages and tagged messages. */
 #define LFV_RDM_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		      FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* The largest RDM message (within the device's largest registration). */
+#define LFV_RDM_MAX_MSG ((size_t)1 << 40)
 /* RDM iov limits (payloads are copied through provider buffers). */
 #define LFV_RDM_MAX_IOV 4
 /* An RDM message: header, then the payload (lfv_rdm.h). */

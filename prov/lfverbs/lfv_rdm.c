@@ -80,6 +80,63 @@ static void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 /* ---- posting ---------------------------------------------------------------- */
 
 /* Posts one send on a connected QP (ep->lock held). */
+/* The local SGEs of the read chunk [off, off + n). */
+static int lfv_rdm_chunk_sges(const struct lfv_rdm_read *rd, size_t off,
+			      size_t n, struct ibv_sge *sge)
+{
+	size_t base = 0, from, take;
+	int i, k = 0;
+
+	for (i = 0; i < rd->nseg && n; i++) {
+		if (off >= base + rd->seg[i].len) {
+			base += rd->seg[i].len;
+			continue;
+		}
+		from = off - base;
+		take = rd->seg[i].len - from < n ? rd->seg[i].len - from : n;
+		sge[k++] = (struct ibv_sge){
+			.addr = rd->seg[i].addr + from,
+			.length = (uint32_t)take, .lkey = rd->seg[i].lkey,
+		};
+		off += take;
+		n -= take;
+		base += rd->seg[i].len;
+	}
+	return k;
+}
+
+/* Posts the read's chunks while the connection has room; 0 once all are
+ * posted, -FI_EAGAIN while some wait (ep->lock). */
+static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_read *rd = r->read;
+	struct ibv_sge sge[LFV_RDM_MAX_IOV];
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&r->op, .sg_list = sge,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	size_t n;
+	int ret;
+
+	while (rd->off < rd->got) {
+		if (c->posted >= LFV_RDM_SQ_DEPTH)
+			return -FI_EAGAIN;
+		n = rd->got - rd->off < ep->max_rdma ? rd->got - rd->off :
+						       ep->max_rdma;
+		wr.num_sge = lfv_rdm_chunk_sges(rd, rd->off, n, sge);
+		wr.wr.rdma.remote_addr = rd->raddr + rd->off;
+		wr.wr.rdma.rkey = rd->rkey;
+		ret = ibv_post_send(c->qp, &wr, &bad);
+		if (ret)
+			return lfv_post_ret(ret);
+		c->posted++;
+		rd->inflight++;
+		rd->off += n;
+	}
+	return 0;
+}
+
 static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r)
 {
@@ -91,8 +148,16 @@ static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	}, *bad;
 	int ret;
 
-	if (r->len <= ep->max_inline)
+	if (r->kind == LFV_RDM_K_READ)
+		return lfv_rdm_post_read(ep, c, r);
+	if (r->kind == LFV_RDM_K_FIN) {
+		/* Inline: the header needs no registration. */
+		sge = (struct ibv_sge){ .addr = (uintptr_t)&r->read->fin,
+					.length = sizeof(r->read->fin) };
 		wr.send_flags |= IBV_SEND_INLINE;
+	} else if (r->len <= ep->max_inline) {
+		wr.send_flags |= IBV_SEND_INLINE;
+	}
 	ret = ibv_post_send(c->qp, &wr, &bad);
 	if (ret)
 		return lfv_post_ret(ret);
@@ -150,6 +215,7 @@ static void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov,
 
 struct lfv_rdm_send {
 	const struct iovec *iov;
+	void **desc;			/* may be NULL */
 	size_t count;
 	fi_addr_t dest;
 	uint64_t tag, data;
@@ -171,7 +237,7 @@ static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 	for (i = 0; i < s->count; i++)
 		if (s->iov[i].iov_len && !s->iov[i].iov_base)
 			return -FI_EINVAL;
-	if (len > ep->eager)
+	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	if ((s->inject || (s->flags & FI_INJECT)) &&
 	    len > ep->info->tx_attr->inject_size)
@@ -196,6 +262,85 @@ static void lfv_rdm_fill(struct lfv_rdm_req *r, const struct lfv_rdm_send *s,
 	r->paylen = len;
 	r->context = s->context;
 	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
+	r->rndv = false;
+}
+
+/* Where the receiver reads a rendezvous payload from: the application's
+ * registration when it gave one (RDM domains register for remote read),
+ * else one of ours, over a gathered copy when there are several iovs. */
+struct lfv_rdm_src {
+	uint64_t addr;
+	uint32_t rkey;
+	struct ibv_mr *own_mr;
+	void *own_copy;
+};
+
+static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
+			    const struct lfv_rdm_send *s, size_t len,
+			    struct lfv_rdm_src *src)
+{
+	void *base = s->count == 1 ? s->iov[0].iov_base : NULL;
+
+	memset(src, 0, sizeof(*src));
+	if (s->count == 1 && s->desc && s->desc[0]) {
+		src->addr = (uintptr_t)base;
+		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
+		return 0;
+	}
+	if (s->count != 1) {
+		src->own_copy = malloc(len);
+		if (!src->own_copy)
+			return -FI_ENOMEM;
+		lfv_rdm_gather(src->own_copy, s->iov, s->count);
+		base = src->own_copy;
+	}
+	src->own_mr = ibv_reg_mr(ep->domain->pd, base, len,
+				 IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_READ);
+	if (!src->own_mr) {
+		free(src->own_copy);
+		return lfv_verbs_errno();
+	}
+	src->addr = (uintptr_t)base;
+	src->rkey = src->own_mr->rkey;
+	return 0;
+}
+
+static void lfv_rdm_src_free(struct ibv_mr *mr, void *copy)
+{
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(copy);
+}
+
+/* A rendezvous request: RTS {length, address, key, cookie}. */
+static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct lfv_rdm_send *s, size_t len,
+			     const struct lfv_rdm_src *src, bool report)
+{
+	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
+	struct lfv_rdm_rts *rts = (struct lfv_rdm_rts *)(h + 1);
+
+	*h = (struct lfv_rdm_hdr){
+		.op = s->tagged ? LFV_RDM_RTS_TAG : LFV_RDM_RTS_MSG,
+		.flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0,
+		.len = sizeof(*rts),
+		.tag = s->tag,
+		.cq_data = s->data,
+	};
+	*rts = (struct lfv_rdm_rts){
+		.len = len, .addr = src->addr, .rkey = src->rkey,
+		.cookie = (uint64_t)(r - ep->reqs),
+	};
+	r->len = (uint32_t)(sizeof(*h) + sizeof(*rts));
+	r->paylen = len;
+	r->context = s->context;
+	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
+	r->rndv = true;
+	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
+	r->rndv_err = 0;
+	r->own_mr = src->own_mr;
+	r->own_copy = src->own_copy;
 }
 
 static ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
@@ -207,9 +352,17 @@ static ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 	struct lfv_rdm_req *r;
 	int ret;
 
+	struct lfv_rdm_src src = { 0 };
+
 	ret = lfv_rdm_check_send(ep, s, len);
 	if (ret)
 		return ret;
+	if (len > ep->eager) {
+		/* Registration is a system call: not under ep->lock. */
+		ret = lfv_rdm_rndv_src(ep, s, len, &src);
+		if (ret)
+			return ret;
+	}
 	lfv_spin_lock(&ep->lock);
 	lfv_rdm_timers(ep);
 	if (lfv_list_empty(&ep->tx_free)) {
@@ -228,7 +381,11 @@ static ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 		goto unlock;
 	r = lfv_container_of(lfv_list_pop_head(&ep->tx_free),
 			     struct lfv_rdm_req, node);
-	lfv_rdm_fill(r, s, len, report);
+	if (len > ep->eager)
+		lfv_rdm_fill_rts(ep, r, s, len, &src, report);
+	else
+		lfv_rdm_fill(r, s, len, report);
+	src = (struct lfv_rdm_src){ 0 };	/* the request owns it now */
 	r->conn = c;
 	/* In call order: behind anything still waiting for the QP. */
 	if (c->state == LFV_RDM_CONNECTED && lfv_list_empty(&c->pending) &&
@@ -237,6 +394,7 @@ static ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 	lfv_list_insert_tail(&c->pending, &r->node);
 unlock:
 	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_src_free(src.own_mr, src.own_copy);	/* on failure only */
 	return ret;
 }
 
@@ -257,13 +415,12 @@ static size_t lfv_rdm_scatter(const struct fi_peer_rx_entry *e,
 	return done;
 }
 
-/* Copies a message into the receive entry e and reports it. */
-static void lfv_rdm_deliver(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
-			    const struct lfv_rdm_unexp *m, const uint8_t *data)
+/* Reports a receive: got bytes of a len-byte message (fewer: FI_ETRUNC),
+ * or the error err. */
+static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+			   const struct lfv_rdm_unexp *m, size_t got, int err)
 {
-	size_t room = lfv_rdm_iov_len(e->iov, e->count);
-	size_t got = lfv_rdm_scatter(e, data, m->len);
-	bool tagged = m->op == LFV_RDM_EAGER_TAG;
+	bool tagged = m->op == LFV_RDM_EAGER_TAG || m->op == LFV_RDM_RTS_TAG;
 	uint64_t flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
 			 ((m->flags & LFV_RDM_HDR_DATA) ? FI_REMOTE_CQ_DATA : 0) |
 			 (e->flags & FI_MULTI_RECV);
@@ -272,18 +429,20 @@ static void lfv_rdm_deliver(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 		.buf = e->count ? e->iov[0].iov_base : NULL,
 		.data = m->cq_data, .tag = m->tag, .src = m->src,
 	};
-	struct fi_cq_err_entry err = {
+	struct fi_cq_err_entry ee = {
 		.op_context = e->context, .flags = flags, .len = got,
 		.buf = comp.buf, .data = m->cq_data, .tag = m->tag,
-		.olen = m->len - got, .err = FI_ETRUNC,
-		.prov_errno = -FI_ETRUNC,
+		.olen = m->len - got, .err = err ? -err : FI_ETRUNC,
+		.prov_errno = err ? err : -FI_ETRUNC,
 	};
 
-	lfv_rdm_count(ep->rx_cntr, room >= m->len);
+	if (got < m->len && !err)
+		err = -FI_ETRUNC;
+	lfv_rdm_count(ep->rx_cntr, !err);
 	if (!ep->rx_cq)
 		return;
-	if (room < m->len) {
-		if (lfv_cq_write_err(ep->rx_cq, &err))
+	if (err) {
+		if (lfv_cq_write_err(ep->rx_cq, &ee))
 			LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
 		return;
 	}
@@ -292,20 +451,302 @@ static void lfv_rdm_deliver(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 
-/* An eager message landed in a bounce buffer: match it or queue a copy. */
+/* Copies an eager message into the receive entry e and reports it. */
+static void lfv_rdm_deliver(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+			    const struct lfv_rdm_unexp *m, const uint8_t *data)
+{
+	lfv_rdm_report(ep, e, m, lfv_rdm_scatter(e, data, m->len), 0);
+}
+
+/* ---- rendezvous, the receiving side ---------------------------------------- */
+
+/* Posts r on its connection, or queues it behind what waits (ep->lock). */
+static void lfv_rdm_post_or_queue(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_conn *c = r->conn;
+
+	if (c->state == LFV_RDM_CONNECTED && lfv_list_empty(&c->pending) &&
+	    c->posted < LFV_RDM_SQ_DEPTH && !lfv_rdm_post(ep, c, r))
+		return;
+	lfv_list_insert_tail(&c->pending, &r->node);
+}
+
+/* Tells the sender its payload was read (or not): the rendezvous send
+ * completes there. r becomes the FIN request. */
+static void lfv_rdm_send_fin(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     bool ok)
+{
+	r->kind = LFV_RDM_K_FIN;
+	r->read->fin = (struct lfv_rdm_hdr){
+		.op = LFV_RDM_FIN, .flags = ok ? 0 : LFV_RDM_HDR_ERR,
+		.tag = r->read->cookie,
+	};
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_post_or_queue(ep, r);
+	lfv_spin_unlock(&ep->lock);
+}
+
+static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
+					     const struct lfv_rdm_unexp *m)
+{
+	struct lfv_rdm_rreq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	lfv_list_init(&q->req.node);
+	q->req.op.q = &ep->wq;
+	q->req.kind = LFV_RDM_K_READ;
+	q->req.read = &q->rd;
+	q->req.conn = m->conn;
+	q->rd.cookie = m->rts.cookie;
+	q->rd.tag = m->tag;
+	q->rd.cq_data = m->cq_data;
+	q->rd.len = m->len;
+	q->rd.src = m->src;
+	q->rd.op = m->op;
+	q->rd.flags = m->flags;
+	q->rd.raddr = m->rts.addr;
+	q->rd.rkey = m->rts.rkey;
+	return q;
+}
+
+static void lfv_rdm_read_unreg(struct lfv_rdm_read *rd)
+{
+	int i;
+
+	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
+		if (rd->mrs[i])
+			ibv_dereg_mr(rd->mrs[i]);
+}
+
+/* The local SGEs of the read: the receive's iovs up to the message's
+ * length, with the application's keys or ours. */
+static int lfv_rdm_read_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
+			     const struct fi_peer_rx_entry *e)
+{
+	size_t i, n, want = rd->len;
+	struct ibv_mr *mr;
+
+	rd->nseg = 0;
+	rd->got = 0;
+	for (i = 0; i < e->count && i < LFV_RDM_MAX_IOV && rd->got < want;
+	     i++) {
+		n = e->iov[i].iov_len < want - rd->got ? e->iov[i].iov_len :
+							 want - rd->got;
+		if (!n)
+			continue;
+		if (e->desc && e->desc[i]) {
+			mr = ((struct lfv_mr *)e->desc[i])->ibv_mr;
+		} else {
+			mr = ibv_reg_mr(ep->domain->pd, e->iov[i].iov_base, n,
+					IBV_ACCESS_LOCAL_WRITE);
+			if (!mr)
+				return lfv_verbs_errno();
+			rd->mrs[i] = mr;
+		}
+		rd->seg[rd->nseg].addr = (uintptr_t)e->iov[i].iov_base;
+		rd->seg[rd->nseg].len = n;
+		rd->seg[rd->nseg].lkey = mr->lkey;
+		rd->nseg++;
+		rd->got += n;
+	}
+	return 0;
+}
+
+/* A rendezvous request met its receive: read the payload into it. */
+static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
+			       struct fi_peer_rx_entry *e,
+			       const struct lfv_rdm_unexp *m)
+{
+	struct lfv_rdm_rreq *q = lfv_rdm_rreq_new(ep, m);
+	int ret;
+
+	if (!q) {
+		/* Nothing to tell the sender with: it waits; the receive
+		 * reports the failure. */
+		lfv_rdm_report(ep, e, m, 0, -FI_ENOMEM);
+		ep->peer_srx->owner_ops->free_entry(e);
+		return;
+	}
+	q->rd.entry = e;
+	ret = lfv_rdm_read_sges(ep, &q->rd, e);
+	if (ret || !q->rd.nseg) {
+		/* Nothing to read into (or no registration): report now. */
+		lfv_rdm_report(ep, e, m, 0, ret);
+		ep->peer_srx->owner_ops->free_entry(e);
+		q->rd.entry = NULL;
+		lfv_rdm_read_unreg(&q->rd);
+		lfv_rdm_send_fin(ep, &q->req, !ret);
+		return;
+	}
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_post_or_queue(ep, &q->req);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* The read finished: report the receive, then answer the sender. */
+static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			      bool ok)
+{
+	struct lfv_rdm_read *rd = r->read;
+	struct lfv_rdm_unexp m = {
+		.src = rd->src, .op = rd->op, .flags = rd->flags,
+		.tag = rd->tag, .cq_data = rd->cq_data, .len = rd->len,
+	};
+
+	lfv_rdm_report(ep, rd->entry, &m, ok ? rd->got : 0,
+		       ok ? 0 : -FI_EIO);
+	ep->peer_srx->owner_ops->free_entry(rd->entry);
+	rd->entry = NULL;
+	lfv_rdm_read_unreg(rd);
+	lfv_rdm_send_fin(ep, r, ok);
+}
+
+/* A completion on a connection's send queue: its room comes back. */
+static void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			    bool ok)
+{
+	lfv_spin_lock(&ep->lock);
+	c->posted--;
+	if (!ok && c->state == LFV_RDM_CONNECTED)
+		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
+	else if (c->state == LFV_RDM_CONNECTED)
+		lfv_rdm_flush_pending(ep, c);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* One chunk of a read completed; the last one finishes the receive. */
+static void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
+				    struct lfv_rdm_req *r, bool ok)
+{
+	struct lfv_rdm_read *rd = r->read;
+	bool last;
+
+	lfv_spin_lock(&ep->lock);
+	rd->inflight--;
+	if (!ok) {
+		rd->failed = true;
+		rd->off = rd->got;	/* post nothing more */
+		lfv_list_remove(&r->node);	/* if it waited */
+	}
+	last = !rd->inflight && rd->off == rd->got;
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, r->conn, ok);
+	if (!last)
+		return;
+	if (!ep->enabled) { /* closing: nobody to tell */
+		lfv_rdm_read_unreg(rd);
+		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		return;
+	}
+	lfv_rdm_read_done(ep, r, !rd->failed);
+}
+
+/* ---- rendezvous, the sending side ------------------------------------------- */
+
+static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	lfv_rdm_tx_done(ep, r, r->rndv_err, 0);
+	lfv_rdm_src_free(r->own_mr, r->own_copy);
+	r->own_mr = NULL;
+	r->own_copy = NULL;
+	lfv_spin_lock(&ep->lock);
+	r->rndv = false;
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* One of the two events a rendezvous send waits for. */
+static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			       int err)
+{
+	bool done;
+
+	lfv_spin_lock(&ep->lock);
+	if (err && !r->rndv_err)
+		r->rndv_err = err;
+	done = !--r->rndv_wait;
+	lfv_spin_unlock(&ep->lock);
+	if (done)
+		lfv_rdm_rndv_finish(ep, r);
+}
+
+/* FIN: the cookie names one of our transmit requests. */
+static void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h)
+{
+	struct lfv_rdm_req *r;
+
+	if (h->tag >= ep->ntx)
+		return;
+	r = &ep->reqs[h->tag];
+	if (!r->rndv || !r->rndv_wait)
+		return; /* stale: not a rendezvous we wait for */
+	lfv_rdm_rndv_event(ep, r,
+			   (h->flags & LFV_RDM_HDR_ERR) ? -FI_EIO : 0);
+}
+
+/* The header of a message checked against what arrived; the payload (an
+ * eager message's data, an RTS) follows it. */
+static bool lfv_rdm_hdr_ok(const struct lfv_rdm_hdr *h, uint32_t byte_len)
+{
+	if (byte_len < sizeof(*h) || h->len != byte_len - sizeof(*h))
+		return false;
+	switch (h->op) {
+	case LFV_RDM_EAGER_MSG:
+	case LFV_RDM_EAGER_TAG:
+		return true;
+	case LFV_RDM_RTS_MSG:
+	case LFV_RDM_RTS_TAG:
+		return h->len == sizeof(struct lfv_rdm_rts);
+	case LFV_RDM_FIN:
+		return !h->len;
+	default:
+		return false;
+	}
+}
+
+static bool lfv_rdm_is_rts(uint8_t op)
+{
+	return op == LFV_RDM_RTS_MSG || op == LFV_RDM_RTS_TAG;
+}
+
+static bool lfv_rdm_is_tagged(uint8_t op)
+{
+	return op == LFV_RDM_EAGER_TAG || op == LFV_RDM_RTS_TAG;
+}
+
+/* A message found its receive: copy it, or start reading it. */
+static void lfv_rdm_matched(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+			    const struct lfv_rdm_unexp *m, const uint8_t *data)
+{
+	if (lfv_rdm_is_rts(m->op)) {
+		lfv_rdm_read_start(ep, e, m);
+		return;
+	}
+	lfv_rdm_deliver(ep, e, m, data);
+	ep->peer_srx->owner_ops->free_entry(e);
+}
+
+/* A message landed in a bounce buffer: match it or queue a copy (of the
+ * data, or of the RTS). */
 static void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 			    const uint8_t *buf)
 {
 	const struct lfv_rdm_hdr *h = (const struct lfv_rdm_hdr *)buf;
+	const uint8_t *data = buf + sizeof(*h);
 	struct fid_peer_srx *srx = ep->peer_srx;
 	struct fi_peer_rx_entry *e;
 	struct lfv_rdm_unexp m, *copy;
 	struct lfv_rdm_conn *c;
+	size_t keep;
 	int ret;
 
-	if (wc->byte_len < sizeof(*h) || h->len != wc->byte_len - sizeof(*h) ||
-	    (h->op != LFV_RDM_EAGER_MSG && h->op != LFV_RDM_EAGER_TAG)) {
+	if (!lfv_rdm_hdr_ok(h, wc->byte_len)) {
 		LFV_WARN(FI_LOG_EP_DATA, "RDM: malformed message dropped\n");
+		return;
+	}
+	if (h->op == LFV_RDM_FIN) {
+		lfv_rdm_on_fin(ep, h);
 		return;
 	}
 	lfv_spin_lock(&ep->lock);
@@ -313,18 +754,23 @@ static void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	if (c)
 		lfv_rdm_conn_lookup_addr(ep, c);
 	m = (struct lfv_rdm_unexp){
-		.src = c ? c->addr : FI_ADDR_NOTAVAIL, .op = h->op,
-		.flags = h->flags, .tag = h->tag, .cq_data = h->cq_data,
-		.len = h->len,
+		.src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
+		.op = h->op, .flags = h->flags, .tag = h->tag,
+		.cq_data = h->cq_data, .len = h->len,
 	};
 	lfv_spin_unlock(&ep->lock);
-	if (h->op == LFV_RDM_EAGER_TAG)
+	if (lfv_rdm_is_rts(h->op)) {
+		if (!c)
+			return; /* nobody to read from */
+		memcpy(&m.rts, data, sizeof(m.rts));
+		m.len = m.rts.len;
+	}
+	if (lfv_rdm_is_tagged(h->op))
 		ret = srx->owner_ops->get_tag(srx, m.src, m.tag, &e);
 	else
 		ret = srx->owner_ops->get_msg(srx, m.src, m.len, &e);
 	if (!ret) {
-		lfv_rdm_deliver(ep, e, &m, buf + sizeof(*h));
-		srx->owner_ops->free_entry(e);
+		lfv_rdm_matched(ep, e, &m, data);
 		return;
 	}
 	if (ret != -FI_ENOENT) {
@@ -332,18 +778,19 @@ static void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 			 fi_strerror(-ret));
 		return;
 	}
-	copy = malloc(sizeof(*copy) + m.len);
+	keep = lfv_rdm_is_rts(h->op) ? 0 : m.len;
+	copy = malloc(sizeof(*copy) + keep);
 	if (!copy) {
 		LFV_WARN(FI_LOG_EP_DATA, "RDM: message dropped: no memory\n");
 		srx->owner_ops->free_entry(e);
 		return;
 	}
 	*copy = m;
-	memcpy(copy->data, buf + sizeof(*h), m.len);
+	memcpy(copy->data, data, keep);
 	e->peer_context = copy;
 	e->size = m.len;
 	e->srx = srx;
-	if (h->op == LFV_RDM_EAGER_TAG)
+	if (lfv_rdm_is_tagged(h->op))
 		srx->owner_ops->queue_tag(e);
 	else
 		srx->owner_ops->queue_msg(e);
@@ -354,15 +801,25 @@ static int lfv_rdm_start(struct fi_peer_rx_entry *e)
 	struct lfv_rdm_unexp *m = e->peer_context;
 	struct lfv_rdm_ep *ep = e->srx->ep_fid.fid.context;
 
-	lfv_rdm_deliver(ep, e, m, m->data);
+	lfv_rdm_matched(ep, e, m, m->data);
 	free(m);
-	e->srx->owner_ops->free_entry(e);
 	return 0;
 }
 
+/* The application discarded a queued message. A rendezvous sender still
+ * waits for its FIN: it gets one (nothing was read). */
 static int lfv_rdm_discard(struct fi_peer_rx_entry *e)
 {
-	free(e->peer_context);
+	struct lfv_rdm_unexp *m = e->peer_context;
+	struct lfv_rdm_ep *ep = e->srx->ep_fid.fid.context;
+	struct lfv_rdm_rreq *q;
+
+	if (lfv_rdm_is_rts(m->op)) {
+		q = lfv_rdm_rreq_new(ep, m);
+		if (q)
+			lfv_rdm_send_fin(ep, &q->req, true);
+	}
+	free(m);
 	return 0;
 }
 
@@ -406,6 +863,15 @@ static void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	struct lfv_rdm_conn *c = r->conn;
 	bool ok = wc->status == IBV_WC_SUCCESS;
 
+	if (r->rndv) {
+		/* The RTS left (or not: then no FIN will come). */
+		if (!ok)
+			r->rndv_wait = 1;
+		lfv_rdm_sq_done(ep, c, ok);
+		lfv_rdm_rndv_event(ep, r,
+				   ok ? 0 : -lfv_wc_errno(wc->status));
+		return;
+	}
 	lfv_rdm_tx_done(ep, r, ok ? 0 : -lfv_wc_errno(wc->status),
 			ok ? 0 : (int)wc->status);
 	lfv_spin_lock(&ep->lock);
@@ -456,6 +922,13 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_list_insert_head(&ep->ctl_free, &r->node);
 		lfv_spin_unlock(&ep->lock);
 		return;
+	case LFV_RDM_K_READ:
+		lfv_rdm_read_chunk_done(ep, r, ok);
+		return;
+	case LFV_RDM_K_FIN:
+		lfv_rdm_sq_done(ep, r->conn, ok);
+		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		return;
 	}
 }
 
@@ -500,9 +973,9 @@ static ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	(void)desc;
 	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .context = context,
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.context = context,
 		.flags = lfv_rdm_tx_flags(ep) });
 }
 
@@ -512,9 +985,9 @@ static ssize_t lfv_rdm_msg_sendv(struct fid_ep *ep_fid,
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 
-	(void)desc;
 	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = iov, .count = count, .dest = dest, .context = context,
+		.iov = iov, .desc = desc, .count = count, .dest = dest,
+		.context = context,
 		.flags = lfv_rdm_tx_flags(ep) });
 }
 
@@ -526,7 +999,8 @@ static ssize_t lfv_rdm_msg_sendmsg(struct fid_ep *ep_fid,
 	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
 		return -FI_EBADFLAGS;
 	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = msg->msg_iov, .count = msg->iov_count,
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count,
 		.dest = msg->addr, .context = msg->context,
 		.data = msg->data, .flags = flags });
 }
@@ -547,9 +1021,9 @@ static ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	(void)desc;
 	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .context = context,
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.context = context,
 		.data = data,
 		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA });
 }
@@ -617,9 +1091,8 @@ static ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	(void)desc;
 	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
 		.context = context, .flags = lfv_rdm_tx_flags(ep),
 		.tagged = true });
 }
@@ -630,9 +1103,8 @@ static ssize_t lfv_rdm_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 
-	(void)desc;
 	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = iov, .count = count, .dest = dest, .tag = tag,
+		.iov = iov, .desc = desc, .count = count, .dest = dest, .tag = tag,
 		.context = context, .flags = lfv_rdm_tx_flags(ep),
 		.tagged = true });
 }
@@ -646,7 +1118,8 @@ static ssize_t lfv_rdm_tsendmsg(struct fid_ep *ep_fid,
 	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
 		return -FI_EBADFLAGS;
 	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = msg->msg_iov, .count = msg->iov_count,
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count,
 		.dest = msg->addr, .tag = msg->tag, .context = msg->context,
 		.data = msg->data, .flags = flags, .tagged = true });
 }
@@ -668,9 +1141,8 @@ static ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	(void)desc;
 	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
 		.context = context, .data = data,
 		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA,
 		.tagged = true });
@@ -1295,6 +1767,7 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	ep->nrx = lfv_rdm_pick(lfv_params.rdm_rx_bufs, 256,
 			       (size_t)dev->attr.max_srq_wr);
 	ep->max_inline = dev->max_inline;
+	ep->max_rdma = dev->port_attr.max_msg_sz;
 	if (!ep->info->tx_attr->iov_limit)
 		ep->info->tx_attr->iov_limit = 1;
 	if (!ep->info->rx_attr->iov_limit)

@@ -94,6 +94,7 @@ enum lfv_rdm_op {
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */
+#define LFV_RDM_HDR_ERR 0x2		/* FIN: the read failed */
 
 struct lfv_rdm_hdr {
 	uint8_t op;			/* enum lfv_rdm_op */

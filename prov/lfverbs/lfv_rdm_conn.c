@@ -159,7 +159,7 @@ static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		.srq = ep->srq,
 		.cap = {
 			.max_send_wr = LFV_RDM_SQ_DEPTH,
-			.max_send_sge = 1,
+			.max_send_sge = LFV_RDM_MAX_IOV,
 			.max_inline_data = ep->max_inline,
 		},
 		.qp_type = IBV_QPT_RC,

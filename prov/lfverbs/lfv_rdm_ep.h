@@ -39,7 +39,37 @@ enum lfv_rdm_kind {
 	LFV_RDM_K_CTRL_TX,
 	LFV_RDM_K_TX,
 	LFV_RDM_K_RX,
+	LFV_RDM_K_READ,			/* rendezvous: reading the payload */
+	LFV_RDM_K_FIN,			/* rendezvous: telling the sender */
 };
+
+/* A rendezvous receive in progress (a K_READ/K_FIN request, malloc'd). */
+struct lfv_rdm_read {
+	struct fi_peer_rx_entry *entry;	/* the receive, until reported */
+	struct ibv_mr *own_mr;		/* the receive buffer, if we
+					 * registered it */
+	uint64_t cookie;		/* the sender's request */
+	uint64_t tag, cq_data;
+	size_t len, got;		/* message, bytes read */
+	fi_addr_t src;
+	uint8_t op, flags;
+	struct lfv_rdm_hdr fin;		/* sent inline */
+	/* The receive's memory the payload goes to (got bytes in all),
+	 * read in chunks of at most the port's max_msg_sz. */
+	struct {
+		uint64_t addr;
+		size_t len;
+		uint32_t lkey;
+	} seg[LFV_RDM_MAX_IOV];
+	int nseg;
+	size_t off;			/* bytes whose read is posted */
+	uint32_t inflight;		/* chunks posted, not completed */
+	bool failed;
+	uint64_t raddr;
+	uint32_t rkey;
+	struct ibv_mr *mrs[LFV_RDM_MAX_IOV];	/* ours, to deregister */
+};
+
 
 struct lfv_rdm_conn;
 
@@ -53,6 +83,20 @@ struct lfv_rdm_req {
 	uint64_t cflags;		/* completion flags; 0: none wanted */
 	void *context;
 	size_t paylen;			/* payload bytes (the completion's) */
+	/* Rendezvous sends: the RTS and the FIN both have to be seen before
+	 * the request completes and goes back. */
+	uint8_t rndv_wait;
+	int rndv_err;
+	struct ibv_mr *own_mr;		/* the payload, if we registered it */
+	void *own_copy;			/* a gathered multi-iov payload */
+	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
+	bool rndv;			/* the RTS of a rendezvous send */
+};
+
+/* Both halves of a rendezvous receive, one allocation. */
+struct lfv_rdm_rreq {
+	struct lfv_rdm_req req;
+	struct lfv_rdm_read rd;
 };
 
 /* A control buffer: receives land behind the GRH. */
@@ -87,12 +131,14 @@ struct lfv_rdm_conn {
 };
 
 /* A message that came before its receive: a copy (the bounce buffer goes
- * back to the SRQ at once). */
+ * back to the SRQ at once). For a rendezvous, the RTS (no data). */
 struct lfv_rdm_unexp {
 	fi_addr_t src;
+	struct lfv_rdm_conn *conn;
 	uint8_t op, flags;
 	uint64_t tag, cq_data;
 	size_t len;
+	struct lfv_rdm_rts rts;
 	uint8_t data[];
 };
 
@@ -118,6 +164,7 @@ struct lfv_rdm_ep {
 	size_t ntx, nrx;
 	struct lfv_list tx_free, ctl_free;
 	uint32_t max_inline;
+	size_t max_rdma;		/* bytes of one RDMA read */
 	size_t eager;			/* payload bytes per buffer */
 	size_t buf_size;		/* header + eager */
 	struct lfv_ud_name name;

@@ -27,6 +27,7 @@
 #define LEN 256
 #define N 16
 #define TIMEOUT_MS 5000
+#define HUGE_TIMEOUT_MS 300000
 
 struct side {
 	struct fid_ep *ep;
@@ -129,8 +130,9 @@ static ssize_t poll_side(struct bed *b, int side)
 
 /* The oldest completion of side (polling both sides: in one process,
  * nobody else makes the other side's progress). */
-static ssize_t read_one(struct bed *b, int side, struct fi_cq_tagged_entry *e,
-			fi_addr_t *src)
+static ssize_t read_one_within(struct bed *b, int side,
+			       struct fi_cq_tagged_entry *e, fi_addr_t *src,
+			       int timeout_ms)
 {
 	struct stash *st = &stash[side];
 	struct timespec start, now;
@@ -146,7 +148,7 @@ static ssize_t read_one(struct bed *b, int side, struct fi_cq_tagged_entry *e,
 			return ret;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - start.tv_sec) * 1000 +
-		    (now.tv_nsec - start.tv_nsec) / 1000000 > TIMEOUT_MS)
+		    (now.tv_nsec - start.tv_nsec) / 1000000 > timeout_ms)
 			return -FI_ETIMEDOUT;
 	}
 	*e = st->e[0];
@@ -155,6 +157,12 @@ static ssize_t read_one(struct bed *b, int side, struct fi_cq_tagged_entry *e,
 	memmove(&st->e[0], &st->e[1], (size_t)st->n * sizeof(st->e[0]));
 	memmove(&st->src[0], &st->src[1], (size_t)st->n * sizeof(st->src[0]));
 	return 1;
+}
+
+static ssize_t read_one(struct bed *b, int side, struct fi_cq_tagged_entry *e,
+			fi_addr_t *src)
+{
+	return read_one_within(b, side, e, src, TIMEOUT_MS);
 }
 
 /* Drives both sides' progress for ms milliseconds. */
@@ -272,6 +280,135 @@ static void test_tagged_matching(void **state)
 	bed_close(&b);
 }
 
+/* Messages beyond the eager size go by rendezvous: registered and not,
+ * posted before and after, tagged and not, several iovs, truncated. */
+static void test_rendezvous(void **state)
+{
+	struct fi_cq_tagged_entry e;
+	size_t big = 3 * 1024 * 1024 + 17, i;
+	uint8_t *src = malloc(big), *dst = malloc(big), *dst2 = malloc(big);
+	struct fid_mr *smr, *dmr;
+	struct iovec iov[2];
+	struct bed b;
+	fi_addr_t from;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(dst2);
+	for (i = 0; i < big; i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+	bed_open(&b);
+	assert_true(b.info->ep_attr->max_msg_size >= big);
+	assert_int_equal(fi_mr_reg(b.domain, src, big, FI_SEND, 0, 0, 0, &smr,
+				   NULL), 0);
+	assert_int_equal(fi_mr_reg(b.domain, dst, big, FI_RECV, 0, 0, 0, &dmr,
+				   NULL), 0);
+
+	/* Registered both ends, receive first. */
+	memset(dst, 0, big);
+	assert_int_equal(fi_trecv(b.s[1].ep, dst, big, fi_mr_desc(dmr),
+				  FI_ADDR_UNSPEC, 9, 0, dst), 0);
+	assert_int_equal(fi_tsend(b.s[0].ep, src, big, fi_mr_desc(smr),
+				  b.s[0].peer, 9, src), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	assert_ptr_equal(e.op_context, dst);
+	assert_int_equal(e.len, big);
+	assert_int_equal(e.tag, 9);
+	assert_int_equal(from, b.s[1].peer);
+	assert_memory_equal(dst, src, big);
+	expect_send(&b, 0, src);
+
+	/* Nothing registered, message first, then a two-piece receive. */
+	memset(dst2, 0, big);
+	assert_int_equal(fi_senddata(b.s[0].ep, src, big, NULL, 42,
+				     b.s[0].peer, src), 0);
+	progress_for(&b, 100);
+	iov[0] = (struct iovec){ .iov_base = dst2, .iov_len = 1000 };
+	iov[1] = (struct iovec){ .iov_base = dst2 + 1000,
+				 .iov_len = big - 1000 };
+	assert_int_equal(fi_recvv(b.s[1].ep, iov, NULL, 2, FI_ADDR_UNSPEC,
+				  dst2), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	assert_ptr_equal(e.op_context, dst2);
+	assert_int_equal(e.flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.data, 42);
+	assert_int_equal(e.len, big);
+	assert_memory_equal(dst2, src, big);
+	expect_send(&b, 0, src);
+
+	/* Two-piece send; a receive too small for it. */
+	iov[0] = (struct iovec){ .iov_base = src, .iov_len = 20000 };
+	iov[1] = (struct iovec){ .iov_base = src + 20000, .iov_len = 30000 };
+	memset(dst, 0, big);
+	assert_int_equal(fi_recv(b.s[1].ep, dst, 40000, fi_mr_desc(dmr),
+				 FI_ADDR_UNSPEC, dst), 0);
+	assert_int_equal(fi_sendv(b.s[0].ep, iov, NULL, 2, b.s[0].peer, src),
+			 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), -FI_EAVAIL);
+	{
+		struct fi_cq_err_entry err = { 0 };
+
+		assert_int_equal(fi_cq_readerr(b.s[1].cq, &err, 0), 1);
+		assert_int_equal(err.err, FI_ETRUNC);
+		assert_int_equal(err.olen, 10000);
+		assert_ptr_equal(err.op_context, dst);
+	}
+	assert_memory_equal(dst, src, 40000);
+	expect_send(&b, 0, src);
+
+	assert_int_equal(fi_close(&smr->fid), 0);
+	assert_int_equal(fi_close(&dmr->fid), 0);
+	bed_close(&b);
+	free(src);
+	free(dst);
+	free(dst2);
+}
+
+/* One message of FUNC_RDM_HUGE bytes (1 GiB by default), one way, with
+ * spot checks of its contents. */
+static void test_huge(void **state)
+{
+	const char *env = getenv("FUNC_RDM_HUGE");
+	size_t big = env ? strtoull(env, NULL, 0) : (size_t)1 << 30, i;
+	uint8_t *src = malloc(big), *dst = calloc(1, big);
+	struct fi_cq_tagged_entry e;
+	struct timespec t0, t1;
+	struct bed b;
+	fi_addr_t from;
+
+	(void)state;
+	if (!src || !dst) {
+		free(src);
+		free(dst);
+		skip();
+	}
+	for (i = 0; i < big; i += 4096)
+		src[i] = (uint8_t)(i >> 12);
+	src[big - 1] = 0x5c;
+	bed_open(&b);
+	assert_true(b.info->ep_attr->max_msg_size >= big);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(fi_recv(b.s[1].ep, dst, big, NULL, FI_ADDR_UNSPEC,
+				 dst), 0);
+	assert_int_equal(fi_send(b.s[0].ep, src, big, NULL, b.s[0].peer, src),
+			 0);
+	assert_int_equal(read_one_within(&b, 1, &e, &from, HUGE_TIMEOUT_MS),
+			 1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(e.len, big);
+	for (i = 0; i < big; i += 4096)
+		assert_int_equal(dst[i], (uint8_t)(i >> 12));
+	assert_int_equal(dst[big - 1], 0x5c);
+	expect_send(&b, 0, src);
+	print_message("rdm: %zu bytes in %.2f s\n", big,
+		      (double)(t1.tv_sec - t0.tv_sec) +
+		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	bed_close(&b);
+	free(src);
+	free(dst);
+}
+
 /* A ping-pong; prints the time per round trip (not a benchmark). */
 static void test_pingpong(void **state)
 {
@@ -319,6 +456,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_msg_both_orders),
 		cmocka_unit_test(test_tagged_matching),
+		cmocka_unit_test(test_rendezvous),
+		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_pingpong),
 	};
 
