@@ -17,7 +17,7 @@ struct lfv_params {
 	size_t inline_size;	/* default inject size; 0 = device maximum */
 	size_t bounce_size;	/* buffered receives: bytes per buffer */
 	size_t buffered_recv;	/* 1: every MSG endpoint buffers receives */
-	size_t rdm;		/* 1: offer FI_EP_RDM (in build) */
+	size_t rdm;		/* 1: offer FI_EP_RDM */
 	size_t rdm_eager;	/* RDM: largest message sent eagerly */
 	size_t rdm_rx_bufs;	/* RDM: receive buffers on the SRQ */
 };

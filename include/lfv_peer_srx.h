@@ -85,6 +85,7 @@
 #ifndef LFV_PEER_SRX_H
 #define LFV_PEER_SRX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <rdma/fabric.h>
@@ -130,6 +131,9 @@ int lfv_peer_srx_export(struct fid_ep *srx, struct fid_peer_srx **peer_srx);
  * must outlive the binding. 0 or -FI_EINVAL.
  */
 int lfv_peer_srx_bind_cq(struct fid_ep *srx, struct fid_peer_cq *cq);
+
+/* Whether fid is an SRX of lfv_peer_srx_open. */
+bool lfv_peer_srx_is(const struct fid *fid);
 
 /* What an SRX holds (tests, diagnostics). */
 struct lfv_peer_srx_counts {

@@ -13,7 +13,7 @@ struct lfv_params lfv_params = {
 	.inline_size = 0,
 	.bounce_size = 16384,
 	.buffered_recv = 0,
-	.rdm = 0,
+	.rdm = 1,
 	.rdm_eager = 8192,
 	.rdm_rx_bufs = 256,
 };
@@ -62,8 +62,8 @@ void lfv_params_init(void)
 		       "buffers (one copy), which makes fi_cancel of receives "
 		       "possible; 0: only endpoints with FI_MULTI_RECV do");
 	lfv_param_size("rdm", &lfv_params.rdm,
-		       "1: fi_getinfo offers FI_EP_RDM endpoints (still being "
-		       "built: eager messages only)");
+		       "1: fi_getinfo offers FI_EP_RDM endpoints; 0 hides "
+		       "them");
 	lfv_param_size("rdm_eager", &lfv_params.rdm_eager,
 		       "RDM: payload bytes of the largest message sent eagerly "
 		       "through provider buffers");

@@ -1240,15 +1240,44 @@ static int lfv_srx_close(struct fid *fid)
 	return 0;
 }
 
+/* fi_export_fid: a fid_peer_srx for a peer provider (lfv_peer_srx_export);
+ * its context is the caller's. */
+static int lfv_srx_control(struct fid *fid, int command, void *arg)
+{
+	struct fi_fid_export *exp = arg;
+	struct fid_peer_srx *peer;
+	int ret;
+
+	if (command != FI_EXPORT_FID)
+		return -FI_ENOSYS;
+	if (!exp || !exp->fid)
+		return -FI_EINVAL;
+	if (exp->flags)
+		return -FI_EBADFLAGS;
+	ret = lfv_peer_srx_export(lfv_container_of(fid, struct fid_ep, fid),
+				  &peer);
+	if (ret)
+		return ret;
+	peer->ep_fid.fid.context = exp->context;
+	*exp->fid = &peer->ep_fid.fid;
+	return 0;
+}
+
 static struct fi_ops lfv_srx_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_srx_close,
 	.bind = lfv_no_bind,
-	.control = lfv_no_control,
+	.control = lfv_srx_control,
 	.ops_open = lfv_no_ops_open,
 	.tostr = lfv_no_tostr,
 	.ops_set = lfv_no_ops_set,
 };
+
+bool lfv_peer_srx_is(const struct fid *fid)
+{
+	return fid && fid->fclass == FI_CLASS_SRX_CTX &&
+	       fid->ops == &lfv_srx_fi_ops;
+}
 
 static int lfv_srx_check_open(const struct fi_rx_attr *attr, uint64_t caps,
 			      struct fid_ep **srx)

@@ -428,6 +428,8 @@ int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
 /* RDM endpoints (lfv_rdm.c). */
 int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context);
+int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
+			struct fid_ep **rx_ep, void *context);
 /* Scalable DGRAM endpoints (lfv_sep.c). */
 struct lfv_sep;
 int lfv_scalable_ep(struct fid_domain *domain, struct fi_info *info,

@@ -231,8 +231,10 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	}
 	if (type == FI_EP_RDM) {
 		/* The header carries 64 bits of CQ data; the SRX is the
-		 * matching engine's (src/lfv_peer_srx.c). */
+		 * matching engine's (src/lfv_peer_srx.c); a send queue
+		 * belongs to a connection, not to a shareable context. */
 		info->domain_attr->cq_data_size = sizeof(uint64_t);
+		info->domain_attr->max_ep_stx_ctx = 0;
 		info->rx_attr->iov_limit = lfv_min(info->rx_attr->iov_limit,
 						   LFV_RDM_MAX_IOV);
 		info->tx_attr->iov_limit = lfv_min(info->tx_attr->iov_limit,
@@ -791,17 +793,18 @@ static int lfv_offer_device(const struct lfv_device *dev, uint32_t version,
 				return ret;
 		}
 	}
-	if (lfv_type_wanted(hints, FI_EP_RDM) && lfv_params.rdm &&
+	if (lfv_type_wanted(hints, FI_EP_DGRAM) &&
 	    lfv_dgram_dev_wanted(req, dev)) {
-		ret = lfv_info_offer(dev, FI_EP_RDM,
+		ret = lfv_info_offer(dev, FI_EP_DGRAM,
 				     dev->naddrs ? &dev->addrs[0] : NULL,
 				     version, hints, req, tail);
 		if (ret)
 			return ret;
 	}
-	if (lfv_type_wanted(hints, FI_EP_DGRAM) &&
+	/* RDM addresses are UD names too (the control QP's). */
+	if (lfv_type_wanted(hints, FI_EP_RDM) && lfv_params.rdm &&
 	    lfv_dgram_dev_wanted(req, dev))
-		return lfv_info_offer(dev, FI_EP_DGRAM,
+		return lfv_info_offer(dev, FI_EP_RDM,
 				      dev->naddrs ? &dev->addrs[0] : NULL,
 				      version, hints, req, tail);
 	return 0;

@@ -754,7 +754,7 @@ static void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	if (c)
 		lfv_rdm_conn_lookup_addr(ep, c);
 	m = (struct lfv_rdm_unexp){
-		.src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
+		.ep = ep, .src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
 		.op = h->op, .flags = h->flags, .tag = h->tag,
 		.cq_data = h->cq_data, .len = h->len,
 	};
@@ -799,9 +799,8 @@ static void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 static int lfv_rdm_start(struct fi_peer_rx_entry *e)
 {
 	struct lfv_rdm_unexp *m = e->peer_context;
-	struct lfv_rdm_ep *ep = e->srx->ep_fid.fid.context;
 
-	lfv_rdm_matched(ep, e, m, m->data);
+	lfv_rdm_matched(m->ep, e, m, m->data);
 	free(m);
 	return 0;
 }
@@ -811,13 +810,12 @@ static int lfv_rdm_start(struct fi_peer_rx_entry *e)
 static int lfv_rdm_discard(struct fi_peer_rx_entry *e)
 {
 	struct lfv_rdm_unexp *m = e->peer_context;
-	struct lfv_rdm_ep *ep = e->srx->ep_fid.fid.context;
 	struct lfv_rdm_rreq *q;
 
 	if (lfv_rdm_is_rts(m->op)) {
-		q = lfv_rdm_rreq_new(ep, m);
+		q = lfv_rdm_rreq_new(m->ep, m);
 		if (q)
-			lfv_rdm_send_fin(ep, &q->req, true);
+			lfv_rdm_send_fin(m->ep, &q->req, true);
 	}
 	free(m);
 	return 0;
@@ -1047,6 +1045,8 @@ static ssize_t lfv_rdm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
 	return fi_recv(ep->srx, buf, len, desc, src, context);
 }
 
@@ -1058,6 +1058,8 @@ static ssize_t lfv_rdm_msg_recvv(struct fid_ep *ep_fid,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
 	return fi_recvv(ep->srx, iov, desc, count, src, context);
 }
 
@@ -1068,6 +1070,8 @@ static ssize_t lfv_rdm_msg_recvmsg(struct fid_ep *ep_fid,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
 	return fi_recvmsg(ep->srx, msg, flags);
 }
 
@@ -1168,6 +1172,8 @@ static ssize_t lfv_rdm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
 	return fi_trecv(ep->srx, buf, len, desc, src, tag, ignore, context);
 }
 
@@ -1179,6 +1185,8 @@ static ssize_t lfv_rdm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
 	return fi_trecvv(ep->srx, iov, desc, count, src, tag, ignore,
 			 context);
 }
@@ -1191,6 +1199,8 @@ static ssize_t lfv_rdm_trecvmsg(struct fid_ep *ep_fid,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
 	return fi_trecvmsg(ep->srx, msg, flags);
 }
 
@@ -1213,7 +1223,7 @@ static ssize_t lfv_rdm_cancel(fid_t fid, void *context)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
 
-	if (!ep->enabled)
+	if (!ep->enabled || !ep->srx)
 		return -FI_ENOENT;
 	return fi_cancel(&ep->srx->fid, context);
 }
@@ -1290,6 +1300,78 @@ static struct fi_ops_cm lfv_rdm_cm_ops = {
 	.join = lfv_no_join,
 };
 
+/* An owner's SRX imported with FI_PEER (fi_peer(3)): receives are posted
+ * with the owner; lfverbs' endpoints bound to it are its peer. */
+struct lfv_rdm_isrx {
+	struct fid_ep ep_fid;		/* FI_CLASS_SRX_CTX */
+	struct fid_peer_srx *peer;	/* the owner's */
+	lfv_atomic32_t ref;		/* 1 + endpoints bound */
+};
+
+static int lfv_rdm_isrx_close(struct fid *fid)
+{
+	struct lfv_rdm_isrx *x = lfv_container_of(fid, struct lfv_rdm_isrx,
+						  ep_fid.fid);
+
+	if (lfv_ref_read(&x->ref) > 1)
+		return -FI_EBUSY;
+	free(x);
+	return 0;
+}
+
+static struct fi_ops lfv_rdm_isrx_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_rdm_isrx_close,
+	.bind = lfv_no_bind,
+	.control = lfv_no_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};
+
+int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
+			struct fid_ep **rx_ep, void *context)
+{
+	struct fi_peer_srx_context *pctx = context;
+	struct fi_rx_attr own = { .iov_limit = LFV_RDM_MAX_IOV };
+	struct lfv_rdm_isrx *x;
+
+	if (attr && (attr->op_flags & FI_PEER)) {
+		if (!pctx || !pctx->srx || !pctx->srx->owner_ops)
+			return -FI_EINVAL;
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return -FI_ENOMEM;
+		x->peer = pctx->srx;
+		x->peer->peer_ops = &lfv_rdm_srx_peer_ops;
+		atomic_init(&x->ref, 1);
+		x->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+		x->ep_fid.fid.context = context;
+		x->ep_fid.fid.ops = &lfv_rdm_isrx_fi_ops;
+		x->ep_fid.ops = &lfv_no_ep_ops;
+		x->ep_fid.cm = &lfv_no_cm_ops;
+		x->ep_fid.msg = &lfv_no_msg_ops;
+		x->ep_fid.rma = &lfv_no_rma_ops;
+		x->ep_fid.tagged = &lfv_no_tagged_ops;
+		x->ep_fid.atomic = &lfv_no_atomic_ops;
+		x->ep_fid.collective = &lfv_no_collective_ops;
+		*rx_ep = &x->ep_fid;
+		return 0;
+	}
+	if (attr) {
+		own.iov_limit = attr->iov_limit ? attr->iov_limit :
+						  LFV_RDM_MAX_IOV;
+		own.op_flags = attr->op_flags;
+	}
+	return lfv_peer_srx_open(&own, domain->info->caps & LFV_PEER_SRX_CAPS,
+				 context, rx_ep);
+}
+
+static bool lfv_rdm_is_isrx(const struct fid *fid)
+{
+	return fid->ops == &lfv_rdm_isrx_fi_ops;
+}
+
 /* ---- bind ---------------------------------------------------------------------- */
 
 static int lfv_rdm_bind_cq(struct lfv_rdm_ep *ep, struct lfv_cq *cq,
@@ -1352,6 +1434,22 @@ static int lfv_rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_CNTR:
 		return lfv_rdm_bind_cntr(ep, lfv_cntr_from_fid(
 			lfv_container_of(bfid, struct fid_cntr, fid)), flags);
+	case FI_CLASS_SRX_CTX:
+		if (flags)
+			return -FI_EBADFLAGS;
+		if (ep->srx || ep->imported)
+			return -FI_EINVAL;
+		if (lfv_rdm_is_isrx(bfid)) {
+			ep->imported = lfv_container_of(bfid,
+					struct lfv_rdm_isrx, ep_fid.fid);
+			lfv_ref_get(&ep->imported->ref);
+			return 0;
+		}
+		/* Only a matching SRX of lfverbs (lfv_peer_srx). */
+		if (!lfv_peer_srx_is(bfid))
+			return -FI_EINVAL;
+		ep->srx = lfv_container_of(bfid, struct fid_ep, fid);
+		return 0;
 	case FI_CLASS_AV:
 		av = lfv_av_from_fid(bfid);
 		if (!av || ep->av || av->rx_ctx_bits)
@@ -1488,7 +1586,9 @@ static int lfv_rdm_srq_create(struct lfv_rdm_ep *ep)
 	return 0;
 }
 
-/* The endpoint's own SRX, and our handle on it as its peer. */
+/* Where the endpoint's messages match: an imported owner's SRX, the one
+ * the application bound, or one of its own; and our handle on it as its
+ * peer. */
 static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 {
 	struct fi_rx_attr attr = {
@@ -1497,16 +1597,22 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 	};
 	int ret;
 
-	ret = lfv_peer_srx_open(&attr, ep->info->caps & LFV_PEER_SRX_CAPS,
-				ep, &ep->srx);
-	if (ret)
-		return ret;
-	ep->own_srx = true;
+	if (ep->imported) {
+		ep->peer_srx = ep->imported->peer;
+		return 0;
+	}
+	if (!ep->srx) {
+		ret = lfv_peer_srx_open(&attr,
+					ep->info->caps & LFV_PEER_SRX_CAPS,
+					ep, &ep->srx);
+		if (ret)
+			return ret;
+		ep->own_srx = true;
+	}
 	ret = lfv_peer_srx_export(ep->srx, &ep->peer_srx);
 	if (ret)
 		goto close_srx;
 	ep->peer_srx->peer_ops = &lfv_rdm_srx_peer_ops;
-	ep->peer_srx->ep_fid.fid.context = ep;
 	if (ep->rx_cq) {
 		ret = lfv_peer_srx_bind_cq(ep->srx, &ep->rx_cq->peer_cq);
 		if (ret)
@@ -1518,19 +1624,23 @@ close_export:
 	fi_close(&ep->peer_srx->ep_fid.fid);
 	ep->peer_srx = NULL;
 close_srx:
-	fi_close(&ep->srx->fid);
-	ep->srx = NULL;
+	if (ep->own_srx) {
+		fi_close(&ep->srx->fid);
+		ep->srx = NULL;
+		ep->own_srx = false;
+	}
 	return ret;
 }
 
 static void lfv_rdm_srx_close(struct lfv_rdm_ep *ep)
 {
-	if (ep->peer_srx)
+	if (ep->peer_srx && !ep->imported)
 		fi_close(&ep->peer_srx->ep_fid.fid);
 	if (ep->srx && ep->own_srx)
 		fi_close(&ep->srx->fid);
 	ep->peer_srx = NULL;
-	ep->srx = NULL;
+	if (ep->own_srx)
+		ep->srx = NULL;
 }
 
 static void lfv_rdm_set_name(struct lfv_rdm_ep *ep)
@@ -1705,6 +1815,8 @@ static int lfv_rdm_close(struct fid *fid)
 		lfv_ref_put(&ep->rx_cntr->ref);
 	if (ep->av)
 		lfv_av_release(ep->av);
+	if (ep->imported)
+		lfv_ref_put(&ep->imported->ref);
 	lfv_spin_fini(&ep->lock);
 	lfv_ref_put(&ep->domain->ref);
 	fi_freeinfo(ep->info);

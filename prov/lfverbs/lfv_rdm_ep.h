@@ -133,6 +133,7 @@ struct lfv_rdm_conn {
 /* A message that came before its receive: a copy (the bounce buffer goes
  * back to the SRQ at once). For a rendezvous, the RTS (no data). */
 struct lfv_rdm_unexp {
+	struct lfv_rdm_ep *ep;		/* who queued it */
 	fi_addr_t src;
 	struct lfv_rdm_conn *conn;
 	uint8_t op, flags;
@@ -174,8 +175,10 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_conn *by_name[LFV_RDM_BUCKETS];
 	struct lfv_list conns;
 	uint32_t handshakes;		/* connections in REQ_SENT */
-	struct fid_ep *srx;		/* where receives match */
+	struct fid_ep *srx;		/* where receives match (NULL: an
+					 * owner's, imported) */
 	bool own_srx;
+	struct lfv_rdm_isrx *imported;	/* bound FI_PEER SRX, if any */
 	struct fid_peer_srx *peer_srx;	/* our handle on it */
 	bool enabled;
 	uint64_t tx_op_flags, rx_op_flags;

@@ -78,7 +78,7 @@ static void test_getinfo_device_limits(void **state)
 	struct fi_info *hints = func_hints(FI_EP_UNSPEC), *info = NULL, *cur;
 	struct ibv_device_attr attr;
 	struct ibv_port_attr port;
-	int msg = 0, dgram = 0;
+	int msg = 0, dgram = 0, rdm = 0;
 
 	(void)state;
 	query_device(&attr, &port);
@@ -99,6 +99,12 @@ static void test_getinfo_device_limits(void **state)
 			assert_int_equal(cur->ep_attr->max_msg_size,
 					 port.max_msg_sz);
 			assert_int_equal(cur->addr_format, FI_SOCKADDR_IN);
+		} else if (cur->ep_attr->type == FI_EP_RDM) {
+			rdm++;
+			assert_int_equal(cur->addr_format, FI_ADDR_IB_UD);
+			/* Rendezvous: well beyond one RDMA message. */
+			assert_true(cur->ep_attr->max_msg_size >
+				    port.max_msg_sz);
 		} else {
 			dgram++;
 			assert_int_equal(cur->ep_attr->type, FI_EP_DGRAM);
@@ -109,6 +115,7 @@ static void test_getinfo_device_limits(void **state)
 	}
 	assert_int_equal(msg, 1);
 	assert_int_equal(dgram, 1);
+	assert_int_equal(rdm, 1);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
@@ -158,7 +165,7 @@ static void test_getinfo_no_data(void **state)
 				    hints, &info), -FI_ENODATA);
 	assert_int_equal(fi_getinfo(FUNC_VERSION, "192.0.2.1", "7471",
 				    FI_SOURCE, hints, &info), -FI_ENODATA);
-	hints->ep_attr->type = FI_EP_RDM;
+	hints->ep_attr->type = FI_EP_SOCK_STREAM;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
 			 -FI_ENODATA);
 	hints->ep_attr->type = FI_EP_MSG;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # Debian's fi_pingpong (libfabric-bin) over lfverbs, with data checks (-c):
-# MSG and DGRAM between two lfverbs processes, and MSG between lfverbs and
-# Debian's verbs provider in both directions (same wire: RC over rdma_cm).
+# MSG, DGRAM and RDM between two lfverbs processes, and MSG between lfverbs
+# and Debian's verbs provider in both directions (same wire: RC over
+# rdma_cm).
 # TAP output; skips when lfverbs finds no device.
 ip=${LFV_BED_IP:-10.77.0.1}
 port=47700
@@ -36,7 +37,7 @@ pingpong() {
 	grep -Eq '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+' "$log/client"
 }
 
-echo "1..6"
+echo "1..8"
 pingpong lfverbs lfverbs msg -c -I 50
 ok $? "fi_pingpong -e msg -c, all sizes, lfverbs to lfverbs"
 pingpong lfverbs lfverbs dgram -c -I 50
@@ -49,4 +50,8 @@ pingpong verbs lfverbs msg -c -I 20 -S 65536
 ok $? "fi_pingpong -e msg -c, 64 KiB: lfverbs client, verbs server"
 pingpong lfverbs lfverbs msg -c -I 20 -S 1048576
 ok $? "fi_pingpong -e msg -c, 1 MiB, lfverbs to lfverbs"
+pingpong lfverbs lfverbs rdm -c -I 50
+ok $? "fi_pingpong -e rdm -c, all sizes, lfverbs to lfverbs"
+pingpong lfverbs lfverbs rdm -c -I 10 -S 4194304
+ok $? "fi_pingpong -e rdm -c, 4 MiB (rendezvous), lfverbs to lfverbs"
 [ $fails -eq 0 ]

@@ -20,6 +20,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_ext.h>
 #include <rdma/fi_tagged.h>
 
 #include "func_common.h"
@@ -45,7 +46,21 @@ struct bed {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct side s[2];
+	/* Side 1's receives: SRX_OWN none bound; SRX_SHARED an SRX from
+	 * fi_srx_context; SRX_IMPORTED an owner SRX's fid_peer_srx imported
+	 * with FI_PEER. */
+	enum { SRX_OWN, SRX_SHARED, SRX_IMPORTED } mode;
+	struct fid_ep *srx;		/* shared, or the owner */
+	struct fid *peer_fid;		/* exported from the owner */
+	struct fid_ep *isrx;		/* the import */
 };
+
+/* fi_export_fid hands out the fid of a struct fid_peer_srx. */
+static struct fid_peer_srx *lfv_container_of_peer(struct fid *fid)
+{
+	return (struct fid_peer_srx *)((char *)fid -
+				       offsetof(struct fid_peer_srx, ep_fid.fid));
+}
 
 /* Completions read from a side while waiting for the other one. */
 struct stash {
@@ -67,6 +82,10 @@ static void side_open(struct bed *b, struct side *s)
 	assert_int_equal(fi_ep_bind(s->ep, &s->cq->fid,
 				    FI_TRANSMIT | FI_RECV), 0);
 	assert_int_equal(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	if (s == &b->s[1] && b->mode != SRX_OWN)
+		assert_int_equal(fi_ep_bind(s->ep, b->mode == SRX_SHARED ?
+					    &b->srx->fid : &b->isrx->fid, 0),
+				 0);
 	assert_int_equal(fi_enable(s->ep), 0);
 	s->namelen = sizeof(s->name);
 	assert_int_equal(fi_getname(&s->ep->fid, s->name, &s->namelen), 0);
@@ -76,12 +95,42 @@ static void side_open(struct bed *b, struct side *s)
 			 0);
 }
 
+/* The receive side of side 1 as mode asks. */
+static void srx_open(struct bed *b)
+{
+	struct fi_rx_attr attr = { .iov_limit = 4 };
+	struct fid_peer_srx *peer;
+	struct fi_fid_export exp = { .fid = &b->peer_fid };
+
+	if (b->mode == SRX_OWN)
+		return;
+	assert_int_equal(fi_srx_context(b->domain, &attr, &b->srx, b), 0);
+	assert_int_equal(b->srx->fid.fclass, FI_CLASS_SRX_CTX);
+	if (b->mode == SRX_SHARED)
+		return;
+	assert_int_equal(fi_control(&b->srx->fid, FI_EXPORT_FID, &exp), 0);
+	assert_int_equal(b->peer_fid->fclass, FI_CLASS_PEER_SRX);
+	peer = lfv_container_of_peer(b->peer_fid);
+	attr.op_flags = FI_PEER;
+	assert_int_equal(fi_srx_context(b->domain, &attr, &b->isrx,
+		&(struct fi_peer_srx_context){ .size = sizeof(struct
+			fi_peer_srx_context), .srx = peer }), 0);
+}
+
+static void bed_open_mode(struct bed *b, int mode);
+
 static void bed_open(struct bed *b)
+{
+	bed_open_mode(b, SRX_OWN);
+}
+
+static void bed_open_mode(struct bed *b, int mode)
 {
 	struct fi_info *hints = func_hints(FI_EP_RDM);
 	int i;
 
 	memset(b, 0, sizeof(*b));
+	b->mode = mode;
 	memset(stash, 0, sizeof(stash));
 	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
@@ -91,6 +140,7 @@ static void bed_open(struct bed *b)
 	assert_true(b->info->tx_attr->msg_order & FI_ORDER_SAS);
 	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
 	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
+	srx_open(b);
 	for (i = 0; i < 2; i++)
 		side_open(b, &b->s[i]);
 	/* Each side knows only the other (two processes would). */
@@ -109,6 +159,12 @@ static void bed_close(struct bed *b)
 		assert_int_equal(fi_close(&b->s[i].av->fid), 0);
 		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
 	}
+	if (b->isrx)
+		assert_int_equal(fi_close(&b->isrx->fid), 0);
+	if (b->peer_fid)
+		assert_int_equal(fi_close(b->peer_fid), 0);
+	if (b->srx)
+		assert_int_equal(fi_close(&b->srx->fid), 0);
 	assert_int_equal(fi_close(&b->domain->fid), 0);
 	assert_int_equal(fi_close(&b->fabric->fid), 0);
 	fi_freeinfo(b->info);
@@ -409,6 +465,49 @@ static void test_huge(void **state)
 	free(dst);
 }
 
+/* An SRX from fi_srx_context takes the endpoint's receives; and one
+ * imported with FI_PEER from an owner (here another lfverbs SRX) makes
+ * the endpoint its peer: receives are posted with the owner. */
+static void test_srx_roles(void **state)
+{
+	struct fi_cq_tagged_entry e;
+	struct bed b;
+	fi_addr_t from;
+	int mode;
+
+	(void)state;
+	for (mode = SRX_SHARED; mode <= SRX_IMPORTED; mode++) {
+		bed_open_mode(&b, mode);
+		/* Posted on the SRX (the owner when imported). */
+		assert_int_equal(fi_trecv(b.srx, b.s[1].buf[0], LEN, NULL,
+					  FI_ADDR_UNSPEC, 5, 0, b.s[1].buf[0]),
+				 0);
+		if (mode == SRX_IMPORTED)
+			assert_int_equal(fi_trecv(b.s[1].ep, b.s[1].buf[1],
+						  LEN, NULL, FI_ADDR_UNSPEC,
+						  5, 0, NULL), -FI_EOPNOTSUPP);
+		assert_int_equal(fi_tsend(b.s[0].ep, "srx", 4, NULL,
+					  b.s[0].peer, 5, NULL), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_ptr_equal(e.op_context, b.s[1].buf[0]);
+		assert_string_equal((char *)b.s[1].buf[0], "srx");
+		assert_int_equal(e.tag, 5);
+		/* Unexpected first, then posted through the SRX. */
+		assert_int_equal(fi_tsend(b.s[0].ep, "two", 4, NULL,
+					  b.s[0].peer, 6, NULL), 0);
+		progress_for(&b, 100);
+		assert_int_equal(fi_trecv(b.srx, b.s[1].buf[2], LEN, NULL,
+					  FI_ADDR_UNSPEC, 6, 0, b.s[1].buf[2]),
+				 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_ptr_equal(e.op_context, b.s[1].buf[2]);
+		assert_string_equal((char *)b.s[1].buf[2], "two");
+		/* The SRX stays while an endpoint uses it. */
+		assert_int_equal(fi_close(&b.srx->fid), -FI_EBUSY);
+		bed_close(&b);
+	}
+}
+
 /* A ping-pong; prints the time per round trip (not a benchmark). */
 static void test_pingpong(void **state)
 {
@@ -457,13 +556,11 @@ int main(void)
 		cmocka_unit_test(test_msg_both_orders),
 		cmocka_unit_test(test_tagged_matching),
 		cmocka_unit_test(test_rendezvous),
+		cmocka_unit_test(test_srx_roles),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_pingpong),
 	};
 
-	/* RDM is offered only on request while it is being built; the
-	 * provider reads its parameters when the core loads it. */
-	setenv("FI_LFVERBS_RDM", "1", 0);
 	func_require_device();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,6 +96,29 @@ static void test_device_list_failure(void **state)
 	assert_nodata(V, NULL, NULL, 0, NULL);
 }
 
+/* What an RDM answer says: tagged messages, send-after-send order, 64-bit
+ * CQ data, rendezvous-sized messages, eager-sized injects, no shared
+ * transmit contexts; the control QP's UD name as address. */
+static void check_rdm_defaults(const struct fi_info *rdm,
+			       const struct fake_dev *dev)
+{
+	assert_non_null(rdm);
+	assert_int_equal(rdm->ep_attr->type, FI_EP_RDM);
+	assert_int_equal(rdm->ep_attr->protocol, FI_PROTO_IB_RDM);
+	assert_true(rdm->caps & FI_TAGGED);
+	assert_true(rdm->caps & FI_MSG);
+	assert_false(rdm->caps & (FI_RMA | FI_ATOMIC | FI_MULTI_RECV));
+	assert_true(rdm->ep_attr->mem_tag_format != 0);
+	assert_int_equal(rdm->tx_attr->msg_order, FI_ORDER_SAS);
+	assert_int_equal(rdm->domain_attr->cq_data_size, 8);
+	assert_int_equal(rdm->domain_attr->max_ep_stx_ctx, 0);
+	assert_int_equal(rdm->domain_attr->max_ep_srx_ctx, 1);
+	assert_int_equal(rdm->tx_attr->inject_size, lfv_params.rdm_eager);
+	assert_true(rdm->ep_attr->max_msg_size >= ((size_t)1 << 30) ||
+		    rdm->ep_attr->max_msg_size == dev->attr.max_mr_size);
+	assert_int_equal(rdm->addr_format, FI_ADDR_IB_UD);
+}
+
 static void test_defaults_from_device(void **state)
 {
 	struct fake_dev *dev;
@@ -108,9 +131,10 @@ static void test_defaults_from_device(void **state)
 	dev->attr.max_sge = 3;
 	dev->max_inline = 96;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
-	assert_int_equal(count_infos(info), 2);
+	assert_int_equal(count_infos(info), 3);
 	msg = info;
 	dgram = info->next;
+	check_rdm_defaults(dgram->next, dev);
 
 	assert_int_equal(msg->ep_attr->type, FI_EP_MSG);
 	assert_int_equal(msg->ep_attr->protocol, FI_PROTO_RDMA_CM_IB_RC);
@@ -174,8 +198,9 @@ static void test_device_without_ip_has_no_msg(void **state)
 	(void)state;
 	fake_verbs_add("fake0", NULL, 0);
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
-	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(count_infos(info), 2);
 	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
 	assert_string_equal(info->fabric_attr->name, "IB-0xfe80000000000000");
 	fi_freeinfo(info);
 }
@@ -201,7 +226,8 @@ static void test_open_failure_skips_device(void **state)
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
 	assert_string_equal(info->domain_attr->name, "good0");
 	assert_string_equal(info->next->domain_attr->name, "good0");
-	assert_null(info->next->next);
+	assert_string_equal(info->next->next->domain_attr->name, "good0");
+	assert_null(info->next->next->next);
 	fi_freeinfo(info);
 }
 
@@ -226,8 +252,9 @@ static void test_no_rdma_cm_no_msg(void **state)
 	fake_verbs_add("fake0", "10.1.0.5", 24);
 	fake_verbs_fail(FAKE_CREATE_CHANNEL, ENODEV);
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
-	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(count_infos(info), 2);
 	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
 	fi_freeinfo(info);
 }
 
@@ -241,9 +268,9 @@ static void test_device_name_param(void **state)
 	fake_verbs_add("c0", "10.3.0.5", 24);
 	lfv_params.device_name = "c0,a0,nosuch";
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
-	assert_int_equal(count_infos(info), 4);
+	assert_int_equal(count_infos(info), 6);
 	assert_string_equal(info->domain_attr->name, "c0");
-	assert_string_equal(info->next->next->domain_attr->name, "a0");
+	assert_string_equal(info->next->next->next->domain_attr->name, "a0");
 	fi_freeinfo(info);
 
 	lfv_devices_release();
@@ -282,6 +309,17 @@ static void test_hint_ep_type(void **state)
 	fi_freeinfo(info);
 
 	hints->ep_attr->type = FI_EP_RDM;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_RDM);
+	fi_freeinfo(info);
+
+	/* FI_LFVERBS_RDM=0 hides it. */
+	lfv_params.rdm = 0;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	lfv_params.rdm = 1;
+	hints->ep_attr->type = FI_EP_SOCK_STREAM;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	fi_freeinfo(hints);
 }
@@ -378,7 +416,7 @@ static void test_hint_names(void **state)
 	fake_verbs_add("fake1", "10.2.0.5", 24);
 	hints->domain_attr->name = strdup("fake1");
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 2);
+	assert_int_equal(count_infos(info), 3);
 	assert_string_equal(info->domain_attr->name, "fake1");
 	fi_freeinfo(info);
 
@@ -392,7 +430,7 @@ static void test_hint_names(void **state)
 	hints->fabric_attr->prov_name = strdup("lfverbs");
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 2); /* fake1: MSG and DGRAM */
+	assert_int_equal(count_infos(info), 3); /* fake1: MSG, DGRAM, RDM */
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
@@ -514,8 +552,9 @@ static void test_addr_format(void **state)
 	hints->addr_format = FI_ADDR_IB_UD;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(count_infos(info), 2);
 	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
@@ -607,8 +646,9 @@ static void test_ud_hint_addresses(void **state)
 	memcpy(hints->src_addr, &name, sizeof(name));
 	hints->src_addrlen = sizeof(name);
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(count_infos(info), 2);
 	assert_string_equal(info->domain_attr->name, "fake1");
+	assert_string_equal(info->next->domain_attr->name, "fake1");
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
