@@ -930,22 +930,34 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	}
 }
 
-/* The CQs' progress hook. Reading either CQ of an RDM endpoint drives all
- * of it: send completions give back the buffers and the per-connection
- * room that later sends (and those queued behind them) need, even when the
- * application only reads its receive CQ (fi_inject makes no completion to
- * read); handshakes that wait for an answer are resent. */
-static void lfv_rdm_domain_progress(void *arg)
+/* The CQs' progress hook (arg: the CQ's verbs CQ). Reading a CQ of an RDM
+ * endpoint drives the endpoint: send completions give back the buffers and
+ * the per-connection room that later sends (and those queued behind them)
+ * need, even when the application only reads its receive CQ (fi_inject
+ * makes no completion to read); handshakes that wait for an answer are
+ * resent. Under FI_THREAD_COMPLETION another thread may own the endpoint's
+ * other CQ: only this one is polled then (sends poll their own when out of
+ * buffers). */
+static void lfv_rdm_cq_progress(void *arg)
 {
-	struct lfv_domain *domain = arg;
+	struct lfv_vcq *vcq = arg;
+	struct lfv_domain *domain = vcq->domain;
+	bool both = domain->info->domain_attr->threading !=
+		    FI_THREAD_COMPLETION;
 	struct lfv_list *item;
 	struct lfv_rdm_ep *ep;
 
-	pthread_mutex_lock(&domain->vcq_lock);
+	/* Without locks the application serialises opening and closing
+	 * endpoints with reading their CQs. */
+	if (domain->locked)
+		pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->rdm_eps) {
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
-		lfv_vcq_progress(ep->tx_vcq);
-		if (ep->rx_vcq != ep->tx_vcq)
+		if (ep->tx_vcq != vcq && ep->rx_vcq != vcq)
+			continue;
+		if (both || ep->tx_vcq == vcq)
+			lfv_vcq_progress(ep->tx_vcq);
+		if (ep->rx_vcq != ep->tx_vcq && (both || ep->rx_vcq == vcq))
 			lfv_vcq_progress(ep->rx_vcq);
 		/* Relaxed read: a hint; the timers run under the lock. */
 		if (!ep->handshakes)
@@ -954,7 +966,8 @@ static void lfv_rdm_domain_progress(void *arg)
 		lfv_rdm_timers(ep);
 		lfv_spin_unlock(&ep->lock);
 	}
-	pthread_mutex_unlock(&domain->vcq_lock);
+	if (domain->locked)
+		pthread_mutex_unlock(&domain->vcq_lock);
 }
 
 /* ---- fi_ops_msg and fi_ops_tagged ------------------------------------------ */
@@ -1661,12 +1674,12 @@ static uint64_t lfv_rdm_new_incarnation(void)
 	       ((uint64_t)getpid() << 16) ^ (uint64_t)lrand48();
 }
 
-/* CQ reads run the handshake timers. */
-static void lfv_rdm_hook_cq(struct lfv_rdm_ep *ep, struct lfv_cq *cq)
+/* CQ reads drive the endpoint (lfv_rdm_cq_progress). */
+static void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
 {
 	if (cq && !cq->progress.fn)
 		lfv_cq_set_progress(cq, (struct lfv_progress_hook){
-			.fn = lfv_rdm_domain_progress, .arg = ep->domain });
+			.fn = lfv_rdm_cq_progress, .arg = vcq });
 }
 
 static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
@@ -1705,8 +1718,8 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	pthread_mutex_lock(&ep->domain->vcq_lock);
 	lfv_list_insert_tail(&ep->domain->rdm_eps, &ep->dnode);
 	pthread_mutex_unlock(&ep->domain->vcq_lock);
-	lfv_rdm_hook_cq(ep, ep->tx_cq);
-	lfv_rdm_hook_cq(ep, ep->rx_cq);
+	lfv_rdm_hook_cq(ep->tx_cq, ep->tx_vcq);
+	lfv_rdm_hook_cq(ep->rx_cq, ep->rx_vcq);
 	ep->enabled = true;
 	return 0;
 
