@@ -116,6 +116,7 @@ static void phase_unexpected(int root, unsigned char *bufs,
 	int total = (mt.size - 1) * PER_SENDER, i;
 	MPI_Status st;
 
+	mt_step("root %d, unexpected phase", root);
 	separate();
 	if (mt.rank != root)
 		send_all(root, UNEXPECTED, bufs, reqs);
@@ -140,6 +141,7 @@ static void phase_expected(int root, unsigned char *bufs, MPI_Request *reqs,
 {
 	int total = (mt.size - 1) * PER_SENDER, i;
 
+	mt_step("root %d, expected phase", root);
 	separate();
 	if (mt.rank == root)
 		for (i = 0; i < total; i++)
@@ -194,6 +196,7 @@ static void phase_filter(int root, unsigned char *bufs, MPI_Request *reqs,
 {
 	int s, i;
 
+	mt_step("root %d, filter phase", root);
 	separate();
 	if (mt.rank != root) {
 		int tags[2] = { TAG_B, TAG_A };

@@ -72,6 +72,7 @@ static void allreduce(int dbl, MPI_Op op, size_t n)
 	size_t esz = dbl ? sizeof(double) : sizeof(int), i;
 	void *in = mt_alloc(n * esz), *out = mt_alloc(n * esz);
 
+	mt_step("MPI_Allreduce, %zu %s", n, dbl ? "doubles" : "ints");
 	for (i = 0; i < n; i++)
 		put(in, dbl, i, input(dbl, mt.rank, i));
 	mt_flip(in, n * esz);
@@ -97,6 +98,7 @@ static void alltoall(size_t bs)
 	char what[80];
 	int r;
 
+	mt_step("MPI_Alltoall, %zu bytes", bs);
 	for (r = 0; r < mt.size; r++)
 		mt_fill(in + (size_t)r * bs, bs,
 			mt_seed((uint64_t)mt.rank, (uint64_t)r, bs, 2));
@@ -117,6 +119,7 @@ static void bcast(int root, size_t len, unsigned char *buf)
 	uint64_t seed = mt_seed((uint64_t)root, len, 3, 0);
 	char what[80];
 
+	mt_step("MPI_Bcast, %zu bytes from %d", len, root);
 	if (mt.rank == root)
 		mt_fill(buf, len, seed);
 	MT(MPI_Bcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD));
@@ -142,6 +145,7 @@ static void barrier(int late, int one_node)
 	double last_in = 0, first_out = 0;
 	int r;
 
+	mt_step("MPI_Barrier, rank %d late", late);
 	if (mt.rank == late)
 		nanosleep(&delay, NULL);
 	t[0] = now();

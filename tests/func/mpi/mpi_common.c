@@ -23,6 +23,7 @@ void mt_init(int *argc, char ***argv, const char *name)
 	MT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	MT(MPI_Comm_rank(MPI_COMM_WORLD, &mt.rank));
 	MT(MPI_Comm_size(MPI_COMM_WORLD, &mt.size));
+	mt.trace = getenv("LFV_MPI_TRACE") != NULL;
 	if (fault && strcmp(fault, "flip") == 0)
 		mt.fault = MT_FAULT_FLIP;
 	else if (fault && strcmp(fault, "status") == 0)
@@ -65,6 +66,18 @@ void mt_fail(const char *fmt, ...)
 			mt.name, mt.rank);
 }
 
+void mt_step(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(mt.step, sizeof(mt.step), fmt, ap);
+	va_end(ap);
+	if (mt.trace)
+		fprintf(stderr, "%s: rank %d: %s\n", mt.name, mt.rank,
+			mt.step);
+}
+
 void mt_call(int ret, const char *call, int line)
 {
 	char text[MPI_MAX_ERROR_STRING];
@@ -74,8 +87,9 @@ void mt_call(int ret, const char *call, int line)
 		return;
 	if (MPI_Error_string(ret, text, &len) != MPI_SUCCESS)
 		snprintf(text, sizeof(text), "error %d", ret);
-	fprintf(stderr, "%s: rank %d: line %d: %s: %s\n", mt.name, mt.rank,
-		line, call, text);
+	fprintf(stderr, "%s: rank %d: line %d: %s: %s%s%s\n", mt.name,
+		mt.rank, line, call, text, mt.step[0] ? "; during " : "",
+		mt.step);
 	MPI_Abort(MPI_COMM_WORLD, 2);
 	exit(2);
 }

@@ -15,6 +15,9 @@
  *           collective's result check) fails;
  *   status  every count check expects one element more than was sent;
  *   nobarrier  mpi_coll leaves out the MPI_Barrier calls it checks.
+ *
+ * LFV_MPI_TRACE=1 prints every step (mt_step) to stderr as it starts, to
+ * find where a run hangs.
  */
 #ifndef MPI_COMMON_H
 #define MPI_COMMON_H
@@ -34,6 +37,8 @@ struct mt {
 	long errors;		/* failed checks on this rank */
 	enum mt_fault fault;
 	int flipped;		/* the flip fault has been applied */
+	char step[128];		/* what the program is doing (mt_step) */
+	int trace;		/* LFV_MPI_TRACE set: print every step */
 };
 
 extern struct mt mt;
@@ -46,6 +51,8 @@ int mt_finish(const char *what);
 
 /* Counts one failed check and reports it (the first few per rank). */
 void mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Says what the program is doing now; a failed MPI call reports it. */
+void mt_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Aborts the job when an MPI call returned an error. */
 void mt_call(int ret, const char *call, int line);
 #define MT(call) mt_call((call), #call, __LINE__)

@@ -107,6 +107,7 @@ static void transfer(int from, int to, size_t size, int iter, int tag,
 	MPI_Status st;
 	char what[96];
 
+	mt_step("%zu bytes, round %d, %d->%d", size, iter, from, to);
 	if (mt.rank == from) {
 		mt_fill(sbuf, size, seed);
 		MT(MPI_Send(sbuf, (int)size, MPI_BYTE, to, tag,

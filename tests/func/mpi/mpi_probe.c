@@ -66,6 +66,7 @@ static void part_probe(int i, unsigned char *sbuf)
 	unsigned char *rbuf;
 	int count;
 
+	mt_step("probe part, %zu bytes", sizes[i]);
 	send_one(TAG_PROBE, i, 0, sizes[i], sbuf, &req);
 	MT(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
 	check_recv(&st, NULL, TAG_PROBE, i, 0, sizes[i], "MPI_Probe");
@@ -106,6 +107,7 @@ static void part_iprobe(int i, unsigned char *sbuf, unsigned char *rbuf)
 	MPI_Status st;
 	int flag = 1;
 
+	mt_step("iprobe part, %zu bytes", sizes[i]);
 	send_one(TAG_IPROBE, i, 0, sizes[i], sbuf, &req);
 	MT(MPI_Iprobe(MPI_ANY_SOURCE, TAG_NEVER, MPI_COMM_WORLD, &flag, &st));
 	if (flag)
@@ -130,6 +132,7 @@ static void part_mprobe(int i, unsigned char *sbuf, unsigned char *rbuf)
 	MPI_Message msg;
 	MPI_Status st;
 
+	mt_step("mprobe part, %zu then %zu bytes", sizes[i], sizes[j]);
 	send_one(TAG_MPROBE, i, 0, sizes[i], sbuf, &req[0]);
 	send_one(TAG_MPROBE, i, 1, sizes[j], sbuf + cap, &req[1]);
 	MT(MPI_Mprobe(left, tag, MPI_COMM_WORLD, &msg, &st));

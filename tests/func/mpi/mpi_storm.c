@@ -138,6 +138,7 @@ static void run_round(struct storm *s, int round)
 {
 	int n = s->npeers * s->msgs, half = s->msgs / 2, p, k;
 
+	mt_step("round %d", round);
 	for (k = 0; k < half; k++)
 		for (p = 0; p < s->npeers; p++)
 			post_recv(s, p, k);
