@@ -31,6 +31,8 @@
 #define CAP 70000		/* largest message; above 64 KiB */
 
 enum phase { UNEXPECTED = 1, EXPECTED, FILTER };
+static const char *const phase_name[] = { "", "unexpected", "expected",
+					  "filter" };
 
 static const size_t sizes[] = { 0, 1, 24, 1000, 8192, CAP };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
@@ -79,8 +81,8 @@ static void check_one(int root, enum phase ph, const MPI_Status *st,
 	int src = st->MPI_SOURCE, k;
 	char what[96];
 
-	snprintf(what, sizeof(what), "root %d, phase %d, from %d tag %d",
-		 root, ph, src, st->MPI_TAG);
+	snprintf(what, sizeof(what), "root %d, %s phase, from %d tag %d",
+		 root, phase_name[ph], src, st->MPI_TAG);
 	if (src < 0 || src >= mt.size || src == root) {
 		mt_fail("%s: no such sender", what);
 		return;
@@ -105,9 +107,9 @@ static void check_all_seen(int root, enum phase ph, const int *next)
 
 	for (s = 0; s < mt.size; s++)
 		if (s != root && next[s] != PER_SENDER)
-			mt_fail("root %d, phase %d: %d messages from %d, "
-				"expected %d", root, ph, next[s], s,
-				PER_SENDER);
+			mt_fail("root %d, %s phase: %d messages from %d, "
+				"expected %d", root, phase_name[ph], next[s],
+				s, PER_SENDER);
 }
 
 static void phase_unexpected(int root, unsigned char *bufs,

@@ -30,6 +30,8 @@ void mt_init(int *argc, char ***argv, const char *name)
 		mt.fault = MT_FAULT_STATUS;
 	else if (fault && strcmp(fault, "nobarrier") == 0)
 		mt.fault = MT_FAULT_NOBARRIER;
+	else if (fault && strcmp(fault, "order") == 0)
+		mt.fault = MT_FAULT_ORDER;
 }
 
 int mt_finish(const char *what)

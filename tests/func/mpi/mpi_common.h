@@ -14,7 +14,9 @@
  *           sends (after filling it), so the receiver's data check (or a
  *           collective's result check) fails;
  *   status  every count check expects one element more than was sent;
- *   nobarrier  mpi_coll leaves out the MPI_Barrier calls it checks.
+ *   nobarrier  mpi_coll leaves out the MPI_Barrier calls it checks;
+ *   order   mpi_storm sends two messages of one tag to its first peer in
+ *           swapped order, as a provider that lets one overtake would.
  *
  * LFV_MPI_TRACE=1 prints every step (mt_step) to stderr as it starts, to
  * find where a run hangs.
@@ -28,7 +30,8 @@
 #include <mpi.h>
 
 enum mt_fault {
-	MT_FAULT_NONE, MT_FAULT_FLIP, MT_FAULT_STATUS, MT_FAULT_NOBARRIER
+	MT_FAULT_NONE, MT_FAULT_FLIP, MT_FAULT_STATUS, MT_FAULT_NOBARRIER,
+	MT_FAULT_ORDER
 };
 
 struct mt {

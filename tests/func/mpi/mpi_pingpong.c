@@ -14,6 +14,7 @@
  * BIG_ITERS (default 2): a 64 MiB round trip takes seconds on soft-RoCE
  * under an emulated CPU.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,8 @@ static int parse_size(const char *s, size_t *out)
 	case 'g': v <<= 30; end++; break;
 	default: break;
 	}
-	if (*end != '\0' && *end != ',')
+	/* MPI counts are ints. */
+	if ((*end != '\0' && *end != ',') || v > INT_MAX)
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -105,7 +107,6 @@ static void transfer(int from, int to, size_t size, int iter, int tag,
 {
 	uint64_t seed = mt_seed(size, (uint64_t)iter, (uint64_t)from, 1);
 	MPI_Status st;
-	char what[96];
 
 	mt_step("%zu bytes, round %d, %d->%d", size, iter, from, to);
 	if (mt.rank == from) {
@@ -113,22 +114,21 @@ static void transfer(int from, int to, size_t size, int iter, int tag,
 		MT(MPI_Send(sbuf, (int)size, MPI_BYTE, to, tag,
 			    MPI_COMM_WORLD));
 	} else if (mt.rank == to) {
-		snprintf(what, sizeof(what), "%zu bytes, round %d, %d->%d",
-			 size, iter, from, to);
 		MT(MPI_Recv(rbuf, (int)cap, MPI_BYTE, from, tag,
 			    MPI_COMM_WORLD, &st));
-		if (mt_check_status(&st, from, tag, size, what) == 0)
-			mt_check(rbuf, size, seed, what);
+		if (mt_check_status(&st, from, tag, size, mt.step) == 0)
+			mt_check(rbuf, size, seed, mt.step);
 	}
 }
 
-static size_t max_size(const struct opts *o)
+/* The largest (want_max) or smallest size of the list. */
+static size_t extreme_size(const struct opts *o, int want_max)
 {
-	size_t m = 0;
+	size_t m = o->sizes[0];
 	int i;
 
-	for (i = 0; i < o->nsizes; i++)
-		if (o->sizes[i] > m)
+	for (i = 1; i < o->nsizes; i++)
+		if (want_max ? o->sizes[i] > m : o->sizes[i] < m)
 			m = o->sizes[i];
 	return m;
 }
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 		mt_fail("needs 2 ranks, has %d", mt.size);
 		return mt_finish("ping-pong");
 	}
-	cap = max_size(&o);
+	cap = extreme_size(&o, 1);
 	if (mt.rank < 2) {
 		sbuf = mt_alloc(cap);
 		rbuf = mt_alloc(cap);
@@ -164,8 +164,8 @@ int main(int argc, char **argv)
 	free(sbuf);
 	free(rbuf);
 	snprintf(what, sizeof(what), "ranks 0<->1, %d sizes %zu..%zu bytes, "
-		 "%d round trips each (%d from 1 MiB), source, tag, count and "
-		 "data checked", o.nsizes, o.sizes[0], cap, o.iters,
-		 o.big_iters);
+		 "round trips per size: %d (%d from 1 MiB); source, tag, count "
+		 "and data checked", o.nsizes, extreme_size(&o, 0), cap,
+		 o.iters, o.big_iters);
 	return mt_finish(what);
 }

@@ -14,7 +14,8 @@
  * accepts its own message's tag, so MPI's non-overtaking rule says receive
  * k gets message k. Message k's size and data are derived from k, so a
  * message overtaking another of the same source and tag (or an ANY_TAG
- * receive taking the wrong one) shows as a wrong tag, count or data.
+ * receive taking the wrong one) shows as a wrong tag, count or data, or
+ * as a truncated receive (a longer message in a shorter slot).
  *
  *   mpi_storm [-m MSGS] [-r ROUNDS]      (defaults 100 and 2)
  */
@@ -111,6 +112,28 @@ static void post_send(struct storm *s, int round, int p, int k)
 		     MPI_COMM_WORLD, &s->sreq[i]));
 }
 
+/* Waits for all receives. When one failed (a message longer than its
+ * slot: one that overtook another), says which, then aborts: after an
+ * error Open MPI returns with other receives still pending, and waiting
+ * on can hang (a truncated rendezvous may never finish). */
+static void wait_recvs(struct storm *s, int round, int n)
+{
+	char text[MPI_MAX_ERROR_STRING];
+	int ret = MPI_Waitall(n, s->rreq, s->rst), i, len;
+
+	for (i = 0; ret == MPI_ERR_IN_STATUS && i < n; i++) {
+		if (s->rst[i].MPI_ERROR == MPI_SUCCESS ||
+		    s->rst[i].MPI_ERROR == MPI_ERR_PENDING)
+			continue;
+		if (MPI_Error_string(s->rst[i].MPI_ERROR, text, &len))
+			snprintf(text, sizeof(text), "error %d",
+				 s->rst[i].MPI_ERROR);
+		mt_fail("round %d, message %d from %d: %s", round,
+			i % s->msgs, peer_rank(i / s->msgs), text);
+	}
+	mt_call(ret, "MPI_Waitall of the receives", __LINE__);
+}
+
 static void check_round(struct storm *s, int round)
 {
 	char what[96];
@@ -132,6 +155,15 @@ static void check_round(struct storm *s, int round)
 		}
 }
 
+/* The order fault: to peer 0, messages 0 and TAGS (same tag) go out in
+ * swapped order. */
+static int swapped(const struct storm *s, int p, int k)
+{
+	if (mt.fault != MT_FAULT_ORDER || p != 0 || s->msgs <= TAGS)
+		return k;
+	return k == 0 ? TAGS : k == TAGS ? 0 : k;
+}
+
 /* Loops go message by message over all peers, so every peer's traffic is
  * interleaved with every other's. */
 static void run_round(struct storm *s, int round)
@@ -144,11 +176,11 @@ static void run_round(struct storm *s, int round)
 			post_recv(s, p, k);
 	for (k = 0; k < s->msgs; k++)
 		for (p = 0; p < s->npeers; p++)
-			post_send(s, round, p, k);
+			post_send(s, round, p, swapped(s, p, k));
 	for (k = half; k < s->msgs; k++)
 		for (p = 0; p < s->npeers; p++)
 			post_recv(s, p, k);
-	MT(MPI_Waitall(n, s->rreq, s->rst));
+	wait_recvs(s, round, n);
 	MT(MPI_Waitall(n, s->sreq, MPI_STATUSES_IGNORE));
 	check_round(s, round);
 }
