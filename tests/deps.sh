@@ -9,6 +9,7 @@ build-essential autoconf automake libtool pkg-config
 libfabric-dev libfabric-bin
 libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
 libhwloc-dev libcmocka-dev
+openmpi-bin libopenmpi-dev
 qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
 "
 
