@@ -20,7 +20,8 @@
 
 /* ---- binding ---------------------------------------------------------------- */
 
-static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
+int lfv_bind_cq_pair(struct lfv_cq *cq, uint64_t flags, struct lfv_cq **tx,
+		     bool *tx_selective, struct lfv_cq **rx, bool *rx_selective)
 {
 	if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
 		return -FI_EBADFLAGS;
@@ -28,20 +29,25 @@ static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
 		return -FI_EBADFLAGS;
 	if (cq->owner)
 		return -FI_EINVAL; /* a peer CQ cannot hold our completions */
-	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
-	    ((flags & FI_RECV) && ep->rx_cq))
+	if (((flags & FI_TRANSMIT) && *tx) || ((flags & FI_RECV) && *rx))
 		return -FI_EINVAL; /* one CQ per direction */
 	if (flags & FI_TRANSMIT) {
-		ep->tx_cq = cq;
-		ep->tx.selective = flags & FI_SELECTIVE_COMPLETION;
+		*tx = cq;
+		*tx_selective = flags & FI_SELECTIVE_COMPLETION;
 		lfv_ref_get(&cq->ref);
 	}
 	if (flags & FI_RECV) {
-		ep->rx_cq = cq;
-		ep->rx.selective = flags & FI_SELECTIVE_COMPLETION;
+		*rx = cq;
+		*rx_selective = flags & FI_SELECTIVE_COMPLETION;
 		lfv_ref_get(&cq->ref);
 	}
 	return 0;
+}
+
+static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
+{
+	return lfv_bind_cq_pair(cq, flags, &ep->tx_cq, &ep->tx.selective,
+				&ep->rx_cq, &ep->rx.selective);
 }
 
 static struct lfv_cntr **lfv_ep_cntr_slot(struct lfv_ep *ep, uint64_t flag)

@@ -448,6 +448,12 @@ int lfv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 extern struct fi_ops_cm lfv_cm_ops;
 extern struct fi_ops_cm lfv_dgram_cm_ops;
 
+/* fi_ep_bind of a CQ with FI_TRANSMIT / FI_RECV (and
+ * FI_SELECTIVE_COMPLETION) into a pair of slots; takes a reference per
+ * direction. */
+int lfv_bind_cq_pair(struct lfv_cq *cq, uint64_t flags, struct lfv_cq **tx,
+		     bool *tx_selective, struct lfv_cq **rx, bool *rx_selective);
+
 /* The QP attributes an endpoint's queues ask for. */
 void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);
 int lfv_ep_create_rc_qp(struct lfv_ep *ep);

@@ -1390,24 +1390,8 @@ static bool lfv_rdm_is_isrx(const struct fid *fid)
 static int lfv_rdm_bind_cq(struct lfv_rdm_ep *ep, struct lfv_cq *cq,
 			   uint64_t flags)
 {
-	if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
-		return -FI_EBADFLAGS;
-	if (!(flags & (FI_TRANSMIT | FI_RECV)))
-		return -FI_EBADFLAGS;
-	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
-	    ((flags & FI_RECV) && ep->rx_cq))
-		return -FI_EINVAL;
-	if (flags & FI_TRANSMIT) {
-		ep->tx_cq = cq;
-		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
-		lfv_ref_get(&cq->ref);
-	}
-	if (flags & FI_RECV) {
-		ep->rx_cq = cq;
-		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
-		lfv_ref_get(&cq->ref);
-	}
-	return 0;
+	return lfv_bind_cq_pair(cq, flags, &ep->tx_cq, &ep->tx_selective,
+				&ep->rx_cq, &ep->rx_selective);
 }
 
 static int lfv_rdm_bind_cntr(struct lfv_rdm_ep *ep, struct lfv_cntr *cntr,
