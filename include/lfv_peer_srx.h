@@ -14,8 +14,9 @@
  *                        buffer in order; see "multi-receive" below;
  *   FI_PEEK              tagged: look for an unexpected message. Found: a
  *                        completion (len = message size, tag, source;
- *                        data 0: 1.17 entries carry no CQ data), the
- *                        message stays queued. Not found: an error
+ *                        CQ data if the queuing peer set a data
+ *                        function, else 0: 1.17 entries carry none),
+ *                        the message stays queued. Not found: an error
  *                        completion with err FI_ENOMSG;
  *   FI_PEEK | FI_CLAIM   as FI_PEEK, and the message is reserved for the
  *                        context (a struct fi_context); a later
@@ -131,6 +132,18 @@ int lfv_peer_srx_export(struct fid_ep *srx, struct fid_peer_srx **peer_srx);
  * must outlive the binding. 0 or -FI_EINVAL.
  */
 int lfv_peer_srx_bind_cq(struct fid_ep *srx, struct fid_peer_cq *cq);
+
+/*
+ * 1.17's fi_peer_rx_entry has no CQ data, so a peek (or discard) of a
+ * queued message would report data 0. A peer of ours can tell it: fn
+ * returns true and sets *data for an entry it queued that carries data
+ * (the report then has FI_REMOTE_CQ_DATA). 0 or -FI_EINVAL (not an export
+ * of lfv_peer_srx_export).
+ */
+typedef bool (*lfv_peer_srx_data_fn)(const struct fi_peer_rx_entry *entry,
+				     uint64_t *data);
+int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
+			     lfv_peer_srx_data_fn fn);
 
 /* Whether fid is an SRX of lfv_peer_srx_open. */
 bool lfv_peer_srx_is(const struct fid *fid);

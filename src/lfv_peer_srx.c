@@ -53,6 +53,7 @@ struct lfv_srx_entry {
 struct lfv_srx_export {
 	struct fid_peer_srx peer_srx;
 	struct fi_ops_srx_peer peer_ops;	/* the peer fills it in */
+	lfv_peer_srx_data_fn data_fn;		/* CQ data of a queued entry */
 	struct lfv_peer_srx *srx;
 	struct lfv_list node;			/* srx->exports */
 	size_t entries;				/* entries naming this peer */
@@ -94,6 +95,7 @@ struct lfv_srx_report {
 	uint64_t flags;
 	size_t len;
 	uint64_t tag;
+	uint64_t data;
 	fi_addr_t src;
 };
 
@@ -415,7 +417,7 @@ static ssize_t lfv_srx_write(struct fid_peer_cq *cq,
 			     const struct lfv_srx_report *r)
 {
 	ssize_t ret = cq->owner_ops->write(cq, r->context, r->flags, r->len,
-					   NULL, 0, r->tag, r->src);
+					   NULL, r->data, r->tag, r->src);
 
 	return ret < 0 ? ret : 0;
 }
@@ -436,17 +438,25 @@ static ssize_t lfv_srx_write_err(struct fid_peer_cq *cq,
 	return ret < 0 ? ret : 0;
 }
 
-/* What a peek (or a discard) reports about a queued message. */
+static struct lfv_srx_export *lfv_srx_export_checked(struct fid_peer_srx *ps);
+
+/* What a peek (or a discard) reports about a queued message: CQ data too
+ * when the peer that queued it can tell (1.17 entries carry none). */
 static struct lfv_srx_report lfv_srx_msg_report(const struct lfv_srx_entry *e,
 						void *context)
 {
-	return (struct lfv_srx_report){
+	struct lfv_srx_export *exp = lfv_srx_export_checked(e->peer.srx);
+	struct lfv_srx_report r = {
 		.context = context,
 		.flags = lfv_srx_kind_flags(e->kind),
 		.len = e->peer.size,
 		.tag = e->peer.tag,
 		.src = e->peer.addr,
 	};
+
+	if (exp && exp->data_fn && exp->data_fn(&e->peer, &r.data))
+		r.flags |= FI_REMOTE_CQ_DATA;
+	return r;
 }
 
 /* ---- owner ops (called by peers) --------------------------------------- */
@@ -1161,6 +1171,19 @@ static void lfv_srx_init_export(struct lfv_srx_export *exp,
 	exp->peer_srx.owner_ops = &lfv_srx_owner_ops;
 	exp->peer_srx.peer_ops = &exp->peer_ops;
 	exp->srx = srx;
+}
+
+int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
+			     lfv_peer_srx_data_fn fn)
+{
+	struct lfv_srx_export *exp = lfv_srx_export_checked(peer_srx);
+
+	if (!exp)
+		return -FI_EINVAL;
+	lfv_mutex_lock(&exp->srx->lock);
+	exp->data_fn = fn;
+	lfv_mutex_unlock(&exp->srx->lock);
+	return 0;
 }
 
 int lfv_peer_srx_export(struct fid_ep *srx_fid, struct fid_peer_srx **peer_srx)

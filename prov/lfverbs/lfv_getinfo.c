@@ -230,6 +230,11 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 		info->domain_attr->max_ep_rx_ctx = lfv_sep_max_ctx(dev);
 	}
 	if (type == FI_EP_RDM) {
+		/* RDM copies or registers what it is given: no local keys,
+		 * in either registration form. */
+		info->mode &= ~(uint64_t)FI_LOCAL_MR;
+		if (!lfv_is_legacy_mr(version))
+			info->domain_attr->mr_mode &= ~FI_MR_LOCAL;
 		/* The header carries 64 bits of CQ data; the SRX is the
 		 * matching engine's (src/lfv_peer_srx.c); a send queue
 		 * belongs to a connection, not to a shareable context. */
@@ -274,8 +279,8 @@ static bool lfv_user_mr_is_legacy(int mr_mode)
 	       mr_mode == FI_MR_SCALABLE;
 }
 
-static bool lfv_mr_mode_fits(int user_mr_mode, uint64_t user_mode,
-			     uint32_t version)
+static bool lfv_mr_mode_fits(int prov_mr_mode, int user_mr_mode,
+			     uint64_t user_mode, uint32_t version)
 {
 	if (lfv_is_legacy_mr(version))
 		return user_mr_mode == FI_MR_UNSPEC ||
@@ -285,8 +290,9 @@ static bool lfv_mr_mode_fits(int user_mr_mode, uint64_t user_mode,
 	/* FI_MR_BASIC (or UNSPEC) means VIRT_ADDR|ALLOCATED|PROV_KEY, with
 	 * local registration announced through the FI_LOCAL_MR mode bit. */
 	if (lfv_user_mr_is_legacy(user_mr_mode))
-		return (user_mode & FI_LOCAL_MR) != 0;
-	return (LFV_MR_MODE & ~(uint64_t)user_mr_mode) == 0;
+		return !(prov_mr_mode & FI_MR_LOCAL) ||
+		       (user_mode & FI_LOCAL_MR) != 0;
+	return ((uint64_t)prov_mr_mode & ~(uint64_t)user_mr_mode) == 0;
 }
 
 static bool lfv_progress_valid(enum fi_progress p)
@@ -312,7 +318,8 @@ static bool lfv_domain_fits(const char *dev, const struct fi_domain_attr *prov,
 	    (user->av_type != FI_AV_UNSPEC && prov->av_type != FI_AV_UNSPEC &&
 	     user->av_type != prov->av_type))
 		return lfv_mismatch(dev, "av_type");
-	if (!lfv_mr_mode_fits(user->mr_mode, user_mode, version))
+	if (!lfv_mr_mode_fits(prov->mr_mode, user->mr_mode, user_mode,
+			      version))
 		return lfv_mismatch(dev, "mr_mode");
 	if (user->mr_key_size > prov->mr_key_size ||
 	    user->cq_data_size > prov->cq_data_size ||
@@ -521,8 +528,9 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 		dom->av_type = udom->av_type;
 	if (!lfv_is_legacy_mr(version) && lfv_user_mr_is_legacy(udom->mr_mode)) {
 		/* Answer in the form the application asked in. */
+		if (dom->mr_mode & FI_MR_LOCAL)
+			info->mode |= FI_LOCAL_MR;
 		dom->mr_mode = FI_MR_BASIC;
-		info->mode |= FI_LOCAL_MR;
 	}
 	dom->caps = lfv_narrow_caps(dom->caps, udom->caps);
 }

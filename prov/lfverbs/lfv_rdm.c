@@ -821,6 +821,18 @@ static int lfv_rdm_discard(struct fi_peer_rx_entry *e)
 	return 0;
 }
 
+/* A peek's CQ data (the SRX asks: 1.17 entries have no field for it). */
+static bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e,
+			      uint64_t *data)
+{
+	const struct lfv_rdm_unexp *m = e->peer_context;
+
+	if (!m || !(m->flags & LFV_RDM_HDR_DATA))
+		return false;
+	*data = m->cq_data;
+	return true;
+}
+
 static struct fi_ops_srx_peer lfv_rdm_srx_peer_ops = {
 	.size = sizeof(struct fi_ops_srx_peer),
 	.start_msg = lfv_rdm_start,
@@ -1610,6 +1622,7 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 	if (ret)
 		goto close_srx;
 	ep->peer_srx->peer_ops = &lfv_rdm_srx_peer_ops;
+	lfv_peer_srx_set_data_fn(ep->peer_srx, lfv_rdm_peek_data);
 	if (ep->rx_cq) {
 		ret = lfv_peer_srx_bind_cq(ep->srx, &ep->rx_cq->peer_cq);
 		if (ret)

@@ -374,6 +374,8 @@ static void test_hint_mr_mode(void **state)
 
 	(void)state;
 	fake_verbs_add("fake0", "10.1.0.5", 24);
+	/* MSG (and DGRAM) post the application's buffers: local keys. */
+	hints->ep_attr->type = FI_EP_MSG;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->domain_attr->mr_mode = LFV_MR_MODE | FI_MR_ENDPOINT;
@@ -403,6 +405,28 @@ static void test_hint_mr_mode(void **state)
 	assert_int_equal(lfv_getinfo(FI_VERSION(1, 4), NULL, NULL, 0, hints,
 				     &info), 0);
 	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	fi_freeinfo(info);
+
+	/* RDM copies or registers what it is given: no local keys, in
+	 * either form (Open MPI's mtl ofi offers neither). */
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	hints->mode = 0;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_false(info->domain_attr->mr_mode & FI_MR_LOCAL);
+	fi_freeinfo(info);
+	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(FI_VERSION(1, 0), NULL, NULL, 0, hints,
+				     &info), 0);
+	assert_false(info->mode & FI_LOCAL_MR);
+	fi_freeinfo(info);
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	assert_false(info->mode & FI_LOCAL_MR);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
