@@ -1132,28 +1132,28 @@ struct fi_ops_cm lfv_dgram_cm_ops = {
 
 /* ---- UD queue pairs ----------------------------------------------------------- */
 
-int lfv_ud_qp_ready(struct lfv_ep *ep)
+int lfv_ud_qp_ready(struct ibv_qp *qp, uint8_t port_num)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
-		.port_num = ep->domain->dev->port_num,
+		.port_num = port_num,
 		.qkey = LFV_UD_QKEY,
 	};
 	int ret;
 
-	ret = lfv_verbs_ret(ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE |
+	ret = lfv_verbs_ret(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
 					  IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					  IBV_QP_QKEY));
 	if (ret)
 		return ret;
 	attr.qp_state = IBV_QPS_RTR;
-	ret = lfv_verbs_ret(ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE));
+	ret = lfv_verbs_ret(ibv_modify_qp(qp, &attr, IBV_QP_STATE));
 	if (ret)
 		return ret;
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = 0;
-	return lfv_verbs_ret(ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE |
+	return lfv_verbs_ret(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
 					   IBV_QP_SQ_PSN));
 }
 
@@ -1186,7 +1186,7 @@ int lfv_ep_create_ud_qp(struct lfv_ep *ep)
 		ret = lfv_verbs_errno();
 		goto dereg;
 	}
-	ret = lfv_ud_qp_ready(ep);
+	ret = lfv_ud_qp_ready(ep->qp, ep->domain->dev->port_num);
 	if (ret)
 		goto destroy_qp;
 	return 0;

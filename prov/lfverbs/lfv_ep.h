@@ -359,8 +359,9 @@ bool lfv_vcq_wait_empty(struct lfv_queue *q, int64_t deadline);
 void lfv_vcq_set_cancelling(struct lfv_queue *q, bool on);
 /* fi_cancel of a receive on a UD endpoint (lfv_ud_cancel.c). */
 ssize_t lfv_ud_cancel(struct lfv_ep *ep, void *context);
-/* Brings a UD QP from RESET to RTS (lfv_cm.c). */
-int lfv_ud_qp_ready(struct lfv_ep *ep);
+/* Brings a UD QP from RESET to RTS with lfverbs' Q_Key (lfv_cm.c): DGRAM
+ * endpoints and RDM control QPs. */
+int lfv_ud_qp_ready(struct ibv_qp *qp, uint8_t port_num);
 
 /* Queues. */
 int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,

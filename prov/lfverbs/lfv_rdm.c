@@ -885,15 +885,9 @@ static void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_rdm_tx_done(ep, r, ok ? 0 : -lfv_wc_errno(wc->status),
 			ok ? 0 : (int)wc->status);
 	lfv_spin_lock(&ep->lock);
-	c->posted--;
 	lfv_list_insert_head(&ep->tx_free, &r->node);
-	if (!ok && c->state == LFV_RDM_CONNECTED) {
-		/* The peer is gone (or restarted): start over next time. */
-		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
-	} else if (c->state == LFV_RDM_CONNECTED) {
-		lfv_rdm_flush_pending(ep, c);
-	}
 	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, c, ok);
 }
 
 static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
@@ -1475,29 +1469,6 @@ static int lfv_rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 /* ---- enable ------------------------------------------------------------------- */
 
-static int lfv_rdm_ctl_qp_ready(struct lfv_rdm_ep *ep)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = ep->domain->dev->port_num,
-		.qkey = LFV_UD_QKEY,
-	};
-	int ret;
-
-	ret = lfv_verbs_ret(ibv_modify_qp(ep->ctl_qp, &attr, IBV_QP_STATE |
-		IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	if (ret)
-		return ret;
-	attr.qp_state = IBV_QPS_RTR;
-	ret = lfv_verbs_ret(ibv_modify_qp(ep->ctl_qp, &attr, IBV_QP_STATE));
-	if (ret)
-		return ret;
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 0;
-	return lfv_verbs_ret(ibv_modify_qp(ep->ctl_qp, &attr,
-					   IBV_QP_STATE | IBV_QP_SQ_PSN));
-}
-
 static int lfv_rdm_ctl_qp_create(struct lfv_rdm_ep *ep)
 {
 	struct ibv_qp_init_attr init = {
@@ -1516,7 +1487,7 @@ static int lfv_rdm_ctl_qp_create(struct lfv_rdm_ep *ep)
 	ep->ctl_qp = ibv_create_qp(ep->domain->pd, &init);
 	if (!ep->ctl_qp)
 		return lfv_verbs_errno();
-	ret = lfv_rdm_ctl_qp_ready(ep);
+	ret = lfv_ud_qp_ready(ep->ctl_qp, ep->domain->dev->port_num);
 	if (ret) {
 		ibv_destroy_qp(ep->ctl_qp);
 		ep->ctl_qp = NULL;
