@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * fi_atomic on RC queue pairs: what verbs does natively, on one 64-bit
+ * fi_atomic on RC queue pairs (MSG and RDM endpoints, one table; the
+ * transports post through lfv_rma_submit): what verbs does natively, on one 64-bit
  * integer per operation. FI_SUM is fetch-and-add (fi_atomic, fi_fetch_atomic),
  * FI_ATOMIC_READ is fetch-and-add of 0, FI_CSWAP is compare-and-swap
  * (fi_compare_atomic). Everything else is -FI_EOPNOTSUPP, and the valid
@@ -59,20 +60,17 @@ struct lfv_amo {
 	size_t count;
 };
 
+/* The atomic as a work request; the result (if any) is r's one iov. */
 static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 			    struct lfv_tx_req *r)
 {
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
-	struct ibv_send_wr wr = { 0 };
-	struct ibv_sge sge;
+	struct iovec result = { .iov_base = a->result,
+				.iov_len = sizeof(uint64_t) };
+	void *result_desc = a->result_desc;
+	struct lfv_rma_req q = { .key = a->key };
 	uint64_t operand = 0, compare = 0;
 	int ret;
 
-	if (ep->type != FI_EP_MSG ||
-	    ep->domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
-		return -FI_EOPNOTSUPP;
-	if (!ep->qp || !ep->amo_mr)
-		return -FI_EOPBADSTATE; /* not enabled */
 	ret = lfv_amo_valid(a->kind, a->datatype, a->op, NULL);
 	if (ret)
 		return ret;
@@ -88,27 +86,23 @@ static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 			return -FI_EINVAL;
 		memcpy(&compare, a->compare, sizeof(compare));
 	}
-	if (a->kind == LFV_AMO_WRITE) {
-		sge.addr = (uintptr_t)&ep->amo_sink;
-		sge.lkey = ep->amo_mr->lkey;
-	} else {
-		if (!a->result || !a->result_desc)
+	r->count = 0;
+	if (a->kind != LFV_AMO_WRITE) {
+		if (!a->result)
 			return -FI_EINVAL;
-		sge.addr = (uintptr_t)a->result;
-		sge.lkey = ((struct lfv_mr *)a->result_desc)->ibv_mr->lkey;
+		r->iov = &result;
+		r->desc = &result_desc;
+		r->count = 1;
 	}
-	sge.length = sizeof(uint64_t);
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.atomic.remote_addr = a->addr;
-	wr.wr.atomic.rkey = (uint32_t)a->key;
+	q.wr.wr.atomic.remote_addr = a->addr;
+	q.wr.wr.atomic.rkey = (uint32_t)a->key;
 	if (a->kind == LFV_AMO_COMPARE) {
-		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-		wr.wr.atomic.compare_add = compare;
-		wr.wr.atomic.swap = operand;
+		q.wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		q.wr.wr.atomic.compare_add = compare;
+		q.wr.wr.atomic.swap = operand;
 	} else {
-		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.compare_add = operand; /* 0 for FI_ATOMIC_READ */
+		q.wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		q.wr.wr.atomic.compare_add = operand; /* 0 for FI_ATOMIC_READ */
 	}
 	/* The operand is in the request already: inject needs no inline. */
 	if (r->flags & FI_INJECT) {
@@ -117,12 +111,8 @@ static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 	}
 	r->comp_flags = FI_ATOMIC |
 			(a->kind == LFV_AMO_WRITE ? FI_WRITE : FI_READ);
-	return lfv_tx_post(ep, &wr, r, sizeof(uint64_t));
-}
-
-static uint64_t lfv_amo_op_flags(struct fid_ep *ep_fid)
-{
-	return lfv_op_flags(ep_fid, true);
+	q.r = *r;
+	return lfv_rma_submit(ep_fid, &q);
 }
 
 /* The single element of an fi_ioc array (count 1 in total). */
@@ -151,7 +141,7 @@ static ssize_t lfv_amo_write(struct fid_ep *ep, const void *buf, size_t count,
 			     .op = op, .operand = buf, .addr = addr,
 			     .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_amo_op_flags(ep) };
+				.flags = lfv_rma_op_flags(ep) };
 
 	(void)desc;
 	return lfv_amo_post(ep, &a, &r);
@@ -215,7 +205,7 @@ static ssize_t lfv_amo_readwrite(struct fid_ep *ep, const void *buf,
 			     .result_desc = result_desc, .addr = addr,
 			     .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_amo_op_flags(ep) };
+				.flags = lfv_rma_op_flags(ep) };
 
 	(void)desc;
 	return lfv_amo_post(ep, &a, &r);
@@ -285,7 +275,7 @@ static ssize_t lfv_amo_compwrite(struct fid_ep *ep, const void *buf,
 			     .result = result, .result_desc = result_desc,
 			     .addr = addr, .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_amo_op_flags(ep) };
+				.flags = lfv_rma_op_flags(ep) };
 
 	(void)desc; (void)compare_desc;
 	return lfv_amo_post(ep, &a, &r);

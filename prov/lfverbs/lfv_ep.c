@@ -50,55 +50,73 @@ static int lfv_ep_bind_cq(struct lfv_ep *ep, struct lfv_cq *cq, uint64_t flags)
 				&ep->rx_cq, &ep->rx.selective);
 }
 
-static struct lfv_cntr **lfv_ep_cntr_slot(struct lfv_ep *ep, uint64_t flag)
-{
-	switch (flag) {
-	case FI_SEND:
-		return &ep->tx.cntr;
-	case FI_RECV:
-		return &ep->rx.cntr;
-	case FI_READ:
-		return &ep->cntr_read;
-	case FI_WRITE:
-		return &ep->cntr_write;
-	case FI_REMOTE_READ:
-		return &ep->cntr_rread;
-	case FI_REMOTE_WRITE:
-		return &ep->cntr_rwrite;
-	default:
-		return NULL;
-	}
-}
-
-static const uint64_t lfv_cntr_flags[] = {
+/* The counter kinds an endpoint binds, in the order of struct
+ * lfv_cntr_slots. */
+static const uint64_t lfv_cntr_flags[LFV_CNTR_KINDS] = {
 	FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE,
 };
 
-static int lfv_ep_bind_cntr(struct lfv_ep *ep, struct lfv_cntr *cntr,
-			    uint64_t flags)
+/* Binds cntr for the kinds in flags; a kind whose slot is NULL is not
+ * supported (-FI_EBADFLAGS), one already bound is -FI_EINVAL. Shared by
+ * MSG/DGRAM and RDM endpoints. */
+int lfv_bind_cntr_slots(struct lfv_cntr *cntr, uint64_t flags,
+			struct lfv_cntr **slot[LFV_CNTR_KINDS],
+			struct lfv_domain *domain)
 {
-	struct lfv_cntr **slot;
+	uint64_t known = 0;
 	size_t i;
 
-	if (!flags || (flags & ~(uint64_t)(FI_SEND | FI_RECV | FI_READ |
-					   FI_WRITE | FI_REMOTE_READ |
-					   FI_REMOTE_WRITE)))
+	for (i = 0; i < LFV_CNTR_KINDS; i++)
+		if (slot[i])
+			known |= lfv_cntr_flags[i];
+	if (!flags || (flags & ~known))
 		return -FI_EBADFLAGS;
-	for (i = 0; i < sizeof(lfv_cntr_flags) / sizeof(lfv_cntr_flags[0]); i++)
-		if ((flags & lfv_cntr_flags[i]) &&
-		    *lfv_ep_cntr_slot(ep, lfv_cntr_flags[i]))
+	for (i = 0; i < LFV_CNTR_KINDS; i++)
+		if ((flags & lfv_cntr_flags[i]) && *slot[i])
 			return -FI_EINVAL;
-	for (i = 0; i < sizeof(lfv_cntr_flags) / sizeof(lfv_cntr_flags[0]); i++) {
+	for (i = 0; i < LFV_CNTR_KINDS; i++) {
 		if (!(flags & lfv_cntr_flags[i]))
 			continue;
-		slot = lfv_ep_cntr_slot(ep, lfv_cntr_flags[i]);
-		*slot = cntr;
+		*slot[i] = cntr;
 		lfv_ref_get(&cntr->ref);
 	}
 	/* Reading the counter must poll this domain's hardware CQs. */
 	lfv_cntr_set_progress(cntr, (struct lfv_progress_hook){
-		.fn = lfv_domain_progress, .arg = ep->domain });
+		.fn = lfv_domain_progress, .arg = domain });
 	return 0;
+}
+
+/* Drops the counters bound to the slots. */
+void lfv_put_cntr_slots(struct lfv_cntr **slot[LFV_CNTR_KINDS])
+{
+	size_t i;
+
+	for (i = 0; i < LFV_CNTR_KINDS; i++) {
+		if (!slot[i] || !*slot[i])
+			continue;
+		lfv_ref_put(&(*slot[i])->ref);
+		*slot[i] = NULL;
+	}
+}
+
+static void lfv_ep_cntr_slots(struct lfv_ep *ep,
+			      struct lfv_cntr **slot[LFV_CNTR_KINDS])
+{
+	slot[0] = &ep->tx.cntr;
+	slot[1] = &ep->rx.cntr;
+	slot[2] = &ep->cntr_read;
+	slot[3] = &ep->cntr_write;
+	slot[4] = &ep->cntr_rread;
+	slot[5] = &ep->cntr_rwrite;
+}
+
+static int lfv_ep_bind_cntr(struct lfv_ep *ep, struct lfv_cntr *cntr,
+			    uint64_t flags)
+{
+	struct lfv_cntr **slot[LFV_CNTR_KINDS];
+
+	lfv_ep_cntr_slots(ep, slot);
+	return lfv_bind_cntr_slots(cntr, flags, slot, ep->domain);
 }
 
 static int lfv_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -469,15 +487,10 @@ static ssize_t lfv_ep_tx_size_left(struct fid_ep *ep_fid)
 
 static void lfv_ep_put_cntrs(struct lfv_ep *ep)
 {
-	struct lfv_cntr **slot;
-	size_t i;
+	struct lfv_cntr **slot[LFV_CNTR_KINDS];
 
-	for (i = 0; i < sizeof(lfv_cntr_flags) / sizeof(lfv_cntr_flags[0]); i++) {
-		slot = lfv_ep_cntr_slot(ep, lfv_cntr_flags[i]);
-		if (*slot)
-			lfv_ref_put(&(*slot)->ref);
-		*slot = NULL;
-	}
+	lfv_ep_cntr_slots(ep, slot);
+	lfv_put_cntr_slots(slot);
 }
 
 /* Releases what fi_endpoint and the binds took (not the QP or the id). */

@@ -394,6 +394,25 @@ struct lfv_tx_req {
 	bool no_report;			/* never a CQ entry (atomic inject) */
 };
 
+/* One fi_rma or fi_atomic operation, decoded (lfv_rma.c, lfv_amo.c) for
+ * the transport that posts it: wr has the opcode and the remote side
+ * (address, key, atomic operands); the local memory is r's iovs, the
+ * result of an atomic (none: nobody wants it). The transport sets the
+ * SGEs, and the immediate data of a write with remote CQ data. */
+struct lfv_rma_req {
+	struct lfv_tx_req r;
+	struct ibv_send_wr wr;
+	uint64_t key;			/* as given: checked to fit */
+};
+
+ssize_t lfv_rma_submit(struct fid_ep *ep_fid, struct lfv_rma_req *q);
+uint64_t lfv_rma_op_flags(struct fid_ep *ep_fid);
+bool lfv_wr_is_atomic(const struct ibv_send_wr *wr);
+/* RDM endpoints' transport (lfv_rdm_rma.c, lfv_rdm.c). */
+bool lfv_rdm_is(const struct fid *fid);
+uint64_t lfv_rdm_tx_op_flags(struct fid_ep *ep_fid);
+ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q);
+
 /* The result of a failed ibv_post_* (a positive errno) for the caller. */
 static inline ssize_t lfv_post_ret(int err)
 {
@@ -452,6 +471,11 @@ extern struct fi_ops_cm lfv_dgram_cm_ops;
 /* fi_ep_bind of a CQ with FI_TRANSMIT / FI_RECV (and
  * FI_SELECTIVE_COMPLETION) into a pair of slots; takes a reference per
  * direction. */
+#define LFV_CNTR_KINDS 6	/* send recv read write rread rwrite */
+int lfv_bind_cntr_slots(struct lfv_cntr *cntr, uint64_t flags,
+			struct lfv_cntr **slot[LFV_CNTR_KINDS],
+			struct lfv_domain *domain);
+void lfv_put_cntr_slots(struct lfv_cntr **slot[LFV_CNTR_KINDS]);
 int lfv_bind_cq_pair(struct lfv_cq *cq, uint64_t flags, struct lfv_cq **tx,
 		     bool *tx_selective, struct lfv_cq **rx, bool *rx_selective);
 

@@ -41,9 +41,11 @@
 #define LFV_MAX_CNTRS 65536
 
 /* FI_ATOMIC only where the device does 64-bit atomics. */
-static uint64_t lfv_msg_caps(const struct lfv_device *dev)
+static uint64_t lfv_type_caps(const struct lfv_device *dev,
+			      enum fi_ep_type type)
 {
-	uint64_t caps = LFV_MSG_CAPS;
+	uint64_t caps = type == FI_EP_MSG ? LFV_MSG_CAPS :
+			type == FI_EP_RDM ? LFV_RDM_CAPS : LFV_DGRAM_CAPS;
 
 	if (dev->attr.atomic_cap == IBV_ATOMIC_NONE)
 		caps &= ~(uint64_t)FI_ATOMIC;
@@ -85,7 +87,7 @@ static void lfv_template_tx(struct fi_tx_attr *tx, const struct lfv_device *dev,
 					      dev->max_inline;
 	tx->size = (size_t)dev->attr.max_qp_wr;
 	tx->iov_limit = (size_t)dev->attr.max_sge;
-	tx->rma_iov_limit = type == FI_EP_MSG ? 1 : 0;
+	tx->rma_iov_limit = type == FI_EP_DGRAM ? 0 : 1;
 }
 
 static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
@@ -215,8 +217,7 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	info = fi_allocinfo();
 	if (!info)
 		return NULL;
-	info->caps = type == FI_EP_MSG ? lfv_msg_caps(dev) :
-		     type == FI_EP_RDM ? LFV_RDM_CAPS : LFV_DGRAM_CAPS;
+	info->caps = lfv_type_caps(dev, type);
 	info->mode = lfv_is_legacy_mr(version) ? FI_LOCAL_MR : 0;
 	lfv_template_tx(info->tx_attr, dev, info->caps, type);
 	lfv_template_rx(info->rx_attr, dev, info->caps, type);
@@ -457,9 +458,10 @@ static uint64_t lfv_narrow_caps(uint64_t prov, uint64_t user)
 	uint64_t primary, modifiers, secondary;
 
 	/* No hints: everything but FI_MULTI_RECV, which changes how the
-	 * endpoint receives (buffered, lfv_brx.c) and is only had by asking. */
+	 * endpoint receives (buffered, lfv_brx.c), and FI_SOURCE_ERR, which
+	 * turns some completions into errors: only had by asking. */
 	if (!user)
-		return prov & ~(uint64_t)FI_MULTI_RECV;
+		return prov & ~(uint64_t)(FI_MULTI_RECV | FI_SOURCE_ERR);
 	primary = user & LFV_PRIMARY_CAPS ? user & LFV_PRIMARY_CAPS :
 					    prov & LFV_PRIMARY_CAPS;
 	modifiers = user & LFV_CAP_MODIFIERS ? user & LFV_CAP_MODIFIERS :

@@ -44,9 +44,13 @@
 		      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | \
 		      FI_FENCE | FI_MULTI_RECV | FI_LOCAL_COMM |              \
 		      FI_REMOTE_COMM)
-/* RDM (lfv_rdm.c): messages and tagged messages. */
+/* RDM (lfv_rdm*.c): messages, tagged messages, RMA and atomics;
+ * multi-receive buffers are the SRX's (src/lfv_peer_srx.c). */
 #define LFV_RDM_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
-		      FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+		      FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |     \
+		      FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |               \
+		      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_FENCE |           \
+		      FI_MULTI_RECV | FI_SOURCE_ERR)
 /* The largest RDM message (within the device's largest registration). */
 #define LFV_RDM_MAX_MSG ((size_t)1 << 40)
 /* RDM iov limits (payloads are copied through provider buffers). */

@@ -50,6 +50,12 @@
  * with queue_msg/queue_tag and started by start_msg/start_tag when the
  * application posts a receive.
  *
+ * RMA and atomics. fi_rma and fi_atomic post RDMA reads, writes and the
+ * 64-bit atomics of verbs on the connection to the peer, as MSG endpoints
+ * do on theirs. Remote CQ data (64 bits; an immediate has 32) follows the
+ * write as a WDATA message {tag: the write's length, cq_data}; the QP's
+ * order puts the data in place before the target reports it.
+ *
  * Order. One RC QP per peer delivers in order and sends are posted in call
  * order (queued behind a connection still being made), so FI_ORDER_SAS
  * holds per peer for tagged and untagged messages alike.
@@ -91,6 +97,7 @@ enum lfv_rdm_op {
 	LFV_RDM_RTS_MSG = 3,		/* rendezvous request */
 	LFV_RDM_RTS_TAG = 4,
 	LFV_RDM_FIN = 5,		/* rendezvous read done */
+	LFV_RDM_WDATA = 6,		/* an RDMA write's remote CQ data */
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */

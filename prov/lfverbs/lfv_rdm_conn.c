@@ -172,6 +172,9 @@ static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	};
 	int ret;
 
+	if (ep->domain->dev->attr.atomic_cap != IBV_ATOMIC_NONE)
+		attr.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
+
 	c->qp = ibv_create_qp(ep->domain->pd, &init);
 	if (!c->qp)
 		return lfv_verbs_errno();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The RDM endpoint's objects (lfv_rdm.c, lfv_rdm_conn.c); the protocol is
- * described in lfv_rdm.h.
+ * The RDM endpoint's objects (lfv_rdm.c, lfv_rdm_tx.c, lfv_rdm_rx.c,
+ * lfv_rdm_ops.c, lfv_rdm_conn.c); the protocol is described in lfv_rdm.h.
  *
  * Requests: every work request's wr_id is a struct lfv_rdm_req whose op.q
  * is the endpoint's dispatch queue (wq), so the verbs CQ layer hands every
@@ -41,6 +41,7 @@ enum lfv_rdm_kind {
 	LFV_RDM_K_RX,
 	LFV_RDM_K_READ,			/* rendezvous: reading the payload */
 	LFV_RDM_K_FIN,			/* rendezvous: telling the sender */
+	LFV_RDM_K_RMA,			/* fi_rma / fi_atomic */
 };
 
 /* A rendezvous receive in progress (a K_READ/K_FIN request, malloc'd). */
@@ -73,6 +74,23 @@ struct lfv_rdm_read {
 
 struct lfv_rdm_conn;
 
+/* An fi_rma / fi_atomic on a connection (K_RMA, a transmit request). The
+ * local memory is the application's registration, or ours, or the
+ * request's buffer behind the header (small writes are copied there;
+ * small reads and atomic results land there and are copied out). */
+struct lfv_rdm_rma {
+	struct ibv_send_wr wr;		/* opcode and remote side */
+	struct ibv_sge sge[LFV_RDM_MAX_IOV];
+	int nsge;
+	struct ibv_mr *mrs[LFV_RDM_MAX_IOV];	/* ours, to deregister */
+	struct iovec out[LFV_RDM_MAX_IOV];	/* copy a bounced read here */
+	size_t nout;
+	uint8_t cqes;			/* completions still to come */
+	bool notify;			/* a remote CQ data message follows */
+	bool read;			/* FI_READ counter, else FI_WRITE */
+	int err;
+};
+
 struct lfv_rdm_req {
 	struct lfv_op op;		/* first: the wr_id; op.q = &ep->wq */
 	enum lfv_rdm_kind kind;
@@ -91,6 +109,7 @@ struct lfv_rdm_req {
 	void *own_copy;			/* a gathered multi-iov payload */
 	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
 	bool rndv;			/* the RTS of a rendezvous send */
+	struct lfv_rdm_rma rma;		/* K_RMA */
 };
 
 /* Both halves of a rendezvous receive, one allocation. */
@@ -154,6 +173,8 @@ struct lfv_rdm_ep {
 	struct lfv_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	struct lfv_cntr *tx_cntr, *rx_cntr;
+	struct lfv_cntr *rd_cntr, *wr_cntr;	/* FI_READ, FI_WRITE */
+	struct lfv_cntr *rrd_cntr, *rwr_cntr;	/* FI_REMOTE_* */
 	struct lfv_vcq *tx_vcq, *rx_vcq;
 	int tx_reserve, rx_reserve;
 	struct ibv_qp *ctl_qp;		/* UD */
@@ -174,6 +195,8 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_conn *by_qpn[LFV_RDM_BUCKETS];
 	struct lfv_rdm_conn *by_name[LFV_RDM_BUCKETS];
 	struct lfv_list conns;
+	struct lfv_list aborted;	/* rendezvous reads of failed
+					 * connections, to report */
 	uint32_t handshakes;		/* connections in REQ_SENT */
 	struct fid_ep *srx;		/* where receives match (NULL: an
 					 * owner's, imported) */
@@ -199,9 +222,73 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
 
-/* lfv_rdm.c, for the connections */
+static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
+{
+	return lfv_container_of(fid, struct lfv_rdm_ep, ep_fid.fid);
+}
+
+static inline void lfv_rdm_count(struct lfv_cntr *cntr, bool ok)
+{
+	if (!cntr)
+		return;
+	if (ok)
+		lfv_cntr_inc(cntr);
+	else
+		lfv_cntr_inc_err(cntr);
+}
+
+/* One send call, whichever API it came through. */
+struct lfv_rdm_send {
+	const struct iovec *iov;
+	void **desc;			/* may be NULL */
+	size_t count;
+	fi_addr_t dest;
+	uint64_t tag, data;
+	uint64_t flags;			/* operation flags */
+	void *context;
+	bool tagged;
+	bool inject;			/* fi_inject*: never a completion */
+};
+
+/* lfv_rdm_tx.c */
+ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
+struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
+				    int *err);
+void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
+		     int prov_errno);
+void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+		       int err);
+void lfv_rdm_post_or_queue(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, bool ok);
 void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			  int err);
+void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h);
+void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			   const struct ibv_wc *wc);
+
+/* lfv_rdm_rx.c */
+extern struct fi_ops_srx_peer lfv_rdm_srx_peer_ops;
+void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
+		     const uint8_t *buf);
+void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     bool ok);
+void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
+
+void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
+
+/* lfv_rdm_rma.c */
+int lfv_rdm_rma_post_wr(struct lfv_rdm_conn *c, struct lfv_rdm_req *r);
+void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			    const struct ibv_wc *wc);
+void lfv_rdm_rma_release(struct lfv_rdm_req *r);
+void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
+		      fi_addr_t src);
+
+/* lfv_rdm_ops.c */
+extern struct fi_ops_msg lfv_rdm_msg_ops;
+extern struct fi_ops_tagged lfv_rdm_tagged_ops;
 
 #endif /* LFV_RDM_EP_H */

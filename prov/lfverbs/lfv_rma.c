@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * fi_rma on RC queue pairs: RDMA read and write, and write with immediate
+ * fi_rma on RC queue pairs: RDMA read and write, and remote CQ data. The
+ * calls are decoded here for MSG and RDM endpoints alike (one table); each
+ * transport posts: MSG endpoints on their QP, with write with immediate
  * data for remote CQ data (it consumes a receive posted at the target,
- * whose completion carries FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA).
- * Keys are rkeys and addresses virtual (FI_MR_PROV_KEY, FI_MR_VIRT_ADDR).
+ * whose completion carries FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+ * RDM endpoints on their connection to the peer (lfv_rdm_rma.c). Keys are
+ * rkeys and addresses virtual (FI_MR_PROV_KEY, FI_MR_VIRT_ADDR).
  */
 #include "lfv_ep.h"
 
@@ -11,41 +14,91 @@
 		       FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |             \
 		       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 
-static ssize_t lfv_rma_post(struct lfv_ep *ep, const struct lfv_tx_req *r,
-			    bool read, uint64_t addr, uint64_t key)
+bool lfv_wr_is_atomic(const struct ibv_send_wr *wr)
 {
+	return wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	       wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+}
+
+/* MSG endpoints: the endpoint's QP, registered local memory (FI_MR_LOCAL)
+ * unless the data goes inline. */
+static ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
+{
+	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct ibv_sge sge[LFV_MAX_SGE];
-	struct ibv_send_wr wr = { 0 };
-	bool inject = r->flags & FI_INJECT;
+	bool inject = q->r.flags & FI_INJECT;
 	size_t len;
 	int nsge;
 
 	if (ep->type != FI_EP_MSG)
 		return -FI_ENOSYS;
-	if (r->count > ep->info->tx_attr->iov_limit || r->count > LFV_MAX_SGE)
+	if (q->r.count > ep->info->tx_attr->iov_limit ||
+	    q->r.count > LFV_MAX_SGE)
 		return -FI_EINVAL;
-	if (read && (inject || (r->flags & FI_REMOTE_CQ_DATA)))
-		return -FI_EINVAL;
-	nsge = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
+	if (lfv_wr_is_atomic(&q->wr)) {
+		if (ep->domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
+			return -FI_EOPNOTSUPP;
+		if (!ep->qp || !ep->amo_mr)
+			return -FI_EOPBADSTATE; /* not enabled */
+	}
+	nsge = lfv_fill_sge(sge, q->r.iov, q->r.desc, q->r.count, inject,
+			    &len);
 	if (nsge < 0)
 		return nsge;
 	if (inject && len > ep->inject_size)
 		return -FI_EINVAL;
-	if (key > UINT32_MAX)
-		return -FI_EINVAL;
-	wr.sg_list = sge;
-	wr.num_sge = nsge;
-	wr.wr.rdma.remote_addr = addr;
-	wr.wr.rdma.rkey = (uint32_t)key;
-	if (read) {
-		wr.opcode = IBV_WR_RDMA_READ;
-	} else if (r->flags & FI_REMOTE_CQ_DATA) {
-		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-		wr.imm_data = htobe32((uint32_t)r->data);
-	} else {
-		wr.opcode = IBV_WR_RDMA_WRITE;
+	if (lfv_wr_is_atomic(&q->wr) && !nsge) {
+		/* A result nobody asked for. */
+		sge[0] = (struct ibv_sge){ .addr = (uintptr_t)&ep->amo_sink,
+					   .length = sizeof(uint64_t),
+					   .lkey = ep->amo_mr->lkey };
+		nsge = 1;
+		len = sizeof(uint64_t);
 	}
-	return lfv_tx_post(ep, &wr, r, len);
+	if (q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		q->wr.imm_data = htobe32((uint32_t)q->r.data);
+	q->wr.sg_list = sge;
+	q->wr.num_sge = nsge;
+	return lfv_tx_post(ep, &q->wr, &q->r, len);
+}
+
+/* Checks what every transport needs, then hands q to the endpoint's. */
+ssize_t lfv_rma_submit(struct fid_ep *ep_fid, struct lfv_rma_req *q)
+{
+	bool read = q->wr.opcode == IBV_WR_RDMA_READ;
+
+	if (read && (q->r.flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
+		return -FI_EINVAL;
+	if (q->key > UINT32_MAX) /* rkeys are 32 bits */
+		return -FI_EINVAL;
+	if (lfv_rdm_is(&ep_fid->fid))
+		return lfv_rdm_rma_post(ep_fid, q);
+	return lfv_msg_rma_post(ep_fid, q);
+}
+
+/* The default transmit flags of the endpoint (or alias) called. */
+uint64_t lfv_rma_op_flags(struct fid_ep *ep_fid)
+{
+	if (lfv_rdm_is(&ep_fid->fid))
+		return lfv_rdm_tx_op_flags(ep_fid);
+	return lfv_op_flags(ep_fid, true);
+}
+
+/* An RDMA read or write of r's iovs at (addr, key). */
+static ssize_t lfv_rma_post(struct fid_ep *ep_fid, const struct lfv_tx_req *r,
+			    bool read, uint64_t addr, uint64_t key)
+{
+	struct lfv_rma_req q = { .r = *r, .key = key };
+
+	q.wr.wr.rdma.remote_addr = addr;
+	q.wr.wr.rdma.rkey = (uint32_t)key;
+	if (read)
+		q.wr.opcode = IBV_WR_RDMA_READ;
+	else if (r->flags & FI_REMOTE_CQ_DATA)
+		q.wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	else
+		q.wr.opcode = IBV_WR_RDMA_WRITE;
+	return lfv_rma_submit(ep_fid, &q);
 }
 
 static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
@@ -53,30 +106,28 @@ static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 			    uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = src_addr,
-		.context = context, .flags = lfv_op_flags(ep_fid, true),
+		.context = context, .flags = lfv_rma_op_flags(ep_fid),
 		.comp_flags = FI_RMA | FI_READ,
 	};
 
-	return lfv_rma_post(ep, &r, true, addr, key);
+	return lfv_rma_post(ep_fid, &r, true, addr, key);
 }
 
 static ssize_t lfv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 			     void **desc, size_t count, fi_addr_t src_addr,
 			     uint64_t addr, uint64_t key, void *context)
 {
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = src_addr,
-		.context = context, .flags = lfv_op_flags(ep_fid, true),
+		.context = context, .flags = lfv_rma_op_flags(ep_fid),
 		.comp_flags = FI_RMA | FI_READ,
 	};
 
 	if (count && !iov)
 		return -FI_EINVAL;
-	return lfv_rma_post(ep, &r, true, addr, key);
+	return lfv_rma_post(ep_fid, &r, true, addr, key);
 }
 
 /* One remote segment: verbs has one remote address per work request. */
@@ -104,7 +155,7 @@ static ssize_t lfv_rma_readmsg(struct fid_ep *ep_fid,
 		.context = msg->context, .flags = flags,
 		.comp_flags = FI_RMA | FI_READ,
 	};
-	return lfv_rma_post(lfv_ep_of(ep_fid), &r, true, msg->rma_iov[0].addr,
+	return lfv_rma_post(ep_fid, &r, true, msg->rma_iov[0].addr,
 			    msg->rma_iov[0].key);
 }
 
@@ -113,30 +164,28 @@ static ssize_t lfv_rma_write(struct fid_ep *ep_fid, const void *buf,
 			     uint64_t addr, uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
-		.context = context, .flags = lfv_op_flags(ep_fid, true),
+		.context = context, .flags = lfv_rma_op_flags(ep_fid),
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
 
-	return lfv_rma_post(ep, &r, false, addr, key);
+	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }
 
 static ssize_t lfv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      uint64_t addr, uint64_t key, void *context)
 {
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
-		.context = context, .flags = lfv_op_flags(ep_fid, true),
+		.context = context, .flags = lfv_rma_op_flags(ep_fid),
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
 
 	if (count && !iov)
 		return -FI_EINVAL;
-	return lfv_rma_post(ep, &r, false, addr, key);
+	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }
 
 static ssize_t lfv_rma_writemsg(struct fid_ep *ep_fid,
@@ -153,7 +202,7 @@ static ssize_t lfv_rma_writemsg(struct fid_ep *ep_fid,
 		.context = msg->context, .flags = flags,
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
-	return lfv_rma_post(lfv_ep_of(ep_fid), &r, false,
+	return lfv_rma_post(ep_fid, &r, false,
 			    msg->rma_iov[0].addr, msg->rma_iov[0].key);
 }
 
@@ -168,7 +217,7 @@ static ssize_t lfv_rma_inject(struct fid_ep *ep_fid, const void *buf,
 		.no_report = true,
 	};
 
-	return lfv_rma_post(lfv_ep_of(ep_fid), &r, false, addr, key);
+	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }
 
 static ssize_t lfv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -177,15 +226,14 @@ static ssize_t lfv_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 				 uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .data = data,
 		.dest = dest_addr, .context = context,
-		.flags = lfv_op_flags(ep_fid, true) | FI_REMOTE_CQ_DATA,
+		.flags = lfv_rma_op_flags(ep_fid) | FI_REMOTE_CQ_DATA,
 		.comp_flags = FI_RMA | FI_WRITE,
 	};
 
-	return lfv_rma_post(ep, &r, false, addr, key);
+	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }
 
 static ssize_t lfv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -200,7 +248,7 @@ static ssize_t lfv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 		.comp_flags = FI_RMA | FI_WRITE, .no_report = true,
 	};
 
-	return lfv_rma_post(lfv_ep_of(ep_fid), &r, false, addr, key);
+	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }
 
 struct fi_ops_rma lfv_rma_ops = {

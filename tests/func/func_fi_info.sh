@@ -9,7 +9,7 @@ ip=${LFV_BED_IP:-10.77.0.1}
 . "$(dirname "$0")/func_common.sh"
 require_lfverbs fi_info libfabric-bin
 
-echo "1..11"
+echo "1..13"
 out=$(fi_info -p lfverbs)
 echo "$out" | grep -q "provider: lfverbs"; ok $? "fi_info -p lfverbs names the provider"
 echo "$out" | grep -q "domain: $dev"; ok $? "fi_info -p lfverbs lists $dev"
@@ -37,6 +37,12 @@ echo "$out" | grep -q "domain: $dev"; ok $? "a source address selects $dev"
 
 ! fi_info -p lfverbs -n 192.0.2.1 -P 7471 -t FI_EP_MSG >/dev/null 2>&1
 ok $? "an address no RDMA device reaches finds nothing"
+
+# lfverbs has its own RDM endpoints: the core does not stack ofi_rxm (or
+# the other utility providers) over lfverbs unless asked by name.
+out=$(fi_info -t FI_EP_RDM 2>/dev/null)
+echo "$out" | grep -q "provider: lfverbs$"; ok $? "RDM answers include lfverbs' own"
+! echo "$out" | grep -q "provider: lfverbs;"; ok $? "no utility provider is layered over lfverbs"
 
 # Our own log lines at info level: present, and none at warn level.
 lines=$(FI_LOG_LEVEL=warn fi_info -p lfverbs 2>&1 >/dev/null | grep -c ":lfverbs:")

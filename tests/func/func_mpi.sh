@@ -61,13 +61,10 @@ PP_SIZES="0 1 8 64 4096 65536 1048576 16777216 67108864"
 # entries, (128 + 128) x 256 by default: above soft-RoCE's max_cqe (32767),
 # and mtl ofi's start fails ("Unable to create verbs CQ"). A few peers run
 # here, so 16 is plenty.
-# lfverbs: libfabric's core also layers ofi_rxm over lfverbs' MSG endpoints
-# ("lfverbs;ofi_rxm") and lists that answer first; mtl ofi takes the first
-# name that starts with the one included, and that stack cannot open its
-# fabric. Leaving the utility providers out keeps lfverbs' own RDM.
+# lfverbs needs no setting: it asks libfabric's core not to stack utility
+# providers over it (fi_lfverbs(7)), so mtl ofi finds lfverbs' own RDM.
 case $prov in
 verbs*) : "${FI_UNIVERSE_SIZE:=16}"; export FI_UNIVERSE_SIZE ;;
-lfverbs) : "${FI_PROVIDER:=^ofi_rxm,ofi_rxd,ofi_mrail}"; export FI_PROVIDER ;;
 esac
 
 # skip_all REASON: the plan, then every case skipped with REASON.

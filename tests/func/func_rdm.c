@@ -21,6 +21,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_ext.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "func_common.h"
@@ -53,7 +55,12 @@ struct bed {
 	struct fid_ep *srx;		/* shared, or the owner */
 	struct fid *peer_fid;		/* exported from the owner */
 	struct fid_ep *isrx;		/* the import */
+	struct fid_cntr *rd, *wr;	/* side 0's FI_READ / FI_WRITE
+					 * counters, when want_cntrs */
 };
+
+static bool want_cntrs;
+static bool want_source_err;
 
 /* fi_export_fid hands out the fid of a struct fid_peer_srx. */
 static struct fid_peer_srx *lfv_container_of_peer(struct fid *fid)
@@ -82,6 +89,18 @@ static void side_open(struct bed *b, struct side *s)
 	assert_int_equal(fi_ep_bind(s->ep, &s->cq->fid,
 				    FI_TRANSMIT | FI_RECV), 0);
 	assert_int_equal(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	if (s == &b->s[0] && want_cntrs) {
+		struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+
+		assert_int_equal(fi_cntr_open(b->domain, &cattr, &b->rd, NULL),
+				 0);
+		assert_int_equal(fi_cntr_open(b->domain, &cattr, &b->wr, NULL),
+				 0);
+		assert_int_equal(fi_ep_bind(s->ep, &b->rd->fid, FI_READ), 0);
+		assert_int_equal(fi_ep_bind(s->ep, &b->wr->fid, FI_WRITE), 0);
+		assert_int_equal(fi_ep_bind(s->ep, &b->wr->fid, FI_WRITE),
+				 -FI_EINVAL);
+	}
 	if (s == &b->s[1] && b->mode != SRX_OWN)
 		assert_int_equal(fi_ep_bind(s->ep, b->mode == SRX_SHARED ?
 					    &b->srx->fid : &b->isrx->fid, 0),
@@ -132,7 +151,9 @@ static void bed_open_mode(struct bed *b, int mode)
 	memset(b, 0, sizeof(*b));
 	b->mode = mode;
 	memset(stash, 0, sizeof(stash));
-	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV |
+		      FI_RMA | FI_ATOMIC | FI_MULTI_RECV |
+		      (want_source_err ? FI_SOURCE_ERR : 0);
 	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
 				    &b->info), 0);
 	fi_freeinfo(hints);
@@ -165,6 +186,10 @@ static void bed_close(struct bed *b)
 		assert_int_equal(fi_close(b->peer_fid), 0);
 	if (b->srx)
 		assert_int_equal(fi_close(&b->srx->fid), 0);
+	if (b->rd)
+		assert_int_equal(fi_close(&b->rd->fid), 0);
+	if (b->wr)
+		assert_int_equal(fi_close(&b->wr->fid), 0);
 	assert_int_equal(fi_close(&b->domain->fid), 0);
 	assert_int_equal(fi_close(&b->fabric->fid), 0);
 	fi_freeinfo(b->info);
@@ -508,6 +533,315 @@ static void test_srx_roles(void **state)
 	}
 }
 
+/* ---- RMA and atomics ------------------------------------------------------ */
+
+#define WIN (64 * 1024)
+
+/* Side 1's window for side 0's RMA and atomics. */
+struct window {
+	uint8_t *mem;
+	struct fid_mr *mr;
+	uint64_t key, base;	/* base: the window's address for the target */
+};
+
+static void window_open(struct bed *b, struct window *w)
+{
+	w->mem = calloc(1, WIN);
+	assert_non_null(w->mem);
+	assert_int_equal(fi_mr_reg(b->domain, w->mem, WIN,
+				   FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+				   &w->mr, NULL), 0);
+	w->key = fi_mr_key(w->mr);
+	w->base = (b->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+		  (uintptr_t)w->mem : 0;
+}
+
+static void window_close(struct window *w)
+{
+	assert_int_equal(fi_close(&w->mr->fid), 0);
+	free(w->mem);
+}
+
+static void expect_tx(struct bed *b, void *ctx, uint64_t flags)
+{
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+
+	assert_int_equal(read_one(b, 0, &e, &src), 1);
+	assert_ptr_equal(e.op_context, ctx);
+	assert_int_equal(e.flags, flags);
+}
+
+static void fill(uint8_t *p, size_t n, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+/* Writes and reads of registered and unregistered memory on both sides of
+ * the eager size (copied through the request, or registered by lfverbs),
+ * multi-iov, remote CQ data, inject; FI_READ / FI_WRITE counters. */
+static void test_rma(void **state)
+{
+	size_t sizes[] = { 1, 100, 8192, 8193, 40000 }, i, n;
+	uint8_t *src = malloc(WIN), *dst = malloc(WIN);
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *lmr;
+	struct window w;
+	struct iovec iov[2];
+	struct bed b;
+	fi_addr_t from;
+	uint64_t writes = 0, reads = 0;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	want_cntrs = true;
+	bed_open(&b);
+	want_cntrs = false;
+	assert_true(b.info->caps & FI_RMA);
+	assert_int_equal(b.info->tx_attr->rma_iov_limit, 1);
+	window_open(&b, &w);
+	assert_int_equal(fi_ep_bind(b.s[0].ep, &b.rd->fid, FI_READ),
+			 -FI_EOPBADSTATE);
+	assert_int_equal(fi_mr_reg(b.domain, src, WIN, FI_READ | FI_WRITE, 0,
+				   0, 0, &lmr, NULL), 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		n = sizes[i];
+		/* Unregistered, then registered. */
+		fill(src, n, (uint8_t)i);
+		memset(w.mem, 0, WIN);
+		assert_int_equal(fi_write(b.s[0].ep, src, n, NULL, b.s[0].peer,
+					  w.base, w.key, src), 0);
+		expect_tx(&b, src, FI_RMA | FI_WRITE);
+		assert_memory_equal(w.mem, src, n);
+		writes++;
+		fill(w.mem, n, (uint8_t)(i + 100));
+		memset(dst, 0, n);
+		assert_int_equal(fi_read(b.s[0].ep, dst, n, NULL, b.s[0].peer,
+					 w.base, w.key, dst), 0);
+		expect_tx(&b, dst, FI_RMA | FI_READ);
+		assert_memory_equal(dst, w.mem, n);
+		reads++;
+		memset(w.mem, 0, WIN);
+		assert_int_equal(fi_write(b.s[0].ep, src, n, fi_mr_desc(lmr),
+					  b.s[0].peer, w.base + 8, w.key, src),
+				 0);
+		expect_tx(&b, src, FI_RMA | FI_WRITE);
+		assert_memory_equal(w.mem + 8, src, n);
+		writes++;
+	}
+	/* Two iovs into one remote segment. */
+	fill(src, 3000, 9);
+	iov[0] = (struct iovec){ .iov_base = src, .iov_len = 1000 };
+	iov[1] = (struct iovec){ .iov_base = src + 2000, .iov_len = 1000 };
+	assert_int_equal(fi_writev(b.s[0].ep, iov, NULL, 2, b.s[0].peer,
+				   w.base, w.key, iov), 0);
+	expect_tx(&b, iov, FI_RMA | FI_WRITE);
+	assert_memory_equal(w.mem, src, 1000);
+	assert_memory_equal(w.mem + 1000, src + 2000, 1000);
+	writes++;
+	/* Remote CQ data: the target's CQ reports it, with the source. */
+	assert_int_equal(fi_writedata(b.s[0].ep, src, 500, NULL,
+				      0x1122334455667788ULL, b.s[0].peer,
+				      w.base + 64, w.key, src), 0);
+	expect_tx(&b, src, FI_RMA | FI_WRITE);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	assert_int_equal(e.flags, FI_RMA | FI_REMOTE_WRITE |
+			 FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.data, 0x1122334455667788ULL);
+	assert_int_equal(e.len, 500);
+	assert_int_equal(from, b.s[1].peer);
+	assert_memory_equal(w.mem + 64, src, 500);
+	writes++;
+	/* Inject: the buffer is free at once; no completion. */
+	memset(src, 0xab, 64);
+	assert_int_equal(fi_inject_write(b.s[0].ep, src, 64, b.s[0].peer,
+					 w.base + 4096, w.key), 0);
+	memset(src, 0, 64);
+	assert_int_equal(fi_inject_write(b.s[0].ep, src,
+					 b.info->tx_attr->inject_size + 1,
+					 b.s[0].peer, w.base, w.key),
+			 -FI_EINVAL);
+	progress_for(&b, 200);
+	assert_int_equal(stash[0].n, 0);
+	assert_int_equal(w.mem[4096], 0xab);
+	assert_int_equal(w.mem[4096 + 63], 0xab);
+	writes++;
+	assert_int_equal(fi_cntr_read(b.wr), writes);
+	assert_int_equal(fi_cntr_read(b.rd), reads);
+	assert_int_equal(fi_cntr_readerr(b.wr), 0);
+	assert_int_equal(fi_close(&lmr->fid), 0);
+	window_close(&w);
+	bed_close(&b);
+	free(src);
+	free(dst);
+}
+
+/* The 64-bit atomics verbs does: add, fetch-add, read, compare-swap,
+ * inject; results to unregistered memory; what fi_atomicvalid says. */
+static void test_atomic(void **state)
+{
+	uint64_t one = 1, five = 5, three = 3, cmp = 8, swap = 42, result;
+	uint64_t *target;
+	struct window w;
+	struct bed b;
+	size_t count;
+
+	(void)state;
+	bed_open(&b);
+	if (!(b.info->caps & FI_ATOMIC)) {
+		bed_close(&b);
+		skip();
+	}
+	window_open(&b, &w);
+	target = (uint64_t *)(w.mem + 128);
+	assert_int_equal(fi_atomicvalid(b.s[0].ep, FI_UINT64, FI_SUM, &count),
+			 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(fi_atomicvalid(b.s[0].ep, FI_UINT64, FI_MIN, &count),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(fi_atomicvalid(b.s[0].ep, FI_DOUBLE, FI_SUM, &count),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(fi_compare_atomicvalid(b.s[0].ep, FI_INT64, FI_CSWAP,
+						&count), 0);
+	assert_int_equal(fi_fetch_atomicvalid(b.s[0].ep, FI_UINT64,
+					      FI_ATOMIC_READ, &count), 0);
+
+	assert_int_equal(fi_atomic(b.s[0].ep, &five, 1, NULL, b.s[0].peer,
+				   w.base + 128, w.key, FI_UINT64, FI_SUM,
+				   &five), 0);
+	expect_tx(&b, &five, FI_ATOMIC | FI_WRITE);
+	assert_int_equal(*target, 5);
+	result = 0;
+	assert_int_equal(fi_fetch_atomic(b.s[0].ep, &three, 1, NULL, &result,
+					 NULL, b.s[0].peer, w.base + 128,
+					 w.key, FI_UINT64, FI_SUM, &three), 0);
+	expect_tx(&b, &three, FI_ATOMIC | FI_READ);
+	assert_int_equal(result, 5);
+	assert_int_equal(*target, 8);
+	assert_int_equal(fi_compare_atomic(b.s[0].ep, &swap, 1, NULL, &cmp,
+					   NULL, &result, NULL, b.s[0].peer,
+					   w.base + 128, w.key, FI_UINT64,
+					   FI_CSWAP, &swap), 0);
+	expect_tx(&b, &swap, FI_ATOMIC | FI_READ);
+	assert_int_equal(result, 8);
+	assert_int_equal(*target, 42);
+	assert_int_equal(fi_inject_atomic(b.s[0].ep, &one, 1, b.s[0].peer,
+					  w.base + 128, w.key, FI_UINT64,
+					  FI_SUM), 0);
+	assert_int_equal(fi_fetch_atomic(b.s[0].ep, NULL, 1, NULL, &result,
+					 NULL, b.s[0].peer, w.base + 128,
+					 w.key, FI_UINT64, FI_ATOMIC_READ,
+					 &result), 0);
+	expect_tx(&b, &result, FI_ATOMIC | FI_READ);
+	assert_int_equal(result, 43);
+	/* Bad input. */
+	assert_int_equal(fi_atomic(b.s[0].ep, &one, 1, NULL, b.s[0].peer,
+				   w.base + 130, w.key, FI_UINT64, FI_SUM,
+				   NULL), -FI_EINVAL);
+	assert_int_equal(fi_atomic(b.s[0].ep, &one, 1, NULL, b.s[0].peer,
+				   w.base + 128, w.key, FI_UINT64, FI_MAX,
+				   NULL), -FI_EOPNOTSUPP);
+	assert_int_equal(fi_atomic(b.s[0].ep, &one, 2, NULL, b.s[0].peer,
+				   w.base + 128, w.key, FI_UINT64, FI_SUM,
+				   NULL), -FI_EINVAL);
+	assert_int_equal(fi_write(b.s[0].ep, &one, 8, NULL, b.s[0].peer,
+				  w.base, (uint64_t)1 << 40, NULL),
+			 -FI_EINVAL);
+	window_close(&w);
+	bed_close(&b);
+}
+
+/* One multi-receive buffer takes several messages, eager and rendezvous,
+ * each reported where it landed; the last one that leaves less than the
+ * minimum reports the buffer released. */
+static void test_multi_recv(void **state)
+{
+	size_t lens[] = { 200, 200, 9000, 200 }, min = 300, off = 0, i;
+	size_t total = 200 + 200 + 9000 + 200 + 250;
+	uint8_t *mbuf = calloc(1, total), *src = malloc(9000);
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = { .iov_base = mbuf, .iov_len = total };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC, .context = mbuf };
+	struct bed b;
+	fi_addr_t from;
+
+	(void)state;
+	assert_non_null(mbuf);
+	assert_non_null(src);
+	bed_open(&b);
+	assert_true(b.info->caps & FI_MULTI_RECV);
+	assert_int_equal(fi_setopt(&b.s[1].ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
+			 0);
+	assert_int_equal(fi_recvmsg(b.s[1].ep, &msg, FI_MULTI_RECV), 0);
+	for (i = 0; i < 4; i++) {
+		fill(src, lens[i], (uint8_t)i);
+		assert_int_equal(fi_send(b.s[0].ep, src, lens[i], NULL,
+					 b.s[0].peer, NULL), 0);
+		expect_send(&b, 0, NULL);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_ptr_equal(e.op_context, mbuf);
+		assert_ptr_equal(e.buf, mbuf + off);
+		assert_int_equal(e.len, lens[i]);
+		assert_memory_equal(mbuf + off, src, lens[i]);
+		assert_int_equal(!!(e.flags & FI_MULTI_RECV), i == 3);
+		off += lens[i];
+	}
+	bed_close(&b);
+	free(mbuf);
+	free(src);
+}
+
+/* FI_SOURCE_ERR: a message from a peer the AV does not know completes in
+ * error (FI_EADDRNOTAVAIL) with the peer's name as err_data, and its data
+ * delivered; once the name is inserted, messages carry its address. */
+static void test_source_err(void **state)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	uint8_t name[64];
+	struct bed b;
+	fi_addr_t from, again;
+
+	(void)state;
+	want_source_err = true;
+	bed_open(&b);
+	want_source_err = false;
+	assert_true(b.info->caps & FI_SOURCE_ERR);
+	assert_int_equal(fi_av_remove(b.s[1].av, &b.s[1].peer, 1, 0), 0);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN, NULL,
+				 FI_ADDR_UNSPEC, b.s[1].buf[0]), 0);
+	assert_int_equal(fi_send(b.s[0].ep, "who", 4, NULL, b.s[0].peer,
+				 NULL), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), -FI_EAVAIL);
+	err.err_data = name;
+	err.err_data_size = sizeof(name);
+	assert_int_equal(fi_cq_readerr(b.s[1].cq, &err, 0), 1);
+	assert_int_equal(err.err, FI_EADDRNOTAVAIL);
+	assert_ptr_equal(err.op_context, b.s[1].buf[0]);
+	assert_int_equal(err.len, 4);
+	assert_int_equal(err.err_data_size, b.s[0].namelen);
+	assert_memory_equal(err.err_data, b.s[0].name, b.s[0].namelen);
+	assert_string_equal((char *)b.s[1].buf[0], "who");
+	expect_send(&b, 0, NULL);
+	/* Inserted: the next message names it. */
+	assert_int_equal(fi_av_insert(b.s[1].av, err.err_data, 1, &again, 0,
+				      NULL), 1);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[1], LEN, NULL,
+				 FI_ADDR_UNSPEC, b.s[1].buf[1]), 0);
+	assert_int_equal(fi_send(b.s[0].ep, "me", 3, NULL, b.s[0].peer,
+				 NULL), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	assert_int_equal(from, again);
+	expect_send(&b, 0, NULL);
+	bed_close(&b);
+}
+
 /* A ping-pong; prints the time per round trip (not a benchmark). */
 static void test_pingpong(void **state)
 {
@@ -558,6 +892,10 @@ int main(void)
 		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_srx_roles),
 		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_rma),
+		cmocka_unit_test(test_atomic),
+		cmocka_unit_test(test_multi_recv),
+		cmocka_unit_test(test_source_err),
 		cmocka_unit_test(test_pingpong),
 	};
 

@@ -96,7 +96,8 @@ static void test_device_list_failure(void **state)
 	assert_nodata(V, NULL, NULL, 0, NULL);
 }
 
-/* What an RDM answer says: tagged messages, send-after-send order, 64-bit
+/* What an RDM answer says: tagged messages, RMA and atomics,
+ * send-after-send order, 64-bit
  * CQ data, rendezvous-sized messages, eager-sized injects, no shared
  * transmit contexts; the control QP's UD name as address. */
 static void check_rdm_defaults(const struct fi_info *rdm,
@@ -107,7 +108,15 @@ static void check_rdm_defaults(const struct fi_info *rdm,
 	assert_int_equal(rdm->ep_attr->protocol, FI_PROTO_IB_RDM);
 	assert_true(rdm->caps & FI_TAGGED);
 	assert_true(rdm->caps & FI_MSG);
-	assert_false(rdm->caps & (FI_RMA | FI_ATOMIC | FI_MULTI_RECV));
+	/* The fake device does 64-bit atomics. */
+	assert_int_equal(rdm->caps & (FI_RMA | FI_ATOMIC | FI_READ |
+				      FI_WRITE | FI_REMOTE_READ |
+				      FI_REMOTE_WRITE),
+			 FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |
+			 FI_REMOTE_READ | FI_REMOTE_WRITE);
+	assert_int_equal(rdm->tx_attr->rma_iov_limit, 1);
+	/* Offered, but only had by asking (no hints here). */
+	assert_false(rdm->caps & (FI_MULTI_RECV | FI_SOURCE_ERR));
 	assert_true(rdm->ep_attr->mem_tag_format != 0);
 	assert_int_equal(rdm->tx_attr->msg_order, FI_ORDER_SAS);
 	assert_int_equal(rdm->domain_attr->cq_data_size, 8);

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* FI_EP_RDM: fi_ops_msg and fi_ops_tagged. Sends go to lfv_rdm_send;
+ * receives to the SRX the endpoint matches with. */
+#include <rdma/fi_tagged.h>
+
+#include "lfv_rdm_ep.h"
+
+#define LFV_RDM_TX_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \
+			  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |        \
+			  FI_DELIVERY_COMPLETE | FI_MORE)
+
+static uint64_t lfv_rdm_tx_flags(const struct lfv_rdm_ep *ep)
+{
+	return ep->tx_op_flags;
+}
+
+static ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf,
+				size_t len, void *desc, fi_addr_t dest,
+				void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.context = context,
+		.flags = lfv_rdm_tx_flags(ep) });
+}
+
+static ssize_t lfv_rdm_msg_sendv(struct fid_ep *ep_fid,
+				 const struct iovec *iov, void **desc,
+				 size_t count, fi_addr_t dest, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = iov, .desc = desc, .count = count, .dest = dest,
+		.context = context,
+		.flags = lfv_rdm_tx_flags(ep) });
+}
+
+static ssize_t lfv_rdm_msg_sendmsg(struct fid_ep *ep_fid,
+				   const struct fi_msg *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
+		return -FI_EBADFLAGS;
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count,
+		.dest = msg->addr, .context = msg->context,
+		.data = msg->data, .flags = flags });
+}
+
+static ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
+				  size_t len, fi_addr_t dest)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+		.iov = &iov, .count = 1, .dest = dest, .inject = true });
+}
+
+static ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+				    size_t len, void *desc, uint64_t data,
+				    fi_addr_t dest, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.context = context,
+		.data = data,
+		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA });
+}
+
+static ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+				      size_t len, uint64_t data,
+				      fi_addr_t dest)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+		.iov = &iov, .count = 1, .dest = dest, .data = data,
+		.flags = FI_REMOTE_CQ_DATA, .inject = true });
+}
+
+/* Receives are the SRX's (the endpoint's own or the bound one). */
+static ssize_t lfv_rdm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+				void *desc, fi_addr_t src, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
+	return fi_recv(ep->srx, buf, len, desc, src, context);
+}
+
+static ssize_t lfv_rdm_msg_recvv(struct fid_ep *ep_fid,
+				 const struct iovec *iov, void **desc,
+				 size_t count, fi_addr_t src, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
+	return fi_recvv(ep->srx, iov, desc, count, src, context);
+}
+
+static ssize_t lfv_rdm_msg_recvmsg(struct fid_ep *ep_fid,
+				   const struct fi_msg *msg, uint64_t flags)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
+	return fi_recvmsg(ep->srx, msg, flags);
+}
+
+struct fi_ops_msg lfv_rdm_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = lfv_rdm_msg_recv,
+	.recvv = lfv_rdm_msg_recvv,
+	.recvmsg = lfv_rdm_msg_recvmsg,
+	.send = lfv_rdm_msg_send,
+	.sendv = lfv_rdm_msg_sendv,
+	.sendmsg = lfv_rdm_msg_sendmsg,
+	.inject = lfv_rdm_msg_inject,
+	.senddata = lfv_rdm_msg_senddata,
+	.injectdata = lfv_rdm_msg_injectdata,
+};
+
+static ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, void *desc, fi_addr_t dest,
+			     uint64_t tag, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
+		.context = context, .flags = lfv_rdm_tx_flags(ep),
+		.tagged = true });
+}
+
+static ssize_t lfv_rdm_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t dest,
+			      uint64_t tag, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = iov, .desc = desc, .count = count, .dest = dest, .tag = tag,
+		.context = context, .flags = lfv_rdm_tx_flags(ep),
+		.tagged = true });
+}
+
+static ssize_t lfv_rdm_tsendmsg(struct fid_ep *ep_fid,
+				const struct fi_msg_tagged *msg,
+				uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
+		return -FI_EBADFLAGS;
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count,
+		.dest = msg->addr, .tag = msg->tag, .context = msg->context,
+		.data = msg->data, .flags = flags, .tagged = true });
+}
+
+static ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf,
+			       size_t len, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
+		.tagged = true, .inject = true });
+}
+
+static ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
+				 size_t len, void *desc, uint64_t data,
+				 fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
+		.context = context, .data = data,
+		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA,
+		.tagged = true });
+}
+
+static ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
+				   size_t len, uint64_t data, fi_addr_t dest,
+				   uint64_t tag)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
+		.data = data, .flags = FI_REMOTE_CQ_DATA, .tagged = true,
+		.inject = true });
+}
+
+static ssize_t lfv_rdm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
+			     void *desc, fi_addr_t src, uint64_t tag,
+			     uint64_t ignore, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
+	return fi_trecv(ep->srx, buf, len, desc, src, tag, ignore, context);
+}
+
+static ssize_t lfv_rdm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t src,
+			      uint64_t tag, uint64_t ignore, void *context)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
+	return fi_trecvv(ep->srx, iov, desc, count, src, tag, ignore,
+			 context);
+}
+
+static ssize_t lfv_rdm_trecvmsg(struct fid_ep *ep_fid,
+				const struct fi_msg_tagged *msg,
+				uint64_t flags)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!ep->srx)
+		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
+	return fi_trecvmsg(ep->srx, msg, flags);
+}
+
+struct fi_ops_tagged lfv_rdm_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = lfv_rdm_trecv,
+	.recvv = lfv_rdm_trecvv,
+	.recvmsg = lfv_rdm_trecvmsg,
+	.send = lfv_rdm_tsend,
+	.sendv = lfv_rdm_tsendv,
+	.sendmsg = lfv_rdm_tsendmsg,
+	.inject = lfv_rdm_tinject,
+	.senddata = lfv_rdm_tsenddata,
+	.injectdata = lfv_rdm_tinjectdata,
+};

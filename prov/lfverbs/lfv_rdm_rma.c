@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * FI_EP_RDM: fi_rma and fi_atomic. lfv_rma.c and lfv_amo.c decode the
+ * calls (for MSG endpoints too); here they become work requests on the
+ * connection to the peer, made on demand like a send's and posted in call
+ * order with the sends to that peer.
+ *
+ * RDM needs no FI_MR_LOCAL, so local memory comes three ways: the
+ * application's registrations when every segment has one; else, up to
+ * the eager size, the transmit request's own registered buffer (a write's
+ * data is copied in at the call, a read's or an atomic's result copied out
+ * at its completion); else registrations of ours for the call.
+ *
+ * Remote CQ data (64 bits) goes in a WDATA message right behind the write
+ * on the same QP (lfv_rdm.h); the request completes when both have.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_rdm_ep.h"
+
+/* Where the local data of the request lives. */
+enum lfv_rdm_rma_mem { LFV_RMA_APP, LFV_RMA_BOUNCE, LFV_RMA_OURS };
+
+static size_t lfv_rdm_rma_len(const struct lfv_tx_req *r)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < r->count; i++)
+		len += r->iov[i].iov_len;
+	return len;
+}
+
+static bool lfv_rdm_rma_all_desc(const struct lfv_tx_req *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->count; i++)
+		if (r->iov[i].iov_len && (!r->desc || !r->desc[i]))
+			return false;
+	return true;
+}
+
+static int lfv_rdm_rma_check(const struct lfv_rdm_ep *ep,
+			     const struct lfv_rma_req *q, size_t len)
+{
+	size_t i;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (q->r.count > ep->info->tx_attr->iov_limit ||
+	    (q->r.count && !q->r.iov))
+		return -FI_EINVAL;
+	for (i = 0; i < q->r.count; i++)
+		if (q->r.iov[i].iov_len && !q->r.iov[i].iov_base)
+			return -FI_EINVAL;
+	if (lfv_wr_is_atomic(&q->wr) &&
+	    ep->domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
+		return -FI_EOPNOTSUPP;
+	if ((q->r.flags & FI_INJECT) && len > ep->info->tx_attr->inject_size)
+		return -FI_EINVAL;
+	if (len > ep->info->ep_attr->max_msg_size ||
+	    len > ep->domain->dev->port_attr.max_msg_sz)
+		return -FI_EMSGSIZE;
+	return 0;
+}
+
+static void lfv_rdm_rma_unreg(struct lfv_rdm_rma *rma)
+{
+	int i;
+
+	for (i = 0; i < LFV_RDM_MAX_IOV; i++) {
+		if (rma->mrs[i])
+			ibv_dereg_mr(rma->mrs[i]);
+		rma->mrs[i] = NULL;
+	}
+}
+
+/* The SGEs over the application's memory: its keys, or registrations of
+ * ours (a system call: not under ep->lock). */
+static int lfv_rdm_rma_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma,
+			    const struct lfv_tx_req *r)
+{
+	struct ibv_mr *mr;
+	size_t i;
+
+	rma->nsge = 0;
+	for (i = 0; i < r->count; i++) {
+		if (!r->iov[i].iov_len)
+			continue;
+		if (r->desc && r->desc[i]) {
+			mr = ((struct lfv_mr *)r->desc[i])->ibv_mr;
+		} else {
+			mr = ibv_reg_mr(ep->domain->pd, r->iov[i].iov_base,
+					r->iov[i].iov_len,
+					IBV_ACCESS_LOCAL_WRITE);
+			if (!mr) {
+				lfv_rdm_rma_unreg(rma);
+				return lfv_verbs_errno();
+			}
+			rma->mrs[i] = mr;
+		}
+		rma->sge[rma->nsge++] = (struct ibv_sge){
+			.addr = (uintptr_t)r->iov[i].iov_base,
+			.length = (uint32_t)r->iov[i].iov_len,
+			.lkey = mr->lkey,
+		};
+	}
+	return 0;
+}
+
+/* The request's own buffer, behind the header that remote CQ data
+ * uses: a write's data goes in now; a read's lands there. */
+static void lfv_rdm_rma_bounce(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			       const struct lfv_tx_req *t, size_t len,
+			       bool into_app)
+{
+	struct lfv_rdm_rma *rma = &r->rma;
+	uint8_t *data = r->buf + LFV_RDM_HDR_SIZE;
+	size_t i;
+
+	rma->nout = 0;
+	for (i = 0; i < t->count; i++) {
+		if (!t->iov[i].iov_len)
+			continue;
+		if (into_app)
+			rma->out[rma->nout++] = t->iov[i];
+		else
+			memcpy(data, t->iov[i].iov_base, t->iov[i].iov_len);
+		data += t->iov[i].iov_len;
+	}
+	rma->sge[0] = (struct ibv_sge){
+		.addr = (uintptr_t)(r->buf + LFV_RDM_HDR_SIZE),
+		.length = (uint32_t)len, .lkey = ep->mr->lkey,
+	};
+	rma->nsge = len ? 1 : 0;
+}
+
+static void lfv_rdm_rma_sink(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	r->rma.sge[0] = (struct ibv_sge){
+		.addr = (uintptr_t)(r->buf + LFV_RDM_HDR_SIZE),
+		.length = sizeof(uint64_t), .lkey = ep->mr->lkey,
+	};
+	r->rma.nsge = 1;
+}
+
+/* Posts the request's work requests (ep->lock held): the operation, and
+ * for remote CQ data the WDATA message behind it. */
+int lfv_rdm_rma_post_wr(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_rma *rma = &r->rma;
+	struct ibv_sge hsge = { .addr = (uintptr_t)r->buf,
+				.length = LFV_RDM_HDR_SIZE };
+	struct ibv_send_wr wr = rma->wr, note = {
+		.wr_id = (uintptr_t)&r->op, .sg_list = &hsge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	}, *bad;
+	int ret;
+
+	if (c->posted + rma->cqes > LFV_RDM_SQ_DEPTH)
+		return -FI_EAGAIN;
+	wr.wr_id = (uintptr_t)&r->op;
+	wr.sg_list = rma->sge;
+	wr.num_sge = rma->nsge;
+	wr.send_flags |= IBV_SEND_SIGNALED;
+	wr.next = rma->notify ? &note : NULL;
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret)
+		return lfv_post_ret(ret);
+	c->posted += rma->cqes;
+	return 0;
+}
+
+/* Gives back what the request holds of its own (ep->lock held or not). */
+void lfv_rdm_rma_release(struct lfv_rdm_req *r)
+{
+	lfv_rdm_rma_unreg(&r->rma);
+	r->rma.nout = 0;
+}
+
+static void lfv_rdm_rma_copy_out(struct lfv_rdm_req *r)
+{
+	const uint8_t *data = r->buf + LFV_RDM_HDR_SIZE;
+	size_t i;
+
+	for (i = 0; i < r->rma.nout; i++) {
+		memcpy(r->rma.out[i].iov_base, data, r->rma.out[i].iov_len);
+		data += r->rma.out[i].iov_len;
+	}
+}
+
+/* One of the request's completions (the operation's, the WDATA's). */
+void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			    const struct ibv_wc *wc)
+{
+	bool ok = wc->status == IBV_WC_SUCCESS, done;
+	int err;
+
+	lfv_spin_lock(&ep->lock);
+	if (!ok && !r->rma.err)
+		r->rma.err = -lfv_wc_errno(wc->status);
+	done = !--r->rma.cqes;
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, r->conn, ok);
+	if (!done)
+		return;
+	err = r->rma.err;
+	if (!err)
+		lfv_rdm_rma_copy_out(r);
+	lfv_rdm_rma_release(r);
+	lfv_rdm_tx_done(ep, r, err, err ? (int)wc->status : 0);
+	lfv_spin_lock(&ep->lock);
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* Fills the request for q: the work request, the local memory, the WDATA
+ * header. */
+static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct lfv_rma_req *q,
+			     const struct lfv_rdm_rma *mem,
+			     enum lfv_rdm_rma_mem how, size_t len)
+{
+	struct lfv_rdm_rma *rma = &r->rma;
+	bool into_app = q->wr.opcode != IBV_WR_RDMA_WRITE &&
+			q->wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool report = !q->r.no_report &&
+		      (!ep->tx_selective || (q->r.flags & FI_COMPLETION));
+
+	*rma = *mem;
+	if (how == LFV_RMA_BOUNCE)
+		lfv_rdm_rma_bounce(ep, r, &q->r, len, into_app);
+	else if (lfv_wr_is_atomic(&q->wr) && !rma->nsge)
+		lfv_rdm_rma_sink(ep, r);	/* a result nobody wants */
+	rma->wr = q->wr;
+	rma->wr.send_flags = (q->r.flags & FI_FENCE) ? IBV_SEND_FENCE : 0;
+	rma->notify = q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	if (rma->notify) {
+		rma->wr.opcode = IBV_WR_RDMA_WRITE;
+		*(struct lfv_rdm_hdr *)r->buf = (struct lfv_rdm_hdr){
+			.op = LFV_RDM_WDATA, .flags = LFV_RDM_HDR_DATA,
+			.tag = len, .cq_data = q->r.data,
+		};
+	}
+	rma->cqes = rma->notify ? 2 : 1;
+	rma->read = q->r.comp_flags & FI_READ;
+	rma->err = 0;
+	r->context = q->r.context;
+	r->cflags = report ? q->r.comp_flags : 0;
+	r->paylen = len;
+	r->rndv = false;
+}
+
+ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
+{
+	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	size_t len = lfv_rdm_rma_len(&q->r);
+	struct lfv_rdm_rma mem = { .nsge = 0 };
+	enum lfv_rdm_rma_mem how = LFV_RMA_APP;
+	struct lfv_rdm_req *r;
+	int ret;
+
+	ret = lfv_rdm_rma_check(ep, q, len);
+	if (ret)
+		return ret;
+	/* Injected data is copied at the call, registered or not. */
+	if ((q->r.flags & FI_INJECT) || !lfv_rdm_rma_all_desc(&q->r))
+		how = len <= ep->eager ? LFV_RMA_BOUNCE : LFV_RMA_OURS;
+	if (how != LFV_RMA_BOUNCE) {
+		ret = lfv_rdm_rma_sges(ep, &mem, &q->r);
+		if (ret)
+			return ret;
+	}
+	lfv_spin_lock(&ep->lock);
+	r = lfv_rdm_take_tx(ep, q->r.dest, &ret);
+	if (r) {
+		r->kind = LFV_RDM_K_RMA;
+		lfv_rdm_rma_fill(ep, r, q, &mem, how, len);
+		lfv_rdm_post_or_queue(ep, r);
+	}
+	lfv_spin_unlock(&ep->lock);
+	if (!r)
+		lfv_rdm_rma_unreg(&mem);
+	return ret;
+}
+
+/* A peer's remote CQ data: its write is in place (it came first on the
+ * same QP). A completion whether or not the CQ is selective. */
+void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
+		      fi_addr_t src)
+{
+	struct lfv_cq_comp comp = {
+		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+		.len = h->tag, .data = h->cq_data, .src = src,
+	};
+
+	lfv_rdm_count(ep->rwr_cntr, true);
+	if (ep->rx_cq && lfv_cq_write(ep->rx_cq, &comp))
+		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
+}

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * FI_EP_RDM, the receive side, as a peer of the matching SRX
+ * (src/lfv_peer_srx.c): a message that finds its receive is copied from
+ * the bounce buffer straight into it (eager) or read into it (rendezvous);
+ * one that does not is copied out (the bounce buffer goes back to the SRQ
+ * at once) and queued with the SRX until a receive starts it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_rdm_ep.h"
+
+/* ---- receiving ------------------------------------------------------------ */
+
+static size_t lfv_rdm_scatter(const struct fi_peer_rx_entry *e,
+			      const uint8_t *src, size_t len)
+{
+	size_t i, n, done = 0;
+
+	for (i = 0; i < e->count && done < len; i++) {
+		n = e->iov[i].iov_len < len - done ? e->iov[i].iov_len :
+						     len - done;
+		if (n)
+			memcpy(e->iov[i].iov_base, src + done, n);
+		done += n;
+	}
+	return done;
+}
+
+/* FI_SOURCE_ERR: a message from a peer the AV does not know (fi_cq(3)):
+ * an error completion, FI_EADDRNOTAVAIL, with the peer's name (what
+ * fi_av_insert takes) as err_data. The data is in the buffer. */
+static void lfv_rdm_report_unknown(struct lfv_rdm_ep *ep,
+				   struct fi_cq_err_entry *ee,
+				   const struct lfv_rdm_conn *c)
+{
+	ee->err = FI_EADDRNOTAVAIL;
+	ee->prov_errno = -FI_EADDRNOTAVAIL;
+	ee->olen = 0;
+	ee->err_data = (void *)&c->name;
+	ee->err_data_size = sizeof(c->name);
+	if (lfv_cq_write_err(ep->rx_cq, ee))
+		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
+}
+
+/* Reports a receive: got bytes of a len-byte message (fewer: FI_ETRUNC),
+ * or the error err. */
+static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+			   const struct lfv_rdm_unexp *m, size_t got, int err)
+{
+	bool tagged = m->op == LFV_RDM_EAGER_TAG || m->op == LFV_RDM_RTS_TAG;
+	uint64_t flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
+			 ((m->flags & LFV_RDM_HDR_DATA) ? FI_REMOTE_CQ_DATA : 0) |
+			 (e->flags & FI_MULTI_RECV);
+	struct lfv_cq_comp comp = {
+		.context = e->context, .flags = flags, .len = got,
+		.buf = e->count ? e->iov[0].iov_base : NULL,
+		.data = m->cq_data, .tag = m->tag, .src = m->src,
+	};
+	struct fi_cq_err_entry ee = {
+		.op_context = e->context, .flags = flags, .len = got,
+		.buf = comp.buf, .data = m->cq_data, .tag = m->tag,
+		.olen = m->len - got, .err = err ? -err : FI_ETRUNC,
+		.prov_errno = err ? err : -FI_ETRUNC,
+	};
+
+	if (got < m->len && !err)
+		err = -FI_ETRUNC;
+	lfv_rdm_count(ep->rx_cntr, !err);
+	if (!ep->rx_cq)
+		return;
+	if (err) {
+		if (lfv_cq_write_err(ep->rx_cq, &ee))
+			LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
+		return;
+	}
+	if (m->src == FI_ADDR_NOTAVAIL && m->conn &&
+	    (ep->info->caps & FI_SOURCE_ERR)) {
+		lfv_rdm_report_unknown(ep, &ee, m->conn);
+		return;
+	}
+	if ((!ep->rx_selective || (e->flags & (FI_COMPLETION | FI_MULTI_RECV))) &&
+	    lfv_cq_write(ep->rx_cq, &comp))
+		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
+}
+
+/* Copies an eager message into the receive entry e and reports it. */
+static void lfv_rdm_deliver(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+			    const struct lfv_rdm_unexp *m, const uint8_t *data)
+{
+	lfv_rdm_report(ep, e, m, lfv_rdm_scatter(e, data, m->len), 0);
+}
+
+/* ---- rendezvous, the receiving side ---------------------------------------- */
+
+
+/* Tells the sender its payload was read (or not): the rendezvous send
+ * completes there. r becomes the FIN request. */
+static void lfv_rdm_send_fin(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     bool ok)
+{
+	r->kind = LFV_RDM_K_FIN;
+	r->read->fin = (struct lfv_rdm_hdr){
+		.op = LFV_RDM_FIN, .flags = ok ? 0 : LFV_RDM_HDR_ERR,
+		.tag = r->read->cookie,
+	};
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_post_or_queue(ep, r);
+	lfv_spin_unlock(&ep->lock);
+}
+
+static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
+					     const struct lfv_rdm_unexp *m)
+{
+	struct lfv_rdm_rreq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	lfv_list_init(&q->req.node);
+	q->req.op.q = &ep->wq;
+	q->req.kind = LFV_RDM_K_READ;
+	q->req.read = &q->rd;
+	q->req.conn = m->conn;
+	q->rd.cookie = m->rts.cookie;
+	q->rd.tag = m->tag;
+	q->rd.cq_data = m->cq_data;
+	q->rd.len = m->len;
+	q->rd.src = m->src;
+	q->rd.op = m->op;
+	q->rd.flags = m->flags;
+	q->rd.raddr = m->rts.addr;
+	q->rd.rkey = m->rts.rkey;
+	return q;
+}
+
+static void lfv_rdm_read_unreg(struct lfv_rdm_read *rd)
+{
+	int i;
+
+	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
+		if (rd->mrs[i])
+			ibv_dereg_mr(rd->mrs[i]);
+}
+
+/* The local SGEs of the read: the receive's iovs up to the message's
+ * length, with the application's keys or ours. */
+static int lfv_rdm_read_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
+			     const struct fi_peer_rx_entry *e)
+{
+	size_t i, n, want = rd->len;
+	struct ibv_mr *mr;
+
+	rd->nseg = 0;
+	rd->got = 0;
+	for (i = 0; i < e->count && i < LFV_RDM_MAX_IOV && rd->got < want;
+	     i++) {
+		n = e->iov[i].iov_len < want - rd->got ? e->iov[i].iov_len :
+							 want - rd->got;
+		if (!n)
+			continue;
+		if (e->desc && e->desc[i]) {
+			mr = ((struct lfv_mr *)e->desc[i])->ibv_mr;
+		} else {
+			mr = ibv_reg_mr(ep->domain->pd, e->iov[i].iov_base, n,
+					IBV_ACCESS_LOCAL_WRITE);
+			if (!mr)
+				return lfv_verbs_errno();
+			rd->mrs[i] = mr;
+		}
+		rd->seg[rd->nseg].addr = (uintptr_t)e->iov[i].iov_base;
+		rd->seg[rd->nseg].len = n;
+		rd->seg[rd->nseg].lkey = mr->lkey;
+		rd->nseg++;
+		rd->got += n;
+	}
+	return 0;
+}
+
+/* A rendezvous request met its receive: read the payload into it. */
+static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
+			       struct fi_peer_rx_entry *e,
+			       const struct lfv_rdm_unexp *m)
+{
+	struct lfv_rdm_rreq *q = lfv_rdm_rreq_new(ep, m);
+	int ret;
+
+	if (!q) {
+		/* Nothing to tell the sender with: it waits; the receive
+		 * reports the failure. */
+		lfv_rdm_report(ep, e, m, 0, -FI_ENOMEM);
+		ep->peer_srx->owner_ops->free_entry(e);
+		return;
+	}
+	q->rd.entry = e;
+	ret = lfv_rdm_read_sges(ep, &q->rd, e);
+	if (ret || !q->rd.nseg) {
+		/* Nothing to read into (or no registration): report now. */
+		lfv_rdm_report(ep, e, m, 0, ret);
+		ep->peer_srx->owner_ops->free_entry(e);
+		q->rd.entry = NULL;
+		lfv_rdm_read_unreg(&q->rd);
+		lfv_rdm_send_fin(ep, &q->req, !ret);
+		return;
+	}
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_post_or_queue(ep, &q->req);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* The read finished: report the receive, then answer the sender. */
+static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			      bool ok)
+{
+	struct lfv_rdm_read *rd = r->read;
+	struct lfv_rdm_unexp m = {
+		.src = rd->src, .conn = r->conn, .op = rd->op,
+		.flags = rd->flags, .tag = rd->tag, .cq_data = rd->cq_data,
+		.len = rd->len,
+	};
+
+	lfv_rdm_report(ep, rd->entry, &m, ok ? rd->got : 0,
+		       ok ? 0 : -FI_EIO);
+	ep->peer_srx->owner_ops->free_entry(rd->entry);
+	rd->entry = NULL;
+	lfv_rdm_read_unreg(rd);
+	lfv_rdm_send_fin(ep, r, ok);
+}
+
+
+/* Reports the rendezvous reads whose connection failed before they had
+ * anything in flight (lfv_rdm_req_abort), outside ep->lock. */
+void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list todo, *item;
+
+	lfv_list_init(&todo);
+	lfv_spin_lock(&ep->lock);
+	while ((item = lfv_list_pop_head(&ep->aborted)))
+		lfv_list_insert_tail(&todo, item);
+	lfv_spin_unlock(&ep->lock);
+	while ((item = lfv_list_pop_head(&todo)))
+		lfv_rdm_read_done(ep, lfv_container_of(item,
+				  struct lfv_rdm_req, node), false);
+}
+
+/* One chunk of a read completed; the last one finishes the receive. */
+void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
+				    struct lfv_rdm_req *r, bool ok)
+{
+	struct lfv_rdm_read *rd = r->read;
+	bool last;
+
+	lfv_spin_lock(&ep->lock);
+	rd->inflight--;
+	if (!ok) {
+		rd->failed = true;
+		rd->off = rd->got;	/* post nothing more */
+		lfv_list_remove(&r->node);	/* if it waited */
+	}
+	last = !rd->inflight && rd->off == rd->got;
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, r->conn, ok);
+	if (!last)
+		return;
+	if (!ep->enabled) { /* closing: nobody to tell */
+		lfv_rdm_read_unreg(rd);
+		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		return;
+	}
+	lfv_rdm_read_done(ep, r, !rd->failed);
+}
+
+/* The header of a message checked against what arrived; the payload (an
+ * eager message's data, an RTS) follows it. */
+static bool lfv_rdm_hdr_ok(const struct lfv_rdm_hdr *h, uint32_t byte_len)
+{
+	if (byte_len < sizeof(*h) || h->len != byte_len - sizeof(*h))
+		return false;
+	switch (h->op) {
+	case LFV_RDM_EAGER_MSG:
+	case LFV_RDM_EAGER_TAG:
+		return true;
+	case LFV_RDM_RTS_MSG:
+	case LFV_RDM_RTS_TAG:
+		return h->len == sizeof(struct lfv_rdm_rts);
+	case LFV_RDM_FIN:
+	case LFV_RDM_WDATA:
+		return !h->len;
+	default:
+		return false;
+	}
+}
+
+static bool lfv_rdm_is_rts(uint8_t op)
+{
+	return op == LFV_RDM_RTS_MSG || op == LFV_RDM_RTS_TAG;
+}
+
+static bool lfv_rdm_is_tagged(uint8_t op)
+{
+	return op == LFV_RDM_EAGER_TAG || op == LFV_RDM_RTS_TAG;
+}
+
+/* A message found its receive: copy it, or start reading it. */
+static void lfv_rdm_matched(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+			    const struct lfv_rdm_unexp *m, const uint8_t *data)
+{
+	if (lfv_rdm_is_rts(m->op)) {
+		lfv_rdm_read_start(ep, e, m);
+		return;
+	}
+	lfv_rdm_deliver(ep, e, m, data);
+	ep->peer_srx->owner_ops->free_entry(e);
+}
+
+/* A message landed in a bounce buffer: match it or queue a copy (of the
+ * data, or of the RTS). */
+void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
+			    const uint8_t *buf)
+{
+	const struct lfv_rdm_hdr *h = (const struct lfv_rdm_hdr *)buf;
+	const uint8_t *data = buf + sizeof(*h);
+	struct fid_peer_srx *srx = ep->peer_srx;
+	struct fi_peer_rx_entry *e;
+	struct lfv_rdm_unexp m, *copy;
+	struct lfv_rdm_conn *c;
+	size_t keep;
+	int ret;
+
+	if (!lfv_rdm_hdr_ok(h, wc->byte_len)) {
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: malformed message dropped\n");
+		return;
+	}
+	if (h->op == LFV_RDM_FIN) {
+		lfv_rdm_on_fin(ep, h);
+		return;
+	}
+	lfv_spin_lock(&ep->lock);
+	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
+	if (c)
+		lfv_rdm_conn_lookup_addr(ep, c);
+	m = (struct lfv_rdm_unexp){
+		.ep = ep, .src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
+		.op = h->op, .flags = h->flags, .tag = h->tag,
+		.cq_data = h->cq_data, .len = h->len,
+	};
+	lfv_spin_unlock(&ep->lock);
+	if (h->op == LFV_RDM_WDATA) {
+		lfv_rdm_on_wdata(ep, h, m.src);
+		return;
+	}
+	if (lfv_rdm_is_rts(h->op)) {
+		if (!c)
+			return; /* nobody to read from */
+		memcpy(&m.rts, data, sizeof(m.rts));
+		m.len = m.rts.len;
+	}
+	if (lfv_rdm_is_tagged(h->op))
+		ret = srx->owner_ops->get_tag(srx, m.src, m.tag, &e);
+	else
+		ret = srx->owner_ops->get_msg(srx, m.src, m.len, &e);
+	if (!ret) {
+		lfv_rdm_matched(ep, e, &m, data);
+		return;
+	}
+	if (ret != -FI_ENOENT) {
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: no receive side: %s\n",
+			 fi_strerror(-ret));
+		return;
+	}
+	keep = lfv_rdm_is_rts(h->op) ? 0 : m.len;
+	copy = malloc(sizeof(*copy) + keep);
+	if (!copy) {
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: message dropped: no memory\n");
+		srx->owner_ops->free_entry(e);
+		return;
+	}
+	*copy = m;
+	memcpy(copy->data, data, keep);
+	e->peer_context = copy;
+	e->size = m.len;
+	e->srx = srx;
+	if (lfv_rdm_is_tagged(h->op))
+		srx->owner_ops->queue_tag(e);
+	else
+		srx->owner_ops->queue_msg(e);
+}
+
+static int lfv_rdm_start(struct fi_peer_rx_entry *e)
+{
+	struct lfv_rdm_unexp *m = e->peer_context;
+
+	lfv_rdm_matched(m->ep, e, m, m->data);
+	free(m);
+	return 0;
+}
+
+/* The application discarded a queued message. A rendezvous sender still
+ * waits for its FIN: it gets one (nothing was read). */
+static int lfv_rdm_discard(struct fi_peer_rx_entry *e)
+{
+	struct lfv_rdm_unexp *m = e->peer_context;
+	struct lfv_rdm_rreq *q;
+
+	if (lfv_rdm_is_rts(m->op)) {
+		q = lfv_rdm_rreq_new(m->ep, m);
+		if (q)
+			lfv_rdm_send_fin(m->ep, &q->req, true);
+	}
+	free(m);
+	return 0;
+}
+
+/* A peek's CQ data (the SRX asks: 1.17 entries have no field for it). */
+bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e,
+			      uint64_t *data)
+{
+	const struct lfv_rdm_unexp *m = e->peer_context;
+
+	if (!m || !(m->flags & LFV_RDM_HDR_DATA))
+		return false;
+	*data = m->cq_data;
+	return true;
+}
+
+struct fi_ops_srx_peer lfv_rdm_srx_peer_ops = {
+	.size = sizeof(struct fi_ops_srx_peer),
+	.start_msg = lfv_rdm_start,
+	.start_tag = lfv_rdm_start,
+	.discard_msg = lfv_rdm_discard,
+	.discard_tag = lfv_rdm_discard,
+};
+
+void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf,
+			       .length = (uint32_t)ep->buf_size,
+			       .lkey = ep->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uintptr_t)&r->op, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_srq_recv(ep->srq, &wr, &bad))
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: a receive buffer was lost\n");
+}
+
+void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf,
+			       .length = sizeof(struct lfv_rdm_ctrl_buf),
+			       .lkey = ep->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uintptr_t)&r->op, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(ep->ctl_qp, &wr, &bad))
+		LFV_WARN(FI_LOG_EP_CTRL, "RDM: a control buffer was lost\n");
+}

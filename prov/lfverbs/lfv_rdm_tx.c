@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * FI_EP_RDM, the transmit side: eager sends through the endpoint's
+ * registered buffers, rendezvous requests (RTS) whose payload the receiver
+ * reads, posting on a connection or queueing behind one being made, and
+ * the completions of all of it. The protocol is in lfv_rdm.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfv_errno.h"
+#include "lfv_log.h"
+#include "lfv_rdm_ep.h"
+
+/* ---- completions -------------------------------------------------------- */
+
+/* The counter of a transmit request: FI_SEND, or FI_READ / FI_WRITE. */
+static struct lfv_cntr *lfv_rdm_tx_cntr(const struct lfv_rdm_ep *ep,
+					const struct lfv_rdm_req *r)
+{
+	if (r->kind != LFV_RDM_K_RMA)
+		return ep->tx_cntr;
+	return r->rma.read ? ep->rd_cntr : ep->wr_cntr;
+}
+
+void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
+		     int prov_errno)
+{
+	struct fi_cq_err_entry e = {
+		.op_context = r->context,
+		.flags = r->cflags,
+		.err = -err,
+		.prov_errno = prov_errno,
+	};
+	struct lfv_cq_comp comp = {
+		.context = r->context,
+		.flags = r->cflags,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	lfv_rdm_count(lfv_rdm_tx_cntr(ep, r), !err);
+	if (!ep->tx_cq)
+		return;
+	if (err) {
+		if (lfv_cq_write_err(ep->tx_cq, &e))
+			LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
+	} else if (r->cflags && lfv_cq_write(ep->tx_cq, &comp)) {
+		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
+	}
+}
+
+/* ---- posting ---------------------------------------------------------------- */
+
+/* The local SGEs of the read chunk [off, off + n). */
+static int lfv_rdm_chunk_sges(const struct lfv_rdm_read *rd, size_t off,
+			      size_t n, struct ibv_sge *sge)
+{
+	size_t base = 0, from, take;
+	int i, k = 0;
+
+	for (i = 0; i < rd->nseg && n; i++) {
+		if (off >= base + rd->seg[i].len) {
+			base += rd->seg[i].len;
+			continue;
+		}
+		from = off - base;
+		take = rd->seg[i].len - from < n ? rd->seg[i].len - from : n;
+		sge[k++] = (struct ibv_sge){
+			.addr = rd->seg[i].addr + from,
+			.length = (uint32_t)take, .lkey = rd->seg[i].lkey,
+		};
+		off += take;
+		n -= take;
+		base += rd->seg[i].len;
+	}
+	return k;
+}
+
+/* Posts the read's chunks while the connection has room; 0 once all are
+ * posted, -FI_EAGAIN while some wait (ep->lock). */
+static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_read *rd = r->read;
+	struct ibv_sge sge[LFV_RDM_MAX_IOV];
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&r->op, .sg_list = sge,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	size_t n;
+	int ret;
+
+	while (rd->off < rd->got) {
+		if (c->posted >= LFV_RDM_SQ_DEPTH)
+			return -FI_EAGAIN;
+		n = rd->got - rd->off < ep->max_rdma ? rd->got - rd->off :
+						       ep->max_rdma;
+		wr.num_sge = lfv_rdm_chunk_sges(rd, rd->off, n, sge);
+		wr.wr.rdma.remote_addr = rd->raddr + rd->off;
+		wr.wr.rdma.rkey = rd->rkey;
+		ret = ibv_post_send(c->qp, &wr, &bad);
+		if (ret)
+			return lfv_post_ret(ret);
+		c->posted++;
+		rd->inflight++;
+		rd->off += n;
+	}
+	return 0;
+}
+
+static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			struct lfv_rdm_req *r)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = r->len,
+			       .lkey = ep->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&r->op, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret;
+
+	if (r->kind == LFV_RDM_K_READ)
+		return lfv_rdm_post_read(ep, c, r);
+	if (r->kind == LFV_RDM_K_RMA)
+		return lfv_rdm_rma_post_wr(c, r);
+	if (r->kind == LFV_RDM_K_FIN) {
+		/* Inline: the header needs no registration. */
+		sge = (struct ibv_sge){ .addr = (uintptr_t)&r->read->fin,
+					.length = sizeof(r->read->fin) };
+		wr.send_flags |= IBV_SEND_INLINE;
+	} else if (r->len <= ep->max_inline) {
+		wr.send_flags |= IBV_SEND_INLINE;
+	}
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret)
+		return lfv_post_ret(ret);
+	c->posted++;
+	return 0;
+}
+
+void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_req *r;
+
+	while (!lfv_list_empty(&c->pending) && c->posted < LFV_RDM_SQ_DEPTH) {
+		r = lfv_container_of(lfv_list_first(&c->pending),
+				     struct lfv_rdm_req, node);
+		if (lfv_rdm_post(ep, c, r))
+			return; /* the next completion tries again */
+		lfv_list_remove(&r->node);
+	}
+}
+
+static void lfv_rdm_src_free(struct ibv_mr *mr, void *copy);
+
+/* A request that will never be posted: its connection failed (ep->lock
+ * held). Rendezvous reads with nothing in flight are reported later,
+ * outside the lock (lfv_rdm_aborted_drain): the report frees an SRX
+ * entry, and the SRX calls into the endpoint with its own lock held. */
+void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
+{
+	switch (r->kind) {
+	case LFV_RDM_K_READ:
+		r->read->failed = true;
+		r->read->off = r->read->got;	/* post nothing more */
+		if (!r->read->inflight)
+			lfv_list_insert_tail(&ep->aborted, &r->node);
+		return; /* else its last chunk's completion finishes it */
+	case LFV_RDM_K_FIN:
+		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		return;
+	case LFV_RDM_K_RMA:
+		lfv_rdm_rma_release(r);
+		break;
+	default:
+		if (r->rndv) {
+			lfv_rdm_src_free(r->own_mr, r->own_copy);
+			r->own_mr = NULL;
+			r->own_copy = NULL;
+			r->rndv = false;
+		}
+		break;
+	}
+	lfv_rdm_tx_done(ep, r, err, 0);
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+}
+
+void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			  int err)
+{
+	struct lfv_list *item;
+
+	while ((item = lfv_list_pop_head(&c->pending)))
+		lfv_rdm_req_abort(ep, lfv_container_of(item,
+					struct lfv_rdm_req, node), err);
+}
+
+static size_t lfv_rdm_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+static void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov,
+			   size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+}
+
+static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
+			      const struct lfv_rdm_send *s, size_t len)
+{
+	size_t i;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (s->count > ep->info->tx_attr->iov_limit || (s->count && !s->iov))
+		return -FI_EINVAL;
+	for (i = 0; i < s->count; i++)
+		if (s->iov[i].iov_len && !s->iov[i].iov_base)
+			return -FI_EINVAL;
+	if (len > ep->info->ep_attr->max_msg_size)
+		return -FI_EMSGSIZE;
+	if ((s->inject || (s->flags & FI_INJECT)) &&
+	    len > ep->info->tx_attr->inject_size)
+		return -FI_EMSGSIZE;
+	return 0;
+}
+
+static void lfv_rdm_fill(struct lfv_rdm_req *r, const struct lfv_rdm_send *s,
+			 size_t len, bool report)
+{
+	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
+
+	*h = (struct lfv_rdm_hdr){
+		.op = s->tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG,
+		.flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0,
+		.len = (uint32_t)len,
+		.tag = s->tag,
+		.cq_data = s->data,
+	};
+	lfv_rdm_gather(r->buf + sizeof(*h), s->iov, s->count);
+	r->len = (uint32_t)(sizeof(*h) + len);
+	r->paylen = len;
+	r->context = s->context;
+	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
+	r->rndv = false;
+}
+
+/* Where the receiver reads a rendezvous payload from: the application's
+ * registration when it gave one (RDM domains register for remote read),
+ * else one of ours, over a gathered copy when there are several iovs. */
+struct lfv_rdm_src {
+	uint64_t addr;
+	uint32_t rkey;
+	struct ibv_mr *own_mr;
+	void *own_copy;
+};
+
+static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
+			    const struct lfv_rdm_send *s, size_t len,
+			    struct lfv_rdm_src *src)
+{
+	void *base = s->count == 1 ? s->iov[0].iov_base : NULL;
+
+	memset(src, 0, sizeof(*src));
+	if (s->count == 1 && s->desc && s->desc[0]) {
+		src->addr = (uintptr_t)base;
+		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
+		return 0;
+	}
+	if (s->count != 1) {
+		src->own_copy = malloc(len);
+		if (!src->own_copy)
+			return -FI_ENOMEM;
+		lfv_rdm_gather(src->own_copy, s->iov, s->count);
+		base = src->own_copy;
+	}
+	src->own_mr = ibv_reg_mr(ep->domain->pd, base, len,
+				 IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_READ);
+	if (!src->own_mr) {
+		free(src->own_copy);
+		return lfv_verbs_errno();
+	}
+	src->addr = (uintptr_t)base;
+	src->rkey = src->own_mr->rkey;
+	return 0;
+}
+
+static void lfv_rdm_src_free(struct ibv_mr *mr, void *copy)
+{
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(copy);
+}
+
+/* A rendezvous request: RTS {length, address, key, cookie}. */
+static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct lfv_rdm_send *s, size_t len,
+			     const struct lfv_rdm_src *src, bool report)
+{
+	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
+	struct lfv_rdm_rts *rts = (struct lfv_rdm_rts *)(h + 1);
+
+	*h = (struct lfv_rdm_hdr){
+		.op = s->tagged ? LFV_RDM_RTS_TAG : LFV_RDM_RTS_MSG,
+		.flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0,
+		.len = sizeof(*rts),
+		.tag = s->tag,
+		.cq_data = s->data,
+	};
+	*rts = (struct lfv_rdm_rts){
+		.len = len, .addr = src->addr, .rkey = src->rkey,
+		.cookie = (uint64_t)(r - ep->reqs),
+	};
+	r->len = (uint32_t)(sizeof(*h) + sizeof(*rts));
+	r->paylen = len;
+	r->context = s->context;
+	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
+	r->rndv = true;
+	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
+	r->rndv_err = 0;
+	r->own_mr = src->own_mr;
+	r->own_copy = src->own_copy;
+}
+
+/* A free transmit request, its conn set to the connection to dest (made
+ * if need be); NULL and *err when there is none. ep->lock held: dropped
+ * and taken again to poll the send completions that free requests (the
+ * completion handler takes it). */
+struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
+				    int *err)
+{
+	struct lfv_rdm_conn *c;
+	struct lfv_rdm_req *r;
+
+	lfv_rdm_timers(ep);
+	if (lfv_list_empty(&ep->tx_free)) {
+		lfv_spin_unlock(&ep->lock);
+		lfv_vcq_progress(ep->tx_vcq);
+		lfv_spin_lock(&ep->lock);
+		if (lfv_list_empty(&ep->tx_free)) {
+			*err = -FI_EAGAIN;
+			return NULL;
+		}
+	}
+	c = lfv_rdm_conn_get(ep, dest, err);
+	if (!c)
+		return NULL;
+	r = lfv_container_of(lfv_list_pop_head(&ep->tx_free),
+			     struct lfv_rdm_req, node);
+	r->kind = LFV_RDM_K_TX;		/* fi_rma / fi_atomic reset it */
+	r->conn = c;
+	return r;
+}
+
+ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
+{
+	size_t len = lfv_rdm_iov_len(s->iov, s->count);
+	bool report = !s->inject &&
+		      (!ep->tx_selective || (s->flags & FI_COMPLETION));
+	struct lfv_rdm_src src = { 0 };
+	struct lfv_rdm_req *r;
+	int ret;
+
+	ret = lfv_rdm_check_send(ep, s, len);
+	if (ret)
+		return ret;
+	if (len > ep->eager) {
+		/* Registration is a system call: not under ep->lock. */
+		ret = lfv_rdm_rndv_src(ep, s, len, &src);
+		if (ret)
+			return ret;
+	}
+	lfv_spin_lock(&ep->lock);
+	r = lfv_rdm_take_tx(ep, s->dest, &ret);
+	if (!r)
+		goto unlock;
+	if (len > ep->eager)
+		lfv_rdm_fill_rts(ep, r, s, len, &src, report);
+	else
+		lfv_rdm_fill(r, s, len, report);
+	src = (struct lfv_rdm_src){ 0 };	/* the request owns it now */
+	/* In call order: behind anything still waiting for the QP. */
+	lfv_rdm_post_or_queue(ep, r);
+unlock:
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_src_free(src.own_mr, src.own_copy);	/* on failure only */
+	return ret;
+}
+
+/* Posts r on its connection, or queues it behind what waits (ep->lock). */
+void lfv_rdm_post_or_queue(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_conn *c = r->conn;
+
+	if (c->state == LFV_RDM_FAILED) {
+		lfv_rdm_req_abort(ep, r, -FI_ECONNRESET);
+		return;
+	}
+	if (c->state == LFV_RDM_CONNECTED && lfv_list_empty(&c->pending) &&
+	    c->posted < LFV_RDM_SQ_DEPTH && !lfv_rdm_post(ep, c, r))
+		return;
+	lfv_list_insert_tail(&c->pending, &r->node);
+}
+
+/* A completion on a connection's send queue: its room comes back. */
+void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			    bool ok)
+{
+	lfv_spin_lock(&ep->lock);
+	c->posted--;
+	if (!ok && c->state == LFV_RDM_CONNECTED)
+		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
+	else if (c->state == LFV_RDM_CONNECTED)
+		lfv_rdm_flush_pending(ep, c);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* ---- rendezvous, the sending side ------------------------------------------- */
+
+static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	lfv_rdm_tx_done(ep, r, r->rndv_err, 0);
+	lfv_rdm_src_free(r->own_mr, r->own_copy);
+	r->own_mr = NULL;
+	r->own_copy = NULL;
+	lfv_spin_lock(&ep->lock);
+	r->rndv = false;
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* One of the two events a rendezvous send waits for. */
+static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			       int err)
+{
+	bool done;
+
+	lfv_spin_lock(&ep->lock);
+	if (err && !r->rndv_err)
+		r->rndv_err = err;
+	done = !--r->rndv_wait;
+	lfv_spin_unlock(&ep->lock);
+	if (done)
+		lfv_rdm_rndv_finish(ep, r);
+}
+
+/* FIN: the cookie names one of our transmit requests. */
+void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h)
+{
+	struct lfv_rdm_req *r;
+
+	if (h->tag >= ep->ntx)
+		return;
+	r = &ep->reqs[h->tag];
+	if (!r->rndv || !r->rndv_wait)
+		return; /* stale: not a rendezvous we wait for */
+	lfv_rdm_rndv_event(ep, r,
+			   (h->flags & LFV_RDM_HDR_ERR) ? -FI_EIO : 0);
+}
+
+/* ---- the completion handler ------------------------------------------------ */
+
+void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+				  const struct ibv_wc *wc)
+{
+	struct lfv_rdm_conn *c = r->conn;
+	bool ok = wc->status == IBV_WC_SUCCESS;
+
+	if (r->rndv) {
+		/* The RTS left (or not: then no FIN will come). */
+		if (!ok)
+			r->rndv_wait = 1;
+		lfv_rdm_sq_done(ep, c, ok);
+		lfv_rdm_rndv_event(ep, r,
+				   ok ? 0 : -lfv_wc_errno(wc->status));
+		return;
+	}
+	lfv_rdm_tx_done(ep, r, ok ? 0 : -lfv_wc_errno(wc->status),
+			ok ? 0 : (int)wc->status);
+	lfv_spin_lock(&ep->lock);
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, c, ok);
+}
