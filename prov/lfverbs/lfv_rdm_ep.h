@@ -44,6 +44,17 @@ enum lfv_rdm_kind {
 	LFV_RDM_K_RMA,			/* fi_rma / fi_atomic */
 };
 
+/* Local memory of a transfer that may be posted in chunks (an SGE's
+ * length has 32 bits; a segment may be longer). */
+struct lfv_rdm_seg {
+	uint64_t addr;
+	size_t len;
+	uint32_t lkey;
+};
+
+int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
+		  size_t n, struct ibv_sge *sge);
+
 /* A rendezvous receive in progress (a K_READ/K_FIN request, malloc'd). */
 struct lfv_rdm_read {
 	struct fi_peer_rx_entry *entry;	/* the receive, until reported */
@@ -57,11 +68,7 @@ struct lfv_rdm_read {
 	struct lfv_rdm_hdr fin;		/* sent inline */
 	/* The receive's memory the payload goes to (got bytes in all),
 	 * read in chunks of at most the port's max_msg_sz. */
-	struct {
-		uint64_t addr;
-		size_t len;
-		uint32_t lkey;
-	} seg[LFV_RDM_MAX_IOV];
+	struct lfv_rdm_seg seg[LFV_RDM_MAX_IOV];
 	int nseg;
 	size_t off;			/* bytes whose read is posted */
 	uint32_t inflight;		/* chunks posted, not completed */
@@ -80,12 +87,15 @@ struct lfv_rdm_conn;
  * small reads and atomic results land there and are copied out). */
 struct lfv_rdm_rma {
 	struct ibv_send_wr wr;		/* opcode and remote side */
-	struct ibv_sge sge[LFV_RDM_MAX_IOV];
-	int nsge;
+	struct lfv_rdm_seg seg[LFV_RDM_MAX_IOV];
+	int nseg;
+	size_t len, off;		/* bytes in all, bytes posted */
 	struct ibv_mr *mrs[LFV_RDM_MAX_IOV];	/* ours, to deregister */
 	struct iovec out[LFV_RDM_MAX_IOV];	/* copy a bounced read here */
 	size_t nout;
-	uint8_t cqes;			/* completions still to come */
+	uint32_t wrs;			/* work requests in all */
+	uint32_t posted;		/* work requests posted */
+	uint32_t cqes;			/* completions still to come */
 	bool notify;			/* a remote CQ data message follows */
 	bool read;			/* FI_READ counter, else FI_WRITE */
 	int err;
@@ -280,10 +290,12 @@ bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
 
 /* lfv_rdm_rma.c */
-int lfv_rdm_rma_post_wr(struct lfv_rdm_conn *c, struct lfv_rdm_req *r);
+int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			struct lfv_rdm_req *r);
 void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			    const struct ibv_wc *wc);
 void lfv_rdm_rma_release(struct lfv_rdm_req *r);
+bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err);
 void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 		      fi_addr_t src);
 

@@ -61,8 +61,7 @@ static int lfv_rdm_rma_check(const struct lfv_rdm_ep *ep,
 		return -FI_EOPNOTSUPP;
 	if ((q->r.flags & FI_INJECT) && len > ep->info->tx_attr->inject_size)
 		return -FI_EINVAL;
-	if (len > ep->info->ep_attr->max_msg_size ||
-	    len > ep->domain->dev->port_attr.max_msg_sz)
+	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	return 0;
 }
@@ -78,15 +77,15 @@ static void lfv_rdm_rma_unreg(struct lfv_rdm_rma *rma)
 	}
 }
 
-/* The SGEs over the application's memory: its keys, or registrations of
- * ours (a system call: not under ep->lock). */
-static int lfv_rdm_rma_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma,
+/* The segments of the application's memory: its keys, or registrations
+ * of ours (a system call: not under ep->lock). */
+static int lfv_rdm_rma_segs(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma,
 			    const struct lfv_tx_req *r)
 {
 	struct ibv_mr *mr;
 	size_t i;
 
-	rma->nsge = 0;
+	rma->nseg = 0;
 	for (i = 0; i < r->count; i++) {
 		if (!r->iov[i].iov_len)
 			continue;
@@ -102,10 +101,9 @@ static int lfv_rdm_rma_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma,
 			}
 			rma->mrs[i] = mr;
 		}
-		rma->sge[rma->nsge++] = (struct ibv_sge){
+		rma->seg[rma->nseg++] = (struct lfv_rdm_seg){
 			.addr = (uintptr_t)r->iov[i].iov_base,
-			.length = (uint32_t)r->iov[i].iov_len,
-			.lkey = mr->lkey,
+			.len = r->iov[i].iov_len, .lkey = mr->lkey,
 		};
 	}
 	return 0;
@@ -131,48 +129,89 @@ static void lfv_rdm_rma_bounce(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			memcpy(data, t->iov[i].iov_base, t->iov[i].iov_len);
 		data += t->iov[i].iov_len;
 	}
-	rma->sge[0] = (struct ibv_sge){
+	rma->seg[0] = (struct lfv_rdm_seg){
 		.addr = (uintptr_t)(r->buf + LFV_RDM_HDR_SIZE),
-		.length = (uint32_t)len, .lkey = ep->mr->lkey,
+		.len = len, .lkey = ep->mr->lkey,
 	};
-	rma->nsge = len ? 1 : 0;
+	rma->nseg = len ? 1 : 0;
 }
 
 static void lfv_rdm_rma_sink(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
-	r->rma.sge[0] = (struct ibv_sge){
+	r->rma.seg[0] = (struct lfv_rdm_seg){
 		.addr = (uintptr_t)(r->buf + LFV_RDM_HDR_SIZE),
-		.length = sizeof(uint64_t), .lkey = ep->mr->lkey,
+		.len = sizeof(uint64_t), .lkey = ep->mr->lkey,
 	};
-	r->rma.nsge = 1;
+	r->rma.nseg = 1;
 }
 
-/* Posts the request's work requests (ep->lock held): the operation, and
- * for remote CQ data the WDATA message behind it. */
-int lfv_rdm_rma_post_wr(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
+static size_t lfv_min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Posts the request's chunks (of at most the port's max_msg_sz: reads
+ * and writes have verbs' limit, atomics are one) while the connection has
+ * room, and behind the last one the WDATA message of remote CQ data; 0
+ * once all are posted, -FI_EAGAIN while some wait (ep->lock held). */
+int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			struct lfv_rdm_req *r)
 {
 	struct lfv_rdm_rma *rma = &r->rma;
-	struct ibv_sge hsge = { .addr = (uintptr_t)r->buf,
-				.length = LFV_RDM_HDR_SIZE };
-	struct ibv_send_wr wr = rma->wr, note = {
+	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge = {
+		.addr = (uintptr_t)r->buf, .length = LFV_RDM_HDR_SIZE };
+	struct ibv_send_wr wr, note = {
 		.wr_id = (uintptr_t)&r->op, .sg_list = &hsge, .num_sge = 1,
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
 	}, *bad;
+	bool atomic = lfv_wr_is_atomic(&rma->wr), last;
+	size_t n;
 	int ret;
 
-	if (c->posted + rma->cqes > LFV_RDM_SQ_DEPTH)
-		return -FI_EAGAIN;
-	wr.wr_id = (uintptr_t)&r->op;
-	wr.sg_list = rma->sge;
-	wr.num_sge = rma->nsge;
-	wr.send_flags |= IBV_SEND_SIGNALED;
-	wr.next = rma->notify ? &note : NULL;
-	ret = ibv_post_send(c->qp, &wr, &bad);
-	if (ret)
-		return lfv_post_ret(ret);
-	c->posted += rma->cqes;
+	do {
+		n = atomic ? rma->len : lfv_min_size(rma->len - rma->off,
+						      ep->max_rdma);
+		last = rma->off + n == rma->len;
+		if (c->posted + 1 + (last && rma->notify) > LFV_RDM_SQ_DEPTH)
+			return -FI_EAGAIN;
+		wr = rma->wr;
+		wr.wr_id = (uintptr_t)&r->op;
+		wr.sg_list = sge;
+		wr.num_sge = lfv_rdm_slice(rma->seg, rma->nseg,
+					   atomic ? 0 : rma->off,
+					   atomic ? sizeof(uint64_t) : n, sge);
+		if (!atomic)
+			wr.wr.rdma.remote_addr += rma->off;
+		if (rma->off) /* only the first chunk waits for a fence */
+			wr.send_flags &= ~(unsigned int)IBV_SEND_FENCE;
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		wr.next = last && rma->notify ? &note : NULL;
+		ret = ibv_post_send(c->qp, &wr, &bad);
+		if (ret)
+			return lfv_post_ret(ret);
+		c->posted += 1 + (last && rma->notify);
+		rma->posted += 1 + (last && rma->notify);
+		rma->off += n;
+	} while (!last);
 	return 0;
+}
+
+/* The connection failed before all of the request was posted (ep->lock
+ * held). True: nothing is in flight, the caller reports it now; false:
+ * the completions of what was posted (flushed in error) finish it. */
+bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err)
+{
+	struct lfv_rdm_rma *rma = &r->rma;
+
+	if (!rma->err)
+		rma->err = err;
+	if (!rma->posted)
+		return true;
+	/* Completions still to come: those of what was posted and has not
+	 * completed yet (wrs - cqes have). */
+	rma->cqes = rma->posted - (rma->wrs - rma->cqes);
+	return !rma->cqes;
 }
 
 /* Gives back what the request holds of its own (ep->lock held or not). */
@@ -218,6 +257,16 @@ void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_spin_unlock(&ep->lock);
 }
 
+/* Work requests of the operation: one per max_msg_sz bytes (one for an
+ * atomic or an empty write). */
+static size_t lfv_rdm_rma_chunks(const struct lfv_rdm_ep *ep,
+				 const struct lfv_rdm_rma *rma)
+{
+	if (!rma->len)
+		return 1;
+	return (rma->len + ep->max_rdma - 1) / ep->max_rdma;
+}
+
 /* Fills the request for q: the work request, the local memory, the WDATA
  * header. */
 static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
@@ -234,7 +283,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	*rma = *mem;
 	if (how == LFV_RMA_BOUNCE)
 		lfv_rdm_rma_bounce(ep, r, &q->r, len, into_app);
-	else if (lfv_wr_is_atomic(&q->wr) && !rma->nsge)
+	else if (lfv_wr_is_atomic(&q->wr) && !rma->nseg)
 		lfv_rdm_rma_sink(ep, r);	/* a result nobody wants */
 	rma->wr = q->wr;
 	rma->wr.send_flags = (q->r.flags & FI_FENCE) ? IBV_SEND_FENCE : 0;
@@ -246,7 +295,11 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			.tag = len, .cq_data = q->r.data,
 		};
 	}
-	rma->cqes = rma->notify ? 2 : 1;
+	rma->len = lfv_wr_is_atomic(&q->wr) ? 0 : len;
+	rma->off = 0;
+	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) + rma->notify;
+	rma->cqes = rma->wrs;
+	rma->posted = 0;
 	rma->read = q->r.comp_flags & FI_READ;
 	rma->err = 0;
 	r->context = q->r.context;
@@ -259,7 +312,7 @@ ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 	size_t len = lfv_rdm_rma_len(&q->r);
-	struct lfv_rdm_rma mem = { .nsge = 0 };
+	struct lfv_rdm_rma mem = { .nseg = 0 };
 	enum lfv_rdm_rma_mem how = LFV_RMA_APP;
 	struct lfv_rdm_req *r;
 	int ret;
@@ -271,7 +324,7 @@ ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 	if ((q->r.flags & FI_INJECT) || !lfv_rdm_rma_all_desc(&q->r))
 		how = len <= ep->eager ? LFV_RMA_BOUNCE : LFV_RMA_OURS;
 	if (how != LFV_RMA_BOUNCE) {
-		ret = lfv_rdm_rma_sges(ep, &mem, &q->r);
+		ret = lfv_rdm_rma_segs(ep, &mem, &q->r);
 		if (ret)
 			return ret;
 	}

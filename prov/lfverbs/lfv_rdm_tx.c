@@ -51,27 +51,27 @@ void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
 
 /* ---- posting ---------------------------------------------------------------- */
 
-/* The local SGEs of the read chunk [off, off + n). */
-static int lfv_rdm_chunk_sges(const struct lfv_rdm_read *rd, size_t off,
-			      size_t n, struct ibv_sge *sge)
+/* The SGEs of the bytes [off, off + n) of the segments. */
+int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
+		  size_t n, struct ibv_sge *sge)
 {
 	size_t base = 0, from, take;
 	int i, k = 0;
 
-	for (i = 0; i < rd->nseg && n; i++) {
-		if (off >= base + rd->seg[i].len) {
-			base += rd->seg[i].len;
+	for (i = 0; i < nseg && n; i++) {
+		if (off >= base + seg[i].len) {
+			base += seg[i].len;
 			continue;
 		}
 		from = off - base;
-		take = rd->seg[i].len - from < n ? rd->seg[i].len - from : n;
+		take = seg[i].len - from < n ? seg[i].len - from : n;
 		sge[k++] = (struct ibv_sge){
-			.addr = rd->seg[i].addr + from,
-			.length = (uint32_t)take, .lkey = rd->seg[i].lkey,
+			.addr = seg[i].addr + from,
+			.length = (uint32_t)take, .lkey = seg[i].lkey,
 		};
 		off += take;
 		n -= take;
-		base += rd->seg[i].len;
+		base += seg[i].len;
 	}
 	return k;
 }
@@ -95,7 +95,7 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			return -FI_EAGAIN;
 		n = rd->got - rd->off < ep->max_rdma ? rd->got - rd->off :
 						       ep->max_rdma;
-		wr.num_sge = lfv_rdm_chunk_sges(rd, rd->off, n, sge);
+		wr.num_sge = lfv_rdm_slice(rd->seg, rd->nseg, rd->off, n, sge);
 		wr.wr.rdma.remote_addr = rd->raddr + rd->off;
 		wr.wr.rdma.rkey = rd->rkey;
 		ret = ibv_post_send(c->qp, &wr, &bad);
@@ -122,7 +122,7 @@ static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	if (r->kind == LFV_RDM_K_READ)
 		return lfv_rdm_post_read(ep, c, r);
 	if (r->kind == LFV_RDM_K_RMA)
-		return lfv_rdm_rma_post_wr(c, r);
+		return lfv_rdm_rma_post_wr(ep, c, r);
 	if (r->kind == LFV_RDM_K_FIN) {
 		/* Inline: the header needs no registration. */
 		sge = (struct ibv_sge){ .addr = (uintptr_t)&r->read->fin,
@@ -170,6 +170,9 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
 		return;
 	case LFV_RDM_K_RMA:
+		if (!lfv_rdm_rma_abort(r, err))
+			return; /* its posted part's completions finish it */
+		err = r->rma.err;
 		lfv_rdm_rma_release(r);
 		break;
 	default:

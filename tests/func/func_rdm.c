@@ -680,6 +680,63 @@ static void test_rma(void **state)
 	free(dst);
 }
 
+/* One RMA larger than the port's max_msg_sz (8 MiB on soft-RoCE) goes in
+ * several work requests: a write from two unregistered iovs, remote CQ
+ * data behind it, and a read back into one. */
+static void test_rma_large(void **state)
+{
+	size_t big = ((size_t)24 << 20) + 5, half = big / 2, i;
+	uint8_t *win = calloc(1, big), *src = malloc(big), *dst = malloc(big);
+	struct fi_cq_tagged_entry e;
+	struct iovec iov[2];
+	struct fid_mr *mr;
+	struct bed b;
+	fi_addr_t from;
+	uint64_t base;
+
+	(void)state;
+	assert_non_null(win);
+	assert_non_null(src);
+	assert_non_null(dst);
+	for (i = 0; i < big; i++)
+		src[i] = (uint8_t)(i * 13 + (i >> 20));
+	bed_open(&b);
+	assert_true(b.info->ep_attr->max_msg_size >= big);
+	assert_int_equal(fi_mr_reg(b.domain, win, big,
+				   FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+				   &mr, NULL), 0);
+	base = (b.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+	       (uintptr_t)win : 0;
+	iov[0] = (struct iovec){ .iov_base = src, .iov_len = half };
+	iov[1] = (struct iovec){ .iov_base = src + half,
+				 .iov_len = big - half };
+	assert_int_equal(fi_writemsg(b.s[0].ep, &(struct fi_msg_rma){
+		.msg_iov = iov, .iov_count = 2, .addr = b.s[0].peer,
+		.rma_iov = &(struct fi_rma_iov){ .addr = base, .len = big,
+						 .key = fi_mr_key(mr) },
+		.rma_iov_count = 1, .context = iov, .data = 77 },
+		FI_REMOTE_CQ_DATA | FI_COMPLETION), 0);
+	assert_int_equal(read_one_within(&b, 0, &e, &from, HUGE_TIMEOUT_MS),
+			 1);
+	assert_ptr_equal(e.op_context, iov);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	assert_int_equal(e.data, 77);
+	assert_int_equal(e.len, big);
+	assert_memory_equal(win, src, big);
+	memset(dst, 0, big);
+	assert_int_equal(fi_read(b.s[0].ep, dst, big, NULL, b.s[0].peer, base,
+				 fi_mr_key(mr), dst), 0);
+	assert_int_equal(read_one_within(&b, 0, &e, &from, HUGE_TIMEOUT_MS),
+			 1);
+	assert_ptr_equal(e.op_context, dst);
+	assert_memory_equal(dst, src, big);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	bed_close(&b);
+	free(win);
+	free(src);
+	free(dst);
+}
+
 /* The 64-bit atomics verbs does: add, fetch-add, read, compare-swap,
  * inject; results to unregistered memory; what fi_atomicvalid says. */
 static void test_atomic(void **state)
@@ -893,6 +950,7 @@ int main(void)
 		cmocka_unit_test(test_srx_roles),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_rma),
+		cmocka_unit_test(test_rma_large),
 		cmocka_unit_test(test_atomic),
 		cmocka_unit_test(test_multi_recv),
 		cmocka_unit_test(test_source_err),
