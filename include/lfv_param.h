@@ -20,6 +20,7 @@ struct lfv_params {
 	size_t rdm;		/* 1: offer FI_EP_RDM */
 	size_t rdm_eager;	/* RDM: largest message sent eagerly */
 	size_t rdm_rx_bufs;	/* RDM: receive buffers on the SRQ */
+	size_t mr_cache;	/* RDM: cached registrations; 0: none */
 };
 
 extern struct lfv_params lfv_params;

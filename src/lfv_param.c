@@ -16,6 +16,7 @@ struct lfv_params lfv_params = {
 	.rdm = 1,
 	.rdm_eager = 8192,
 	.rdm_rx_bufs = 256,
+	.mr_cache = 1024,
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -70,4 +71,7 @@ void lfv_params_init(void)
 	lfv_param_size("rdm_rx_bufs", &lfv_params.rdm_rx_bufs,
 		       "RDM: provider receive buffers each endpoint keeps on "
 		       "its shared receive queue");
+	lfv_param_size("mr_cache", &lfv_params.mr_cache,
+		       "RDM: registrations of unregistered application buffers "
+		       "kept for reuse (rendezvous, RMA), per domain; 0: none");
 }

@@ -19,6 +19,8 @@ static int lfv_domain_close(struct fid *fid)
 
 	if (lfv_ref_read(&domain->ref) > 1)
 		return -FI_EBUSY;
+	/* Cached registrations hold the PD. */
+	lfv_domain_cache_close(domain);
 	ret = lfv_verbs_ret(ibv_dealloc_pd(domain->pd));
 	if (ret) {
 		LFV_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n", fi_strerror(-ret));
@@ -201,6 +203,8 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		goto dealloc_pd;
 	lfv_list_init(&domain->vcqs);
 	lfv_list_init(&domain->rdm_eps);
+	if (info->ep_attr && info->ep_attr->type == FI_EP_RDM)
+		lfv_domain_cache_open(domain);
 	domain->locked = lfv_domain_needs_locks(info);
 	domain->progress_auto =
 		info->domain_attr->data_progress == FI_PROGRESS_AUTO;

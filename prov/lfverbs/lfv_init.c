@@ -8,12 +8,14 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "lfv_log.h"
+#include "lfv_memmon.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"
 
 static void lfv_cleanup(void)
 {
 	lfv_devices_release();
+	lfv_memmon_fini();
 }
 
 struct fi_provider lfv_prov = {

@@ -9,6 +9,7 @@
 
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_param.h"
 #include "lfv_prov.h"
 #include "lfv_stubs.h"
 
@@ -158,3 +159,76 @@ struct fi_ops_mr lfv_mr_ops = {
 	.regv = lfv_mr_regv,
 	.regattr = lfv_mr_regattr,
 };
+
+/* ---- registrations of application memory (RDM) -------------------------- */
+
+/* What the transfers need: the receiver writes, the peer of a rendezvous
+ * reads. */
+#define LFV_REG_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ)
+
+static void *lfv_cache_reg(void *ctx, void *addr, size_t len, int *err)
+{
+	struct lfv_domain *domain = ctx;
+	struct ibv_mr *mr = ibv_reg_mr(domain->pd, addr, len, LFV_REG_ACCESS);
+
+	if (!mr)
+		*err = lfv_verbs_errno();
+	return mr;
+}
+
+static void lfv_cache_dereg(void *ctx, void *handle)
+{
+	(void)ctx;
+	if (ibv_dereg_mr(handle))
+		LFV_WARN(FI_LOG_MR, "ibv_dereg_mr of a cached registration "
+			 "failed\n");
+}
+
+static const struct lfv_mr_cache_ops lfv_cache_ops = {
+	.reg = lfv_cache_reg,
+	.dereg = lfv_cache_dereg,
+};
+
+/* The domain's cache, if the parameter wants one and the kernel can tell
+ * when memory goes away (userfaultfd). */
+void lfv_domain_cache_open(struct lfv_domain *domain)
+{
+	domain->mr_cache_on = lfv_params.mr_cache &&
+		!lfv_mr_cache_init(&domain->mr_cache, &lfv_cache_ops, domain,
+				   lfv_params.mr_cache);
+}
+
+void lfv_domain_cache_close(struct lfv_domain *domain)
+{
+	if (domain->mr_cache_on)
+		lfv_mr_cache_fini(&domain->mr_cache);
+	domain->mr_cache_on = false;
+}
+
+int lfv_reg_get(struct lfv_domain *domain, void *addr, size_t len,
+		struct lfv_reg *reg)
+{
+	int ret = 0;
+
+	reg->ent = NULL;
+	if (domain->mr_cache_on) {
+		reg->ent = lfv_mr_cache_get(&domain->mr_cache, addr, len, &ret);
+		if (reg->ent) {
+			reg->mr = reg->ent->handle;
+			return 0;
+		}
+	}
+	/* No cache, or memory it cannot watch: this transfer's own. */
+	reg->mr = ibv_reg_mr(domain->pd, addr, len, LFV_REG_ACCESS);
+	return reg->mr ? 0 : lfv_verbs_errno();
+}
+
+void lfv_reg_put(struct lfv_domain *domain, struct lfv_reg *reg)
+{
+	if (reg->ent)
+		lfv_mr_cache_put(&domain->mr_cache, reg->ent);
+	else if (reg->mr)
+		ibv_dereg_mr(reg->mr);
+	reg->ent = NULL;
+	reg->mr = NULL;
+}

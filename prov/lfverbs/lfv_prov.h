@@ -16,6 +16,7 @@
 
 #include "lfv_atomic.h"
 #include "lfv_list.h"
+#include "lfv_mr_cache.h"
 #include "lfv_poller.h"
 
 #define LFV_PROV_NAME "lfverbs"
@@ -191,7 +192,23 @@ struct lfv_domain {
 	bool progress_auto;		/* FI_PROGRESS_AUTO data progress */
 	/* The progress thread (lfv_auto.c), started on first need. */
 	struct lfv_poller auto_poller;
+	/* RDM domains: registrations of application memory (lfv_mr.c). */
+	struct lfv_mr_cache mr_cache;
+	bool mr_cache_on;
 };
+
+/* A registration of application memory for one transfer: cached, or
+ * made for it (lfv_reg_get / lfv_reg_put, lfv_mr.c). */
+struct lfv_reg {
+	struct ibv_mr *mr;
+	struct lfv_mr_entry *ent;	/* the cache's, when cached */
+};
+
+void lfv_domain_cache_open(struct lfv_domain *domain);
+void lfv_domain_cache_close(struct lfv_domain *domain);
+int lfv_reg_get(struct lfv_domain *domain, void *addr, size_t len,
+		struct lfv_reg *reg);
+void lfv_reg_put(struct lfv_domain *domain, struct lfv_reg *reg);
 
 struct lfv_mr {
 	struct fid_mr mr_fid;

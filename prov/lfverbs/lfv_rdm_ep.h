@@ -58,8 +58,6 @@ int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
 /* A rendezvous receive in progress (a K_READ/K_FIN request, malloc'd). */
 struct lfv_rdm_read {
 	struct fi_peer_rx_entry *entry;	/* the receive, until reported */
-	struct ibv_mr *own_mr;		/* the receive buffer, if we
-					 * registered it */
 	uint64_t cookie;		/* the sender's request */
 	uint64_t tag, cq_data;
 	size_t len, got;		/* message, bytes read */
@@ -75,7 +73,7 @@ struct lfv_rdm_read {
 	bool failed;
 	uint64_t raddr;
 	uint32_t rkey;
-	struct ibv_mr *mrs[LFV_RDM_MAX_IOV];	/* ours, to deregister */
+	struct lfv_reg regs[LFV_RDM_MAX_IOV];	/* ours, to put back */
 };
 
 
@@ -90,7 +88,7 @@ struct lfv_rdm_rma {
 	struct lfv_rdm_seg seg[LFV_RDM_MAX_IOV];
 	int nseg;
 	size_t len, off;		/* bytes in all, bytes posted */
-	struct ibv_mr *mrs[LFV_RDM_MAX_IOV];	/* ours, to deregister */
+	struct lfv_reg regs[LFV_RDM_MAX_IOV];	/* ours, to put back */
 	struct iovec out[LFV_RDM_MAX_IOV];	/* copy a bounced read here */
 	size_t nout;
 	uint32_t wrs;			/* work requests in all */
@@ -115,7 +113,7 @@ struct lfv_rdm_req {
 	 * the request completes and goes back. */
 	uint8_t rndv_wait;
 	int rndv_err;
-	struct ibv_mr *own_mr;		/* the payload, if we registered it */
+	struct lfv_reg own_reg;		/* the payload, if we registered it */
 	void *own_copy;			/* a gathered multi-iov payload */
 	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
 	bool rndv;			/* the RTS of a rendezvous send */
@@ -294,7 +292,7 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r);
 void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			    const struct ibv_wc *wc);
-void lfv_rdm_rma_release(struct lfv_rdm_req *r);
+void lfv_rdm_rma_release(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err);
 void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 		      fi_addr_t src);

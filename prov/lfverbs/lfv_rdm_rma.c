@@ -9,7 +9,8 @@
  * application's registrations when every segment has one; else, up to
  * the eager size, the transmit request's own registered buffer (a write's
  * data is copied in at the call, a read's or an atomic's result copied out
- * at its completion); else registrations of ours for the call.
+ * at its completion); else registrations of ours, from the domain's cache
+ * (lfv_reg_get).
  *
  * Remote CQ data (64 bits) goes in a WDATA message right behind the write
  * on the same QP (lfv_rdm.h); the request completes when both have.
@@ -66,15 +67,12 @@ static int lfv_rdm_rma_check(const struct lfv_rdm_ep *ep,
 	return 0;
 }
 
-static void lfv_rdm_rma_unreg(struct lfv_rdm_rma *rma)
+static void lfv_rdm_rma_unreg(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma)
 {
 	int i;
 
-	for (i = 0; i < LFV_RDM_MAX_IOV; i++) {
-		if (rma->mrs[i])
-			ibv_dereg_mr(rma->mrs[i]);
-		rma->mrs[i] = NULL;
-	}
+	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
+		lfv_reg_put(ep->domain, &rma->regs[i]);
 }
 
 /* The segments of the application's memory: its keys, or registrations
@@ -82,28 +80,28 @@ static void lfv_rdm_rma_unreg(struct lfv_rdm_rma *rma)
 static int lfv_rdm_rma_segs(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma,
 			    const struct lfv_tx_req *r)
 {
-	struct ibv_mr *mr;
+	uint32_t lkey;
 	size_t i;
+	int ret;
 
 	rma->nseg = 0;
 	for (i = 0; i < r->count; i++) {
 		if (!r->iov[i].iov_len)
 			continue;
 		if (r->desc && r->desc[i]) {
-			mr = ((struct lfv_mr *)r->desc[i])->ibv_mr;
+			lkey = ((struct lfv_mr *)r->desc[i])->ibv_mr->lkey;
 		} else {
-			mr = ibv_reg_mr(ep->domain->pd, r->iov[i].iov_base,
-					r->iov[i].iov_len,
-					IBV_ACCESS_LOCAL_WRITE);
-			if (!mr) {
-				lfv_rdm_rma_unreg(rma);
-				return lfv_verbs_errno();
+			ret = lfv_reg_get(ep->domain, r->iov[i].iov_base,
+					  r->iov[i].iov_len, &rma->regs[i]);
+			if (ret) {
+				lfv_rdm_rma_unreg(ep, rma);
+				return ret;
 			}
-			rma->mrs[i] = mr;
+			lkey = rma->regs[i].mr->lkey;
 		}
 		rma->seg[rma->nseg++] = (struct lfv_rdm_seg){
 			.addr = (uintptr_t)r->iov[i].iov_base,
-			.len = r->iov[i].iov_len, .lkey = mr->lkey,
+			.len = r->iov[i].iov_len, .lkey = lkey,
 		};
 	}
 	return 0;
@@ -215,9 +213,9 @@ bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err)
 }
 
 /* Gives back what the request holds of its own (ep->lock held or not). */
-void lfv_rdm_rma_release(struct lfv_rdm_req *r)
+void lfv_rdm_rma_release(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
-	lfv_rdm_rma_unreg(&r->rma);
+	lfv_rdm_rma_unreg(ep, &r->rma);
 	r->rma.nout = 0;
 }
 
@@ -250,7 +248,7 @@ void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	err = r->rma.err;
 	if (!err)
 		lfv_rdm_rma_copy_out(r);
-	lfv_rdm_rma_release(r);
+	lfv_rdm_rma_release(ep, r);
 	lfv_rdm_tx_done(ep, r, err, err ? (int)wc->status : 0);
 	lfv_spin_lock(&ep->lock);
 	lfv_list_insert_head(&ep->tx_free, &r->node);
@@ -337,7 +335,7 @@ ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 	}
 	lfv_spin_unlock(&ep->lock);
 	if (!r)
-		lfv_rdm_rma_unreg(&mem);
+		lfv_rdm_rma_unreg(ep, &mem);
 	return ret;
 }
 

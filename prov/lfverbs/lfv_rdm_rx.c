@@ -136,13 +136,12 @@ static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
 	return q;
 }
 
-static void lfv_rdm_read_unreg(struct lfv_rdm_read *rd)
+static void lfv_rdm_read_unreg(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd)
 {
 	int i;
 
 	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
-		if (rd->mrs[i])
-			ibv_dereg_mr(rd->mrs[i]);
+		lfv_reg_put(ep->domain, &rd->regs[i]);
 }
 
 /* The local SGEs of the read: the receive's iovs up to the message's
@@ -151,7 +150,8 @@ static int lfv_rdm_read_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
 			     const struct fi_peer_rx_entry *e)
 {
 	size_t i, n, want = rd->len;
-	struct ibv_mr *mr;
+	uint32_t lkey;
+	int ret;
 
 	rd->nseg = 0;
 	rd->got = 0;
@@ -162,17 +162,17 @@ static int lfv_rdm_read_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
 		if (!n)
 			continue;
 		if (e->desc && e->desc[i]) {
-			mr = ((struct lfv_mr *)e->desc[i])->ibv_mr;
+			lkey = ((struct lfv_mr *)e->desc[i])->ibv_mr->lkey;
 		} else {
-			mr = ibv_reg_mr(ep->domain->pd, e->iov[i].iov_base, n,
-					IBV_ACCESS_LOCAL_WRITE);
-			if (!mr)
-				return lfv_verbs_errno();
-			rd->mrs[i] = mr;
+			ret = lfv_reg_get(ep->domain, e->iov[i].iov_base, n,
+					  &rd->regs[i]);
+			if (ret)
+				return ret;
+			lkey = rd->regs[i].mr->lkey;
 		}
 		rd->seg[rd->nseg].addr = (uintptr_t)e->iov[i].iov_base;
 		rd->seg[rd->nseg].len = n;
-		rd->seg[rd->nseg].lkey = mr->lkey;
+		rd->seg[rd->nseg].lkey = lkey;
 		rd->nseg++;
 		rd->got += n;
 	}
@@ -201,7 +201,7 @@ static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 		lfv_rdm_report(ep, e, m, 0, ret);
 		ep->peer_srx->owner_ops->free_entry(e);
 		q->rd.entry = NULL;
-		lfv_rdm_read_unreg(&q->rd);
+		lfv_rdm_read_unreg(ep, &q->rd);
 		lfv_rdm_send_fin(ep, &q->req, !ret);
 		return;
 	}
@@ -225,7 +225,7 @@ static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		       ok ? 0 : -FI_EIO);
 	ep->peer_srx->owner_ops->free_entry(rd->entry);
 	rd->entry = NULL;
-	lfv_rdm_read_unreg(rd);
+	lfv_rdm_read_unreg(ep, rd);
 	lfv_rdm_send_fin(ep, r, ok);
 }
 
@@ -266,7 +266,7 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 	if (!last)
 		return;
 	if (!ep->enabled) { /* closing: nobody to tell */
-		lfv_rdm_read_unreg(rd);
+		lfv_rdm_read_unreg(ep, rd);
 		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
 		return;
 	}

@@ -151,7 +151,8 @@ void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	}
 }
 
-static void lfv_rdm_src_free(struct ibv_mr *mr, void *copy);
+static void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg,
+			     void *copy);
 
 /* A request that will never be posted: its connection failed (ep->lock
  * held). Rendezvous reads with nothing in flight are reported later,
@@ -173,12 +174,11 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 		if (!lfv_rdm_rma_abort(r, err))
 			return; /* its posted part's completions finish it */
 		err = r->rma.err;
-		lfv_rdm_rma_release(r);
+		lfv_rdm_rma_release(ep, r);
 		break;
 	default:
 		if (r->rndv) {
-			lfv_rdm_src_free(r->own_mr, r->own_copy);
-			r->own_mr = NULL;
+			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
 			r->own_copy = NULL;
 			r->rndv = false;
 		}
@@ -266,7 +266,7 @@ static void lfv_rdm_fill(struct lfv_rdm_req *r, const struct lfv_rdm_send *s,
 struct lfv_rdm_src {
 	uint64_t addr;
 	uint32_t rkey;
-	struct ibv_mr *own_mr;
+	struct lfv_reg own_reg;
 	void *own_copy;
 };
 
@@ -275,6 +275,7 @@ static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
 			    struct lfv_rdm_src *src)
 {
 	void *base = s->count == 1 ? s->iov[0].iov_base : NULL;
+	int ret;
 
 	memset(src, 0, sizeof(*src));
 	if (s->count == 1 && s->desc && s->desc[0]) {
@@ -289,25 +290,22 @@ static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
 		lfv_rdm_gather(src->own_copy, s->iov, s->count);
 		base = src->own_copy;
 	}
-	src->own_mr = ibv_reg_mr(ep->domain->pd, base, len,
-				 IBV_ACCESS_LOCAL_WRITE |
-				 IBV_ACCESS_REMOTE_READ);
-	if (!src->own_mr) {
+	ret = lfv_reg_get(ep->domain, base, len, &src->own_reg);
+	if (ret) {
 		free(src->own_copy);
-		return lfv_verbs_errno();
+		return ret;
 	}
 	src->addr = (uintptr_t)base;
-	src->rkey = src->own_mr->rkey;
+	src->rkey = src->own_reg.mr->rkey;
 	return 0;
 }
 
-static void lfv_rdm_src_free(struct ibv_mr *mr, void *copy)
+static void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg,
+			     void *copy)
 {
-	if (mr)
-		ibv_dereg_mr(mr);
+	lfv_reg_put(ep->domain, reg);
 	free(copy);
 }
-
 /* A rendezvous request: RTS {length, address, key, cookie}. */
 static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			     const struct lfv_rdm_send *s, size_t len,
@@ -334,7 +332,7 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->rndv = true;
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
 	r->rndv_err = 0;
-	r->own_mr = src->own_mr;
+	r->own_reg = src->own_reg;
 	r->own_copy = src->own_copy;
 }
 
@@ -399,7 +397,7 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 	lfv_rdm_post_or_queue(ep, r);
 unlock:
 	lfv_spin_unlock(&ep->lock);
-	lfv_rdm_src_free(src.own_mr, src.own_copy);	/* on failure only */
+	lfv_rdm_src_free(ep, &src.own_reg, src.own_copy); /* on failure only */
 	return ret;
 }
 
@@ -436,8 +434,7 @@ void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
 	lfv_rdm_tx_done(ep, r, r->rndv_err, 0);
-	lfv_rdm_src_free(r->own_mr, r->own_copy);
-	r->own_mr = NULL;
+	lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
 	r->own_copy = NULL;
 	lfv_spin_lock(&ep->lock);
 	r->rndv = false;

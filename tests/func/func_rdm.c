@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -899,6 +900,54 @@ static void test_source_err(void **state)
 	bed_close(&b);
 }
 
+/* Registrations of unregistered buffers are cached (FI_LFVERBS_MR_CACHE):
+ * memory unmapped and mapped again at the same address must not be sent
+ * from (or received into) through the old registration, whose pages hold
+ * the old data. Rendezvous-sized, both sides unregistered. */
+static void test_mr_cache_remap(void **state)
+{
+	size_t len = (size_t)1 << 20, i;
+	struct fi_cq_tagged_entry e;
+	uint8_t *a, *r, seed[] = { 0x11, 0x22, 0x33 };
+	struct bed b;
+	fi_addr_t from;
+	int round;
+
+	(void)state;
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(a != MAP_FAILED && r != MAP_FAILED);
+	bed_open(&b);
+	for (round = 0; round < 3; round++) {
+		if (round == 1) {
+			/* New pages at the same addresses. */
+			assert_ptr_equal(mmap(a, len, PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS |
+					      MAP_FIXED, -1, 0), a);
+			assert_ptr_equal(mmap(r, len, PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS |
+					      MAP_FIXED, -1, 0), r);
+		}
+		memset(a, seed[round], len);
+		memset(r, 0, len);
+		assert_int_equal(fi_recv(b.s[1].ep, r, len, NULL,
+					 FI_ADDR_UNSPEC, r), 0);
+		assert_int_equal(fi_send(b.s[0].ep, a, len, NULL, b.s[0].peer,
+					 a), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_int_equal(e.len, len);
+		expect_send(&b, 0, a);
+		for (i = 0; i < len; i += 4093)
+			assert_int_equal(r[i], seed[round]);
+		assert_int_equal(r[len - 1], seed[round]);
+	}
+	bed_close(&b);
+	munmap(a, len);
+	munmap(r, len);
+}
+
 /* A ping-pong; prints the time per round trip (not a benchmark). */
 static void test_pingpong(void **state)
 {
@@ -954,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(test_atomic),
 		cmocka_unit_test(test_multi_recv),
 		cmocka_unit_test(test_source_err),
+		cmocka_unit_test(test_mr_cache_remap),
 		cmocka_unit_test(test_pingpong),
 	};
 

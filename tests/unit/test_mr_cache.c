@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The registration cache (src/lfv_mr_cache.c) with the real memory monitor
+ * (src/lfv_memmon.c, userfaultfd) and counting registration callbacks:
+ * hits, whole-page coverage, invalidation by munmap, madvise(DONTNEED)
+ * and mremap, an entry in use when its memory goes, and trimming. Skips
+ * where the kernel has no userfaultfd for us.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <rdma/fi_errno.h>
+
+#include "lfv_mr_cache.h"
+
+#define PAGES 16
+
+static int regs, deregs;
+static int fail_reg;
+
+static void *count_reg(void *ctx, void *addr, size_t len, int *err)
+{
+	int *h;
+
+	(void)ctx;
+	assert_true(((uintptr_t)addr & 4095) == 0);
+	assert_true((len & 4095) == 0);
+	if (fail_reg) {
+		*err = -FI_ENOMEM;
+		return NULL;
+	}
+	h = malloc(sizeof(*h));
+	assert_non_null(h);
+	regs++;
+	return h;
+}
+
+static void count_dereg(void *ctx, void *handle)
+{
+	(void)ctx;
+	free(handle);
+	deregs++;
+}
+
+static const struct lfv_mr_cache_ops ops = {
+	.reg = count_reg,
+	.dereg = count_dereg,
+};
+
+static size_t page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static char *map(size_t pages)
+{
+	char *p = mmap(NULL, pages * page(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	memset(p, 1, pages * page());
+	return p;
+}
+
+/* The monitor's thread invalidates once it has read the event: wait for
+ * the count (bounded). */
+static void wait_deregs(int want)
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+	int i;
+
+	for (i = 0; i < 2000 && deregs < want; i++)
+		nanosleep(&ms, NULL);
+	assert_int_equal(deregs, want);
+}
+
+static int setup(void **state)
+{
+	struct lfv_mr_cache *c = calloc(1, sizeof(*c));
+
+	regs = deregs = fail_reg = 0;
+	if (!c || lfv_mr_cache_init(c, &ops, NULL, 4)) {
+		free(c);
+		*state = NULL;
+		return 0;
+	}
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct lfv_mr_cache *c = *state;
+
+	if (c) {
+		lfv_mr_cache_fini(c);
+		free(c);
+	}
+	return 0;
+}
+
+/* The cache, or a skip where the kernel cannot monitor memory. */
+static struct lfv_mr_cache *cache_of(void **state)
+{
+	if (!*state)
+		skip();
+	return *state;
+}
+
+static void test_hit_and_pages(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES);
+	struct lfv_mr_entry *a, *b, *d;
+	int err = 0;
+
+	a = lfv_mr_cache_get(c, p + 100, 5000, &err);
+	assert_non_null(a);
+	assert_int_equal(a->start, (uintptr_t)p);
+	assert_int_equal(a->end, (uintptr_t)p + 2 * page());
+	/* Inside the same pages: the same entry. */
+	b = lfv_mr_cache_get(c, p + 10, 20, &err);
+	assert_ptr_equal(b, a);
+	assert_int_equal(a->users, 2);
+	/* Beyond them: a new one. */
+	d = lfv_mr_cache_get(c, p, 3 * page(), &err);
+	assert_non_null(d);
+	assert_ptr_not_equal(d, a);
+	assert_int_equal(regs, 2);
+	assert_int_equal(c->hits, 1);
+	lfv_mr_cache_put(c, a);
+	lfv_mr_cache_put(c, b);
+	lfv_mr_cache_put(c, d);
+	assert_int_equal(deregs, 0); /* cached */
+	a = lfv_mr_cache_get(c, p + page(), page(), &err);
+	assert_non_null(a);
+	assert_int_equal(regs, 2);
+	lfv_mr_cache_put(c, a);
+	assert_int_equal(munmap(p, PAGES * page()), 0);
+	wait_deregs(2);
+}
+
+/* munmap, then new memory at the same address: a new registration. */
+static void test_unmap_invalidates(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES), *q;
+	struct lfv_mr_entry *e;
+	int err = 0;
+
+	e = lfv_mr_cache_get(c, p, PAGES * page(), &err);
+	assert_non_null(e);
+	lfv_mr_cache_put(c, e);
+	assert_int_equal(munmap(p + page(), page()), 0);
+	wait_deregs(1);
+	q = mmap(p + page(), page(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	assert_ptr_equal(q, p + page());
+	e = lfv_mr_cache_get(c, p, PAGES * page(), &err);
+	assert_non_null(e);
+	assert_int_equal(regs, 2);
+	lfv_mr_cache_put(c, e);
+	assert_int_equal(munmap(p, PAGES * page()), 0);
+	wait_deregs(2);
+}
+
+static void test_dontneed_and_mremap(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES), *q;
+	struct lfv_mr_entry *e;
+	int err = 0;
+
+	e = lfv_mr_cache_get(c, p, page(), &err);
+	lfv_mr_cache_put(c, e);
+	assert_int_equal(madvise(p, page(), MADV_DONTNEED), 0);
+	wait_deregs(1);
+	e = lfv_mr_cache_get(c, p + 2 * page(), page(), &err);
+	lfv_mr_cache_put(c, e);
+	q = mremap(p, PAGES * page(), 2 * PAGES * page(), MREMAP_MAYMOVE);
+	assert_true(q != MAP_FAILED);
+	if (q != p) /* moved: the old range went away */
+		wait_deregs(2);
+	assert_int_equal(munmap(q, 2 * PAGES * page()), 0);
+	wait_deregs(2);
+}
+
+/* Memory that goes while a transfer uses its entry: the entry stays
+ * until put back, and is not found again. */
+static void test_in_use_goes_stale(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES);
+	struct lfv_mr_entry *e, *f;
+	int err = 0;
+
+	e = lfv_mr_cache_get(c, p, page(), &err);
+	assert_int_equal(munmap(p, PAGES * page()), 0);
+	/* Wait until the monitor has seen it. */
+	for (int i = 0; i < 2000 && !c->invalidations; i++)
+		usleep(1000);
+	assert_true(e->stale);
+	assert_int_equal(deregs, 0);
+	lfv_mr_cache_put(c, e);
+	assert_int_equal(deregs, 1);
+	p = map(PAGES);
+	f = lfv_mr_cache_get(c, p, page(), &err);
+	assert_non_null(f);
+	assert_int_equal(regs, 2);
+	lfv_mr_cache_put(c, f);
+	assert_int_equal(munmap(p, PAGES * page()), 0);
+	wait_deregs(2);
+}
+
+/* Beyond max_entries (4 here), unused entries go, oldest first; a
+ * registration that fails is an error, not an entry. */
+static void test_trim_and_failure(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES);
+	struct lfv_mr_entry *e;
+	int i, err = 0;
+
+	for (i = 0; i < 6; i++) {
+		e = lfv_mr_cache_get(c, p + (size_t)i * 2 * page(), page(),
+				     &err);
+		assert_non_null(e);
+		lfv_mr_cache_put(c, e);
+	}
+	assert_int_equal(regs, 6);
+	assert_int_equal(deregs, 2);
+	assert_int_equal(c->count, 4);
+	/* The newest are still there. */
+	e = lfv_mr_cache_get(c, p + 10 * page(), page(), &err);
+	assert_int_equal(regs, 6);
+	lfv_mr_cache_put(c, e);
+	fail_reg = 1;
+	assert_null(lfv_mr_cache_get(c, p + 15 * page(), 1, &err));
+	assert_int_equal(err, -FI_ENOMEM);
+	fail_reg = 0;
+	assert_int_equal(munmap(p, PAGES * page()), 0);
+	wait_deregs(6);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hit_and_pages, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unmap_invalidates, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dontneed_and_mremap,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_use_goes_stale, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_trim_and_failure, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
