@@ -84,6 +84,9 @@ struct lfv_cq {
 	struct lfv_ring ring;		/* successful completions */
 	bool plain;			/* read = ring only (no hooks, src) */
 	bool direct;			/* read = ring, then hw.poll */
+	bool hook_polls_hw;		/* the progress hook polls the hardware
+					 * and its handlers write completions */
+	bool hooked;			/* read = the hook, into the buffer */
 	enum fi_cq_format format;
 	uint32_t fmt_size;		/* bytes of one entry for the caller */
 	bool store_src;			/* slots end with a fi_addr_t */
@@ -160,6 +163,11 @@ static inline void lfv_cq_format_entry(const struct lfv_cq *cq, void *dst,
 
 /* Transport wiring. */
 void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook);
+/* A progress hook that polls the CQ's hardware itself, its transport
+ * writing the completions (RDM): fi_cq_read runs it with the caller's
+ * buffer as the place they go, and never polls the hardware source. */
+void lfv_cq_set_progress_polling(struct lfv_cq *cq,
+				 struct lfv_progress_hook hook);
 int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw);
 void lfv_cq_detach_hw(struct lfv_cq *cq);
 bool lfv_cq_ring_empty(const struct lfv_cq *cq);

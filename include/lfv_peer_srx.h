@@ -142,6 +142,10 @@ int lfv_peer_srx_bind_cq(struct fid_ep *srx, struct fid_peer_cq *cq);
  */
 typedef bool (*lfv_peer_srx_data_fn)(const struct fi_peer_rx_entry *entry,
 				     uint64_t *data);
+/* Before first use: false when every call into the SRX (the application's
+ * and its peers') is serialised by the caller (FI_THREAD_DOMAIN without a
+ * progress thread), so the SRX takes no lock. Opened locked. */
+int lfv_peer_srx_set_locking(struct fid_ep *srx, bool locked);
 int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
 			     lfv_peer_srx_data_fn fn);
 

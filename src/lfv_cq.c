@@ -151,11 +151,46 @@ static int lfv_cq_forward(struct lfv_cq *cq, const struct lfv_cq_comp *c)
 	return ret < 0 ? (int)ret : 0;
 }
 
+/*
+ * A reader's buffer that completions written by its own progress go
+ * straight into (lfv_cq_read_common): while fi_cq_read runs the CQ's
+ * progress hook, a transport's handler on the same thread writes here
+ * instead of the ring, as long as the ring is empty (nothing older waits)
+ * and there is room. Writers on other threads use the ring.
+ */
+struct lfv_cq_direct {
+	struct lfv_cq *cq;
+	char *buf;
+	fi_addr_t *src;			/* NULL: not wanted */
+	size_t room, n;
+};
+
+/* initial-exec: one pointer of the static TLS that the loader keeps for
+ * libraries opened later, and no __tls_get_addr call per completion. */
+static __thread struct lfv_cq_direct *lfv_cq_direct_tls
+	__attribute__((tls_model("initial-exec")));
+
+static bool lfv_cq_write_direct(struct lfv_cq *cq,
+				const struct lfv_cq_comp *comp)
+{
+	struct lfv_cq_direct *d = lfv_cq_direct_tls;
+
+	if (!d || d->cq != cq || d->n == d->room || !lfv_cq_ring_empty(cq))
+		return false;
+	lfv_cq_format_entry(cq, d->buf + d->n * cq->fmt_size, comp);
+	if (d->src)
+		d->src[d->n] = cq->store_src ? comp->src : FI_ADDR_NOTAVAIL;
+	d->n++;
+	return true;
+}
+
 int lfv_cq_write(struct lfv_cq *cq, const struct lfv_cq_comp *comp)
 {
 	uint64_t slot[LFV_RING_MAX_ENTRY / sizeof(uint64_t)];
 	int ret;
 
+	if (lfv_cq_write_direct(cq, comp))
+		return 0;
 	if (cq->owner)
 		return lfv_cq_forward(cq, comp);
 	lfv_cq_format_slot(cq, slot, comp);
@@ -261,10 +296,22 @@ static size_t lfv_cq_take(struct lfv_cq *cq, void *buf, size_t count,
 static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 				  fi_addr_t *src)
 {
+	struct lfv_cq_direct d = { .cq = cq, .buf = buf, .src = src,
+				   .room = count };
 	ssize_t polled;
 	size_t n;
 
-	lfv_progress_run(&cq->progress);
+	/* Relaxed: hints; the writers re-check the ring. */
+	if (count && cq->progress.fn && !cq->owner &&
+	    !lfv_load_relaxed64(&cq->err_count) && lfv_cq_ring_empty(cq)) {
+		lfv_cq_direct_tls = &d;
+		lfv_progress_run(&cq->progress);
+		lfv_cq_direct_tls = NULL;
+		if (d.n) /* older than anything queued since */
+			return (ssize_t)d.n;
+	} else {
+		lfv_progress_run(&cq->progress);
+	}
 	/* Relaxed: a hint; readerr takes err_lock. */
 	if (lfv_load_relaxed64(&cq->err_count))
 		return -FI_EAVAIL;
@@ -291,12 +338,41 @@ static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 	return lfv_load_relaxed64(&cq->err_count) ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
+/* A CQ whose hook polls the hardware (lfv_cq_set_progress_polling): what
+ * waits in the ring first; else the hook, writing into buf; then what it
+ * could not put there. */
+static ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf, size_t count,
+				  fi_addr_t *src)
+{
+	struct lfv_cq_direct d = { .cq = cq, .buf = buf, .src = src,
+				   .room = count };
+	size_t n;
+
+	/* Relaxed: hints; readerr takes err_lock, writers re-check the
+	 * ring. */
+	if (lfv_load_relaxed64(&cq->err_count))
+		return -FI_EAVAIL;
+	if (!lfv_ring_readable(&cq->ring)) {
+		lfv_cq_direct_tls = &d;
+		cq->progress.fn(cq->progress.arg);
+		lfv_cq_direct_tls = NULL;
+		if (d.n)
+			return (ssize_t)d.n;
+		if (!lfv_ring_readable(&cq->ring))
+			return lfv_load_relaxed64(&cq->err_count) ?
+			       -FI_EAVAIL : -FI_EAGAIN;
+	}
+	n = lfv_cq_take(cq, buf, count, src);
+	return n ? (ssize_t)n : -FI_EAGAIN;
+}
+
 /* Recomputed whenever a hook changes: no progress hook, no hardware source
  * and no source addresses means fi_cq_read is only the ring. */
 static void lfv_cq_update_plain(struct lfv_cq *cq)
 {
 	cq->plain = !cq->progress.fn && !cq->hw.poll && !cq->store_src;
 	cq->direct = !cq->progress.fn && cq->hw.poll && !cq->store_src;
+	cq->hooked = cq->progress.fn && cq->hook_polls_hw && !cq->owner;
 }
 
 /* Everything but the empty plain CQ; out of line so that the empty check
@@ -324,6 +400,8 @@ static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
 	ssize_t n;
 
+	if (cq->hooked && buf && count)
+		return lfv_cq_read_hooked(cq, buf, count, NULL);
 	/* The polling loop's common case: a plain CQ with nothing in it. */
 	if (__builtin_expect(cq->plain && buf && count &&
 			     !lfv_ring_readable(&cq->ring), 1)) {
@@ -351,6 +429,9 @@ static ssize_t lfv_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 {
 	if (count && (!buf || !src_addr))
 		return -FI_EINVAL;
+	if (lfv_cq_from_fid(cq_fid)->hooked && count)
+		return lfv_cq_read_hooked(lfv_cq_from_fid(cq_fid), buf, count,
+					  src_addr);
 	return lfv_cq_read_common(lfv_cq_from_fid(cq_fid), buf, count,
 				  src_addr);
 }
@@ -706,6 +787,15 @@ static struct fi_ops_cq lfv_cq_peer_ops = {
 void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook)
 {
 	cq->progress = hook;
+	cq->hook_polls_hw = false;
+	lfv_cq_update_plain(cq);
+}
+
+void lfv_cq_set_progress_polling(struct lfv_cq *cq,
+				 struct lfv_progress_hook hook)
+{
+	cq->progress = hook;
+	cq->hook_polls_hw = true;
 	lfv_cq_update_plain(cq);
 }
 

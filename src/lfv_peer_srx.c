@@ -61,7 +61,9 @@ struct lfv_srx_export {
 
 struct lfv_peer_srx {
 	struct fid_ep ep_fid;
-	struct lfv_mutex lock;		/* everything below */
+	struct lfv_mutex lock;		/* everything below, when locked */
+	bool locked;			/* false: callers serialise (the
+					 * domain's threading says so) */
 	struct lfv_match match;
 	struct lfv_pool entries;	/* struct lfv_srx_entry + iov storage */
 	struct lfv_list posted;		/* app receives, posting order */
@@ -75,6 +77,18 @@ struct lfv_peer_srx {
 	size_t iov_limit;
 	size_t min_multi_recv;
 };
+
+static inline void lfv_srx_lock(struct lfv_peer_srx *srx)
+{
+	if (srx->locked)
+		lfv_mutex_lock(&srx->lock);
+}
+
+static inline void lfv_srx_unlock(struct lfv_peer_srx *srx)
+{
+	if (srx->locked)
+		lfv_mutex_unlock(&srx->lock);
+}
 
 /* An application receive as the ops describe it. */
 struct lfv_srx_req {
@@ -408,9 +422,9 @@ static void lfv_srx_discard(struct lfv_peer_srx *srx, struct lfv_srx_entry *e)
 					 ops->discard_msg(&e->peer);
 	if (ret)
 		LFV_WARN(FI_LOG_EP_DATA, "peer discard failed: %d\n", ret);
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	lfv_srx_entry_free(e);
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 }
 
 static ssize_t lfv_srx_write(struct fid_peer_cq *cq,
@@ -504,13 +518,13 @@ static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
 	srx = exp->srx;
 	if (!lfv_srx_supports(srx, kind))
 		return -FI_EOPNOTSUPP;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	ret = lfv_srx_match_arrival(srx, kind, addr, size, tag, &e);
 	if (ret == 0 || ret == -FI_ENOENT) {
 		lfv_srx_name_peer(e, exp);
 		*entry = &e->peer;
 	}
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return ret;
 }
 
@@ -618,13 +632,13 @@ static int lfv_srx_queue(struct fi_peer_rx_entry *entry,
 	srx = e->srx;
 	if (!lfv_srx_peer_usable(entry->srx, kind))
 		return -FI_EINVAL;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	if (e->state != LFV_SRX_ARRIVED || e->kind != kind) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return -FI_EINVAL;
 	}
 	start = lfv_srx_queue_locked(srx, e, &ret);
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return start ? lfv_srx_start(e) : ret;
 }
 
@@ -647,14 +661,14 @@ static void lfv_srx_free_entry(struct fi_peer_rx_entry *entry)
 		return;
 	e = lfv_srx_entry_of_peer(entry);
 	srx = e->srx;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	if (e->state == LFV_SRX_STARTED || e->state == LFV_SRX_ARRIVED)
 		lfv_srx_entry_free(e);
 	else
 		LFV_WARN(FI_LOG_EP_DATA,
 			 "peer SRX: free_entry of an entry the peer does "
 			 "not hold (state %d)\n", (int)e->state);
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 }
 
 static struct fi_ops_srx_owner lfv_srx_owner_ops = {
@@ -701,19 +715,19 @@ static ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
 	struct lfv_srx_entry *e;
 	int ret;
 
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	m = lfv_match_find_msg(&srx->match, req->kind, req->addr, req->tag,
 			       req->ignore);
 	if (!m) {
 		ret = lfv_srx_queue_recv(srx, req, &e);
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return ret;
 	}
 	e = lfv_srx_entry_of_match(m);
 	lfv_match_remove_msg(&srx->match, m);
 	lfv_srx_set_buffers(srx, e, req);
 	e->state = LFV_SRX_STARTED;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return lfv_srx_start(e);
 }
 
@@ -728,10 +742,10 @@ static ssize_t lfv_srx_post_multi(struct lfv_peer_srx *srx,
 	int ret;
 
 	lfv_list_init(&batch);
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	ret = lfv_srx_queue_recv(srx, req, &mrecv);
 	if (ret) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return ret;
 	}
 	while ((m = lfv_match_find_msg(&srx->match, LFV_MATCH_MSG, req->addr,
@@ -746,7 +760,7 @@ static ssize_t lfv_srx_post_multi(struct lfv_peer_srx *srx,
 			break;
 		}
 	}
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return lfv_srx_start_batch(&batch);
 }
 
@@ -764,7 +778,7 @@ static ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
 	struct lfv_srx_entry *e;
 	ssize_t ret = 0;
 
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	cq = srx->cq;
 	if (!cq)
 		ret = -FI_ENOCQ;
@@ -772,13 +786,13 @@ static ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
 		 lfv_srx_find_claimed(srx, req->context))
 		ret = -FI_EALREADY;	/* one claim per context */
 	if (ret) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return ret;
 	}
 	m = lfv_match_find_msg(&srx->match, LFV_MATCH_TAG, req->addr, req->tag,
 			       req->ignore);
 	if (!m) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return lfv_srx_write_err(cq, &report, FI_ENOMSG);
 	}
 	e = lfv_srx_entry_of_match(m);
@@ -793,7 +807,7 @@ static ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
 		lfv_list_insert_tail(&srx->claimed, &e->node);
 		srx->nclaimed++;
 	}
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	if (req->flags & FI_DISCARD)
 		lfv_srx_discard(srx, e);
 	return lfv_srx_write(cq, &report);
@@ -808,15 +822,15 @@ static ssize_t lfv_srx_claim(struct lfv_peer_srx *srx,
 	struct fid_peer_cq *cq;
 	struct lfv_srx_entry *e;
 
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	cq = srx->cq;
 	if (discard && !cq) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return -FI_ENOCQ;
 	}
 	e = lfv_srx_find_claimed(srx, req->context);
 	if (!e) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return -FI_ENOENT;
 	}
 	lfv_list_remove(&e->node);
@@ -825,13 +839,13 @@ static ssize_t lfv_srx_claim(struct lfv_peer_srx *srx,
 	if (discard) {
 		report = lfv_srx_msg_report(e, req->context);
 		e->state = LFV_SRX_DISCARDING;
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		lfv_srx_discard(srx, e);
 		return lfv_srx_write(cq, &report);
 	}
 	lfv_srx_set_buffers(srx, e, req);
 	e->state = LFV_SRX_STARTED;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return lfv_srx_start(e);
 }
 
@@ -974,15 +988,15 @@ static ssize_t lfv_srx_cancel(fid_t fid, void *context)
 	/* fi_cancel(3): operations without a context cannot be canceled. */
 	if (!context)
 		return -FI_EINVAL;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	cq = srx->cq;
 	if (!cq) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return -FI_ENOCQ;
 	}
 	e = lfv_srx_find_posted(srx, context);
 	if (!e) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return -FI_ENOENT;
 	}
 	/* FI_MULTI_RECV stays in the flags: a canceled buffer is released. */
@@ -995,7 +1009,7 @@ static ssize_t lfv_srx_cancel(fid_t fid, void *context)
 	};
 	lfv_srx_unpost(srx, e);
 	lfv_srx_entry_free(e);
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return lfv_srx_write_err(cq, &report, FI_ECANCELED);
 }
 
@@ -1016,9 +1030,9 @@ static int lfv_srx_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_EINVAL;
 	if (*optlen < sizeof(value))
 		return -FI_ETOOSMALL;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	value = srx->min_multi_recv;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	memcpy(optval, &value, sizeof(value));
 	*optlen = sizeof(value);
 	return 0;
@@ -1035,9 +1049,9 @@ static int lfv_srx_setopt(fid_t fid, int level, int optname,
 	if (!optval || optlen != sizeof(value))
 		return -FI_EINVAL;
 	memcpy(&value, optval, sizeof(value));
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	srx->min_multi_recv = value;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return 0;
 }
 
@@ -1114,15 +1128,15 @@ static int lfv_srx_export_close(struct fid *fid)
 	struct lfv_list batch, *item;
 
 	lfv_list_init(&batch);
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	if (exp->entries > lfv_srx_collect_held(srx, exp, NULL)) {
-		lfv_mutex_unlock(&srx->lock);
+		lfv_srx_unlock(srx);
 		return -FI_EBUSY;
 	}
 	lfv_srx_collect_held(srx, exp, &batch);
 	lfv_list_remove(&exp->node);
 	srx->nexports--;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	while ((item = lfv_list_pop_head(&batch)))
 		lfv_srx_discard(srx, lfv_container_of(item,
 						      struct lfv_srx_entry,
@@ -1173,6 +1187,16 @@ static void lfv_srx_init_export(struct lfv_srx_export *exp,
 	exp->srx = srx;
 }
 
+int lfv_peer_srx_set_locking(struct fid_ep *srx_fid, bool locked)
+{
+	struct lfv_peer_srx *srx = lfv_srx_checked(srx_fid);
+
+	if (!srx)
+		return -FI_EINVAL;
+	srx->locked = locked;
+	return 0;
+}
+
 int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
 			     lfv_peer_srx_data_fn fn)
 {
@@ -1180,9 +1204,9 @@ int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
 
 	if (!exp)
 		return -FI_EINVAL;
-	lfv_mutex_lock(&exp->srx->lock);
+	lfv_srx_lock(exp->srx);
 	exp->data_fn = fn;
-	lfv_mutex_unlock(&exp->srx->lock);
+	lfv_srx_unlock(exp->srx);
 	return 0;
 }
 
@@ -1197,10 +1221,10 @@ int lfv_peer_srx_export(struct fid_ep *srx_fid, struct fid_peer_srx **peer_srx)
 	if (!exp)
 		return -FI_ENOMEM;
 	lfv_srx_init_export(exp, srx);
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	lfv_list_insert_tail(&srx->exports, &exp->node);
 	srx->nexports++;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	*peer_srx = &exp->peer_srx;
 	return 0;
 }
@@ -1214,9 +1238,9 @@ int lfv_peer_srx_bind_cq(struct fid_ep *srx_fid, struct fid_peer_cq *cq)
 	if (cq && (!cq->owner_ops || !cq->owner_ops->write ||
 		   !cq->owner_ops->writeerr))
 		return -FI_EINVAL;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	srx->cq = cq;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return 0;
 }
 
@@ -1227,7 +1251,7 @@ int lfv_peer_srx_counts(struct fid_ep *srx_fid,
 
 	if (!srx || !counts)
 		return -FI_EINVAL;
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	*counts = (struct lfv_peer_srx_counts){
 		.posted = lfv_match_recv_count(&srx->match, LFV_MATCH_MSG) +
 			  lfv_match_recv_count(&srx->match, LFV_MATCH_TAG),
@@ -1237,7 +1261,7 @@ int lfv_peer_srx_counts(struct fid_ep *srx_fid,
 		.entries = lfv_pool_in_use(&srx->entries),
 		.exports = srx->nexports,
 	};
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	return 0;
 }
 
@@ -1251,9 +1275,9 @@ static int lfv_srx_close(struct fid *fid)
 	struct lfv_peer_srx *srx = lfv_srx_of_fid(fid);
 	size_t exports;
 
-	lfv_mutex_lock(&srx->lock);
+	lfv_srx_lock(srx);
 	exports = srx->nexports;
-	lfv_mutex_unlock(&srx->lock);
+	lfv_srx_unlock(srx);
 	if (exports)
 		return -FI_EBUSY;
 	lfv_match_fini(&srx->match);
@@ -1282,6 +1306,9 @@ static int lfv_srx_control(struct fid *fid, int command, void *arg)
 	if (ret)
 		return ret;
 	peer->ep_fid.fid.context = exp->context;
+	/* A peer provider calls in from threads of its own. */
+	lfv_srx_checked(lfv_container_of(fid, struct fid_ep, fid))->locked =
+		true;
 	*exp->fid = &peer->ep_fid.fid;
 	return 0;
 }
@@ -1367,6 +1394,7 @@ int lfv_peer_srx_open(const struct fi_rx_attr *attr, uint64_t caps,
 	ret = lfv_match_init(&srx->match, caps & FI_DIRECTED_RECV);
 	if (ret)
 		goto fini_pool;
+	srx->locked = true;
 	ret = lfv_mutex_init(&srx->lock);
 	if (ret)
 		goto fini_match;

@@ -231,10 +231,18 @@ static struct fi_ops lfv_rdm_isrx_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
+/* An SRX of ours needs its lock only when the domain's calls are not
+ * serialised by the application, or a progress thread makes them too. */
+static bool lfv_rdm_srx_locked(const struct lfv_domain *domain)
+{
+	return domain->locked || domain->progress_auto;
+}
+
 int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 			struct fid_ep **rx_ep, void *context)
 {
 	struct fi_peer_srx_context *pctx = context;
+	int ret;
 	struct fi_rx_attr own = { .iov_limit = LFV_RDM_MAX_IOV };
 	struct lfv_rdm_isrx *x;
 
@@ -265,8 +273,11 @@ int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 						  LFV_RDM_MAX_IOV;
 		own.op_flags = attr->op_flags;
 	}
-	return lfv_peer_srx_open(&own, domain->info->caps & LFV_PEER_SRX_CAPS,
-				 context, rx_ep);
+	ret = lfv_peer_srx_open(&own, domain->info->caps & LFV_PEER_SRX_CAPS,
+				context, rx_ep);
+	if (!ret)
+		lfv_peer_srx_set_locking(*rx_ep, lfv_rdm_srx_locked(domain));
+	return ret;
 }
 
 static bool lfv_rdm_is_isrx(const struct fid *fid)
@@ -472,6 +483,7 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 		if (ret)
 			return ret;
 		ep->own_srx = true;
+		lfv_peer_srx_set_locking(ep->srx, lfv_rdm_srx_locked(ep->domain));
 	}
 	ret = lfv_peer_srx_export(ep->srx, &ep->peer_srx);
 	if (ret)
@@ -530,7 +542,7 @@ static uint64_t lfv_rdm_new_incarnation(void)
 static void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
 {
 	if (cq && !cq->progress.fn)
-		lfv_cq_set_progress(cq, (struct lfv_progress_hook){
+		lfv_cq_set_progress_polling(cq, (struct lfv_progress_hook){
 			.fn = lfv_rdm_cq_progress, .arg = vcq });
 }
 
