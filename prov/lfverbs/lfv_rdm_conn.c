@@ -220,8 +220,12 @@ static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		return ret;
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = c->my_psn;
-	attr.timeout = 14;		/* 4.096 us * 2^14: 67 ms */
-	attr.retry_cnt = 7;
+	/* A peer that exited fails the QP after 7 unanswered tries of about
+	 * 1 s (4.096 us * 2^18): long enough for a loaded host (a soft-RoCE
+	 * responder may not run for a while), short enough to notice. Not 7
+	 * retries: soft-RoCE takes 7 as "forever" (rxe_comp.c). */
+	attr.timeout = 18;
+	attr.retry_cnt = 6;
 	attr.rnr_retry = 7;		/* wait for receive buffers forever */
 	attr.max_rd_atomic = (uint8_t)dev->attr.max_qp_rd_atom;
 	return lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
