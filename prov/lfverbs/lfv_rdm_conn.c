@@ -121,12 +121,26 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	lfv_rdm_link_addr(ep, c);
 }
 
-/* For receives from a peer not yet in the AV: look again (it may have been
- * inserted since). */
+/* Forgets an address fi_av_remove took away (false: it is still in the
+ * AV): the peer is unknown until it is inserted again. */
+static bool lfv_rdm_conn_forget_addr(struct lfv_rdm_ep *ep,
+				     struct lfv_rdm_conn *c)
+{
+	if (c->addr == FI_ADDR_NOTAVAIL || lfv_av_dest(ep->av, c->addr))
+		return false;
+	lfv_rdm_unlink(&ep->by_addr[lfv_rdm_hash64(c->addr)], c,
+		       offsetof(struct lfv_rdm_conn, next_addr));
+	c->addr = FI_ADDR_NOTAVAIL;
+	return true;
+}
+
+/* For receives: a peer not yet in the AV may have been inserted since, and
+ * one that was may have been removed. */
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 {
 	union ibv_gid gid;
 
+	lfv_rdm_conn_forget_addr(ep, c);
 	if (c->addr != FI_ADDR_NOTAVAIL)
 		return;
 	memcpy(gid.raw, c->name.gid, sizeof(gid.raw));
@@ -220,8 +234,12 @@ static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		return ret;
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = c->my_psn;
-	attr.timeout = 14;		/* 4.096 us * 2^14: 67 ms */
-	attr.retry_cnt = 7;
+	/* A peer that exited fails the QP after 7 unanswered tries of about
+	 * 1 s (4.096 us * 2^18): long enough for a loaded host (a soft-RoCE
+	 * responder may not run for a while), short enough to notice. Not 7
+	 * retries: soft-RoCE takes 7 as "forever" (rxe_comp.c). */
+	attr.timeout = 18;
+	attr.retry_cnt = 6;
 	attr.rnr_retry = 7;		/* wait for receive buffers forever */
 	attr.max_rd_atomic = (uint8_t)dev->attr.max_qp_rd_atom;
 	return lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
@@ -231,6 +249,40 @@ static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 
 /* ---- control messages ------------------------------------------------------- */
 
+/* The address handle control messages to the peer use: the AV's while the
+ * peer is in it, else one of the connection's own. Looked up for every
+ * message: fi_av_remove destroys the AV's handle, and a handshake may
+ * still be retried after that. */
+static int lfv_rdm_conn_ah(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	const struct lfv_av_dest *d;
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.port_num = ep->domain->dev->port_num,
+		.grh = { .sgid_index = 0, .hop_limit = 64 },
+	};
+
+	if (c->addr != FI_ADDR_NOTAVAIL) {
+		d = lfv_av_dest(ep->av, c->addr);
+		if (d) {
+			c->ah = d->ah;
+			return 0;
+		}
+	}
+	if (c->own_ah) {
+		c->ah = c->own_ah;
+		return 0;
+	}
+	memcpy(attr.grh.dgid.raw, c->name.gid, sizeof(c->name.gid));
+	if (ep->domain->dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
+		attr.dlid = c->name.lid;
+	c->own_ah = ibv_create_ah(ep->domain->pd, &attr);
+	if (!c->own_ah)
+		return lfv_verbs_errno();
+	c->ah = c->own_ah;
+	return 0;
+}
+
 static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     uint8_t op)
 {
@@ -239,7 +291,7 @@ static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { 0 }, *bad;
 
-	if (lfv_list_empty(&ep->ctl_free))
+	if (lfv_list_empty(&ep->ctl_free) || lfv_rdm_conn_ah(ep, c))
 		return -FI_EAGAIN; /* a retry will come */
 	r = lfv_container_of(lfv_list_pop_head(&ep->ctl_free),
 			     struct lfv_rdm_req, node);
@@ -298,34 +350,6 @@ static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	return 0;
 }
 
-/* The address handle control messages to the peer use: the AV's when the
- * peer is in it, else one of the connection's own. */
-static int lfv_rdm_conn_ah(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
-{
-	const struct lfv_av_dest *d;
-	struct ibv_ah_attr attr = {
-		.is_global = 1,
-		.port_num = ep->domain->dev->port_num,
-		.grh = { .sgid_index = 0, .hop_limit = 64 },
-	};
-
-	if (c->addr != FI_ADDR_NOTAVAIL) {
-		d = lfv_av_dest(ep->av, c->addr);
-		if (d) {
-			c->ah = d->ah;
-			return 0;
-		}
-	}
-	memcpy(attr.grh.dgid.raw, c->name.gid, sizeof(c->name.gid));
-	if (ep->domain->dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
-		attr.dlid = c->name.lid;
-	c->own_ah = ibv_create_ah(ep->domain->pd, &attr);
-	if (!c->own_ah)
-		return lfv_verbs_errno();
-	c->ah = c->own_ah;
-	return 0;
-}
-
 static struct lfv_rdm_conn *lfv_rdm_conn_new(struct lfv_rdm_ep *ep,
 					     fi_addr_t addr,
 					     const struct lfv_ud_name *name,
@@ -363,9 +387,16 @@ static struct lfv_rdm_conn *lfv_rdm_conn_new(struct lfv_rdm_ep *ep,
 struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				      int *err)
 {
-	struct lfv_rdm_conn *c = lfv_rdm_conn_by_addr(ep, addr);
+	struct lfv_rdm_conn *c;
 	struct lfv_ud_name name;
 
+	/* A removed address still names its connection here: sends to it
+	 * fail like sends to any address the AV does not have. */
+	if (!lfv_av_dest(ep->av, addr)) {
+		*err = -FI_EINVAL;
+		return NULL;
+	}
+	c = lfv_rdm_conn_by_addr(ep, addr);
 	if (c && c->state != LFV_RDM_FAILED)
 		return c;
 	if (c)
@@ -376,6 +407,8 @@ struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 	/* The peer may have connected before it was in the AV. */
 	c = lfv_rdm_conn_by_name(ep, &name);
 	if (c && c->state != LFV_RDM_FAILED) {
+		/* Inserted again after a removal: the new address. */
+		lfv_rdm_conn_forget_addr(ep, c);
 		lfv_rdm_conn_learn_addr(ep, c, addr);
 		return c;
 	}

@@ -1,0 +1,2276 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * RDM robustness (issue 5) through the real libfabric core on soft-RoCE:
+ * many endpoints in one process, all-to-all across processes, simultaneous
+ * first sends (in one process and across two), a peer killed with traffic
+ * in flight, a peer that restarts, addresses removed from the AV, sends to
+ * oneself, and a sweep of bad input.
+ *
+ * The other processes are this program again, exec'd with --peer ROLE:
+ * each opens libfabric and ibverbs itself (a forked copy of an initialised
+ * ibverbs must not be used). The test drives each over a socketpair with
+ * small framed messages. Peers die with the test (PR_SET_PDEATHSIG) or by
+ * an alarm of their own, and every test that starts them kills and reaps
+ * what is left in its teardown, so nothing outlives a failure.
+ *
+ * Cases that show a known lfverbs bug skip unless LFV_RDM_PEERS_KNOWN_BUGS
+ * is set; the skip message names the bug.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_tagged.h>
+
+#include "func_common.h"
+
+#define NAME_LEN 32			/* FI_ADDR_IB_UD */
+#define MSG_MAX 4096			/* payload of one control message */
+#define STEP_MS 60000			/* one phase of a peer test */
+#define WAIT_MS 20000			/* one operation */
+#define PEER_ALARM_S 150		/* a peer that hangs dies by then */
+#define NSIZES 4
+#define SIM_MSGS 24
+#define MAX_KIDS 8
+
+/* Tags of the echo protocol (the low 32 bits are a sequence number). */
+#define TAG_HELLO (1ULL << 40)
+#define TAG_PING (2ULL << 40)
+#define TAG_PONG (3ULL << 40)
+#define TAG_SINK (4ULL << 40)
+#define TAG_SEQ 0xffffffffULL
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool known_bugs(void)
+{
+	const char *v = getenv("LFV_RDM_PEERS_KNOWN_BUGS");
+
+	return v && *v && strcmp(v, "0");
+}
+
+static int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : dflt;
+}
+
+/* Payloads: a byte pattern per seed, so a message in the wrong buffer
+ * shows. */
+static uint8_t pat(uint64_t seed, size_t i)
+{
+	return (uint8_t)(seed * 131 + i * 7 + (i >> 9));
+}
+
+static void fill(uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, i);
+}
+
+static bool check(const uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, i))
+			return false;
+	return true;
+}
+
+/* ---- fabric, endpoints, completions --------------------------------------- */
+
+struct fab {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	size_t eager;			/* inject_size: the eager limit */
+};
+
+/* tx_size 0: the provider's default. */
+static int fab_open(struct fab *f, size_t tx_size)
+{
+	struct fi_info *hints = func_hints(FI_EP_RDM);
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+	hints->tx_attr->size = tx_size;
+	ret = fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &f->info);
+	fi_freeinfo(hints);
+	if (ret)
+		return ret;
+	f->eager = f->info->tx_attr->inject_size;
+	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
+	if (!ret)
+		ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
+	return ret;
+}
+
+static int fab_close(struct fab *f)
+{
+	int ret = 0;
+
+	if (f->domain)
+		ret = fi_close(&f->domain->fid);
+	if (f->fabric && !ret)
+		ret = fi_close(&f->fabric->fid);
+	fi_freeinfo(f->info);
+	memset(f, 0, sizeof(*f));
+	return ret;
+}
+
+struct node {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	bool own_av;
+	uint8_t name[64];
+	size_t namelen;
+};
+
+/* An enabled endpoint with its CQ, on the shared AV or one of its own. */
+static int node_open(struct fab *f, struct fid_av *shared, struct node *n)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .size = 1024 };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int ret = 0;
+
+	memset(n, 0, sizeof(*n));
+	n->av = shared;
+	if (!shared) {
+		ret = fi_av_open(f->domain, &av_attr, &n->av, NULL);
+		n->own_av = !ret;
+	}
+	if (!ret)
+		ret = fi_endpoint(f->domain, f->info, &n->ep, NULL);
+	if (!ret)
+		ret = fi_cq_open(f->domain, &cq_attr, &n->cq, NULL);
+	if (!ret)
+		ret = fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(n->ep, &n->av->fid, 0);
+	if (!ret)
+		ret = fi_enable(n->ep);
+	n->namelen = sizeof(n->name);
+	if (!ret)
+		ret = fi_getname(&n->ep->fid, n->name, &n->namelen);
+	if (!ret && n->namelen != NAME_LEN)
+		ret = -FI_EOTHER;
+	return ret;
+}
+
+static int node_close(struct node *n)
+{
+	int ret = 0, r;
+
+	if (n->ep && (r = fi_close(&n->ep->fid)) && !ret)
+		ret = r;
+	if (n->cq && (r = fi_close(&n->cq->fid)) && !ret)
+		ret = r;
+	if (n->own_av && (r = fi_close(&n->av->fid)) && !ret)
+		ret = r;
+	memset(n, 0, sizeof(*n));
+	return ret;
+}
+
+/* What the completion of one operation said; the operation's context. */
+struct op {
+	int ndone;			/* completions seen: 1 is right */
+	int err;			/* FI_E* of an error completion */
+	uint64_t flags, tag, data;
+	size_t len;
+	fi_addr_t src;
+};
+
+static bool op_mark(struct op *op, uint64_t flags, size_t len, uint64_t tag,
+		    uint64_t data, fi_addr_t src, int err)
+{
+	if (op->ndone++)
+		return false;	/* a second completion: checked later */
+	op->flags = flags;
+	op->len = len;
+	op->tag = tag;
+	op->data = data;
+	op->src = src;
+	op->err = err;
+	return true;
+}
+
+/* Reads what cq has; returns how many operations completed for the first
+ * time (completions without a context count in *stray), or an error other
+ * than -FI_EAGAIN. */
+static int drain_cq(struct fid_cq *cq, int *stray)
+{
+	struct fi_cq_tagged_entry e[16];
+	struct fi_cq_err_entry err;
+	fi_addr_t src[16];
+	ssize_t n, i;
+	int fresh = 0;
+	struct op *op;
+
+	n = fi_cq_readfrom(cq, e, 16, src);
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		n = fi_cq_readerr(cq, &err, 0);
+		if (n != 1)
+			return n < 0 ? (int)n : -FI_EOTHER;
+		op = err.op_context;
+		if (!op) {
+			(*stray)++;
+			return 0;
+		}
+		return op_mark(op, err.flags, err.len, err.tag, err.data,
+			       FI_ADDR_NOTAVAIL, err.err ? err.err : FI_EOTHER);
+	}
+	if (n < 0)
+		return (int)n;
+	for (i = 0; i < n; i++) {
+		op = e[i].op_context;
+		if (!op)
+			(*stray)++;
+		else
+			fresh += op_mark(op, e[i].flags, e[i].len, e[i].tag,
+					 e[i].data, src[i], 0);
+	}
+	return fresh;
+}
+
+/* ---- control messages between the test and its peers ----------------------- */
+
+enum { M_NAMES = 1, M_GO, M_DONE, M_EXIT };
+
+struct mhdr {
+	uint32_t type, len;
+};
+
+static int msg_put(int fd, uint32_t type, const void *p, uint32_t len)
+{
+	uint8_t buf[sizeof(struct mhdr) + MSG_MAX];
+	struct mhdr h = { .type = type, .len = len };
+	size_t n = sizeof(h) + len, off = 0;
+	ssize_t w;
+
+	if (len > MSG_MAX)
+		return -FI_EINVAL;
+	memcpy(buf, &h, sizeof(h));
+	if (len)
+		memcpy(buf + sizeof(h), p, len);
+	while (off < n) {
+		w = write(fd, buf + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -FI_EIO;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+static int read_full(int fd, void *p, size_t n, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t off = 0;
+	int64_t left;
+	ssize_t r;
+
+	while (off < n) {
+		left = deadline - now_ms();
+		if (left < 0)
+			return -FI_ETIMEDOUT;
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -FI_ETIMEDOUT;
+		r = read(fd, (char *)p + off, n - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -FI_EIO; /* the other side is gone */
+		off += (size_t)r;
+	}
+	return 0;
+}
+
+/* The next message, which must be of type want. */
+static int msg_get(int fd, uint32_t want, void *p, uint32_t cap,
+		   uint32_t *len, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	struct mhdr h;
+	int ret;
+
+	ret = read_full(fd, &h, sizeof(h), deadline);
+	if (ret)
+		return ret;
+	if (h.type != want || h.len > cap)
+		return -FI_EOTHER;
+	ret = read_full(fd, p, h.len, deadline);
+	if (!ret && len)
+		*len = h.len;
+	return ret;
+}
+
+/* Something (or EOF) to read. */
+static bool msg_waiting(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/* ---- all-to-all: every endpoint sends every other one NSIZES messages ----- */
+
+/* The endpoints base .. base + k - 1 of g are this process's; every name
+ * is in one AV, addr[] in global order. Sizes straddle the eager limit. */
+struct a2a {
+	struct node *nodes;
+	int g, base, k;
+	const fi_addr_t *addr;
+	size_t size[NSIZES], off[NSIZES], slot;
+	uint8_t *sbuf;			/* k slots: each local sender's */
+	uint8_t *rbuf;			/* k * g slots */
+	struct op *sops, *rops;		/* [local][peer][size] */
+	struct fid_mr *smr;		/* half the senders pass it as desc */
+	int done, stray;
+	char why[256];
+};
+
+static size_t a2a_idx(const struct a2a *x, int r, int s, int z)
+{
+	return ((size_t)r * (size_t)x->g + (size_t)s) * NSIZES + (size_t)z;
+}
+
+static uint64_t a2a_tag(int s, int z)
+{
+	return (uint64_t)s << 16 | (uint64_t)z << 8 | 0x5a;
+}
+
+static uint64_t a2a_seed(int s, int z)
+{
+	return (uint64_t)s * NSIZES + (uint64_t)z + 1;
+}
+
+static uint8_t *a2a_rslot(const struct a2a *x, int r, int s, int z)
+{
+	return x->rbuf + ((size_t)r * (size_t)x->g + (size_t)s) * x->slot +
+	       x->off[z];
+}
+
+static int a2a_fail(struct a2a *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(x->why, sizeof(x->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int a2a_init(struct a2a *x, struct fab *f, struct node *nodes, int g,
+		    int base, int k, const fi_addr_t *addr)
+{
+	size_t n, total = 0;
+	int r, z, ret;
+
+	memset(x, 0, sizeof(*x));
+	x->nodes = nodes;
+	x->g = g;
+	x->base = base;
+	x->k = k;
+	x->addr = addr;
+	x->size[0] = 1;
+	x->size[1] = f->eager;		/* the largest eager message */
+	x->size[2] = f->eager + 1;	/* the smallest rendezvous */
+	x->size[3] = 2 * f->eager + 3;
+	for (z = 0; z < NSIZES; z++) {
+		x->off[z] = total;
+		total += x->size[z];
+	}
+	x->slot = total;
+	n = (size_t)k * (size_t)g * NSIZES;
+	x->sbuf = malloc((size_t)k * x->slot);
+	x->rbuf = calloc((size_t)k * (size_t)g, x->slot);
+	x->sops = calloc(n, sizeof(*x->sops));
+	x->rops = calloc(n, sizeof(*x->rops));
+	if (!x->sbuf || !x->rbuf || !x->sops || !x->rops)
+		return a2a_fail(x, "out of memory");
+	for (r = 0; r < k; r++)
+		for (z = 0; z < NSIZES; z++)
+			fill(x->sbuf + (size_t)r * x->slot + x->off[z],
+			     x->size[z], a2a_seed(base + r, z));
+	ret = fi_mr_reg(f->domain, x->sbuf, (size_t)k * x->slot, FI_SEND, 0,
+			0, 0, &x->smr, NULL);
+	return ret ? a2a_fail(x, "fi_mr_reg: %d", ret) : 0;
+}
+
+static void a2a_fini(struct a2a *x)
+{
+	if (x->smr)
+		fi_close(&x->smr->fid);
+	free(x->sbuf);
+	free(x->rbuf);
+	free(x->sops);
+	free(x->rops);
+}
+
+static int a2a_drain(struct a2a *x)
+{
+	int r, n;
+
+	for (r = 0; r < x->k; r++) {
+		n = drain_cq(x->nodes[r].cq, &x->stray);
+		if (n < 0)
+			return a2a_fail(x, "CQ of %d: %d", x->base + r, n);
+		x->done += n;
+	}
+	return 0;
+}
+
+/* Receives of the sizes of one parity: half before the messages come,
+ * half after (unexpected); directed and wildcard alternately. */
+static int a2a_post(struct a2a *x, int parity)
+{
+	fi_addr_t from;
+	int r, s, z, ret;
+
+	for (r = 0; r < x->k; r++)
+		for (s = 0; s < x->g; s++)
+			for (z = parity; z < NSIZES; z += 2) {
+				if (s == x->base + r)
+					continue;
+				from = ((s + z) & 1) ? x->addr[s] :
+						       FI_ADDR_UNSPEC;
+				ret = (int)fi_trecv(x->nodes[r].ep,
+					a2a_rslot(x, r, s, z), x->size[z],
+					NULL, from, a2a_tag(s, z), 0,
+					&x->rops[a2a_idx(x, r, s, z)]);
+				if (ret)
+					return a2a_fail(x, "fi_trecv: %d",
+							ret);
+			}
+	return 0;
+}
+
+static int a2a_send(struct a2a *x, int64_t deadline)
+{
+	int r, d, z, me, s;
+	ssize_t ret;
+	void *desc;
+	uint8_t *buf;
+
+	for (z = 0; z < NSIZES; z++)
+		for (d = 1; d < x->g; d++)
+			for (r = 0; r < x->k; r++) {
+				me = x->base + r;
+				s = (me + d) % x->g;
+				buf = x->sbuf + (size_t)r * x->slot + x->off[z];
+				desc = (me & 1) ? NULL : fi_mr_desc(x->smr);
+				while ((ret = fi_tsend(x->nodes[r].ep, buf,
+						x->size[z], desc, x->addr[s],
+						a2a_tag(me, z),
+						&x->sops[a2a_idx(x, r, s, z)])) ==
+				       -FI_EAGAIN) {
+					if (a2a_drain(x))
+						return -1;
+					if (now_ms() > deadline)
+						return a2a_fail(x, "fi_tsend: "
+							"no room in time");
+				}
+				if (ret)
+					return a2a_fail(x, "fi_tsend %d -> %d: "
+							"%zd", me, s, ret);
+			}
+	return 0;
+}
+
+static int a2a_expected(const struct a2a *x)
+{
+	return 2 * x->k * (x->g - 1) * NSIZES;
+}
+
+static int a2a_wait(struct a2a *x, int64_t deadline)
+{
+	while (x->done < a2a_expected(x)) {
+		if (a2a_drain(x))
+			return -1;
+		if (now_ms() > deadline)
+			return a2a_fail(x, "timed out with %d of %d "
+					"completions", x->done,
+					a2a_expected(x));
+	}
+	return 0;
+}
+
+static int a2a_verify(struct a2a *x)
+{
+	const struct op *so, *ro;
+	int r, s, z;
+
+	if (x->stray)
+		return a2a_fail(x, "%d completions without a context",
+				x->stray);
+	for (r = 0; r < x->k; r++)
+		for (s = 0; s < x->g; s++)
+			for (z = 0; z < NSIZES; z++) {
+				if (s == x->base + r)
+					continue;
+				so = &x->sops[a2a_idx(x, r, s, z)];
+				ro = &x->rops[a2a_idx(x, r, s, z)];
+				if (so->ndone != 1 || so->err ||
+				    !(so->flags & FI_SEND))
+					return a2a_fail(x, "send %d -> %d size "
+						"%zu: %d completions, err %d",
+						x->base + r, s, x->size[z],
+						so->ndone, so->err);
+				if (ro->ndone != 1 || ro->err)
+					return a2a_fail(x, "receive %d <- %d "
+						"size %zu: %d completions, err "
+						"%d", x->base + r, s,
+						x->size[z], ro->ndone,
+						ro->err);
+				if (ro->flags != (FI_RECV | FI_TAGGED) ||
+				    ro->len != x->size[z] ||
+				    ro->tag != a2a_tag(s, z))
+					return a2a_fail(x, "receive %d <- %d: "
+						"flags %#lx len %zu tag %#lx",
+						x->base + r, s,
+						(unsigned long)ro->flags,
+						ro->len,
+						(unsigned long)ro->tag);
+				if (ro->src != x->addr[s])
+					return a2a_fail(x, "receive %d <- %d: "
+						"FI_SOURCE %#lx, not %#lx",
+						x->base + r, s,
+						(unsigned long)ro->src,
+						(unsigned long)x->addr[s]);
+				if (!check(a2a_rslot(x, r, s, z), x->size[z],
+					   a2a_seed(s, z)))
+					return a2a_fail(x, "receive %d <- %d "
+						"size %zu: wrong data",
+						x->base + r, s, x->size[z]);
+			}
+	return 0;
+}
+
+/* Everything posted, everyone's completions counted and checked; then a
+ * quiet spell in which nothing more may come. */
+static int a2a_run(struct a2a *x, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms, quiet;
+
+	if (a2a_post(x, 0) || a2a_send(x, deadline) || a2a_post(x, 1) ||
+	    a2a_wait(x, deadline))
+		return -1;
+	quiet = now_ms() + 200;
+	while (now_ms() < quiet)
+		if (a2a_drain(x))
+			return -1;
+	if (x->done != a2a_expected(x))
+		return a2a_fail(x, "%d completions, %d expected", x->done,
+				a2a_expected(x));
+	return a2a_verify(x);
+}
+
+/* ---- simultaneous first sends ---------------------------------------------- */
+
+/* One side: SIM_MSGS untagged messages to the peer, sent before any
+ * receive is posted; receive i must hold the peer's message i. */
+struct sim {
+	struct node *n;
+	fi_addr_t peer;
+	int me, other;
+	size_t eager, max;
+	uint8_t *sbuf, *rbuf;
+	struct op sops[SIM_MSGS], rops[SIM_MSGS];
+	int done, stray;
+};
+
+static size_t sim_len(const struct sim *s, int i)
+{
+	return i % 4 == 3 ? s->eager + 1 + (size_t)i : 8 + (size_t)i;
+}
+
+static int sim_init(struct sim *s, struct node *n, fi_addr_t peer, int me,
+		    int other, size_t eager)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	s->peer = peer;
+	s->me = me;
+	s->other = other;
+	s->eager = eager;
+	s->max = eager + 1 + SIM_MSGS;
+	s->sbuf = malloc(SIM_MSGS * s->max);
+	s->rbuf = calloc(SIM_MSGS, s->max);
+	if (!s->sbuf || !s->rbuf)
+		return -FI_ENOMEM;
+	for (i = 0; i < SIM_MSGS; i++)
+		fill(s->sbuf + (size_t)i * s->max, sim_len(s, i),
+		     (uint64_t)me * 1000 + (uint64_t)i);
+	return 0;
+}
+
+static void sim_fini(struct sim *s)
+{
+	free(s->sbuf);
+	free(s->rbuf);
+}
+
+static int sim_drain(struct sim *s)
+{
+	int n = drain_cq(s->n->cq, &s->stray);
+
+	if (n < 0)
+		return n;
+	s->done += n;
+	return 0;
+}
+
+static int sim_send(struct sim *s)
+{
+	int64_t deadline = now_ms() + WAIT_MS;
+	ssize_t ret;
+	int i;
+
+	for (i = 0; i < SIM_MSGS; i++) {
+		while ((ret = fi_send(s->n->ep, s->sbuf + (size_t)i * s->max,
+				      sim_len(s, i), NULL, s->peer,
+				      &s->sops[i])) == -FI_EAGAIN) {
+			if (sim_drain(s) || now_ms() > deadline)
+				return -FI_ETIMEDOUT;
+		}
+		if (ret)
+			return (int)ret;
+	}
+	return 0;
+}
+
+static int sim_post(struct sim *s)
+{
+	ssize_t ret;
+	int i;
+
+	for (i = 0; i < SIM_MSGS; i++) {
+		ret = fi_recv(s->n->ep, s->rbuf + (size_t)i * s->max, s->max,
+			      NULL, FI_ADDR_UNSPEC, &s->rops[i]);
+		if (ret)
+			return (int)ret;
+	}
+	return 0;
+}
+
+static bool sim_complete(const struct sim *s)
+{
+	return s->done == 2 * SIM_MSGS;
+}
+
+/* 0, or the index + 1 of the first message that is wrong (receives as
+ * negative). */
+static int sim_verify(const struct sim *s)
+{
+	const struct op *o;
+	int i;
+
+	if (s->stray)
+		return 1000;
+	for (i = 0; i < SIM_MSGS; i++) {
+		o = &s->sops[i];
+		if (o->ndone != 1 || o->err || o->flags != (FI_SEND | FI_MSG))
+			return i + 1;
+		o = &s->rops[i];
+		if (o->ndone != 1 || o->err || o->flags != (FI_RECV | FI_MSG) ||
+		    o->len != sim_len(s, i) || o->src != s->peer ||
+		    !check(s->rbuf + (size_t)i * s->max, o->len,
+			   (uint64_t)s->other * 1000 + (uint64_t)i))
+			return -(i + 1);
+	}
+	return 0;
+}
+
+/* ---- the peer processes ------------------------------------------------------ */
+
+static const char *peer_role = "?";
+static int peer_idx;
+
+static _Noreturn void peer_die(int line, const char *what, long val)
+{
+	fprintf(stderr, "peer %s %d: line %d: %s (%ld)\n", peer_role, peer_idx,
+		line, what, val);
+	_exit(3);
+}
+
+#define PCHECK(cond) \
+	do { if (!(cond)) peer_die(__LINE__, #cond, 0); } while (0)
+#define PCALL(expr) \
+	do { long r_ = (long)(expr); \
+	     if (r_) peer_die(__LINE__, #expr, r_); } while (0)
+
+/* Waits for the test's message while serving the peers of nodes. */
+static int peer_wait_msg(int fd, uint32_t want, void *p, uint32_t cap,
+			 uint32_t *len, struct node *nodes, int cnt,
+			 int *stray)
+{
+	int64_t deadline = now_ms() + STEP_MS;
+	int i, n, got;
+
+	while (!msg_waiting(fd)) {
+		if (now_ms() > deadline)
+			return -FI_ETIMEDOUT;
+		for (i = got = 0; i < cnt; i++) {
+			n = drain_cq(nodes[i].cq, stray);
+			if (n < 0)
+				return n;
+			got += n;
+		}
+		if (!got)
+			sched_yield();
+	}
+	return msg_get(fd, want, p, cap, len, WAIT_MS);
+}
+
+/* k endpoints in all-to-all with everyone the test names. */
+static int peer_a2a(int fd, int idx, int k)
+{
+	uint8_t names[MSG_MAX];
+	struct node nodes[16];
+	fi_addr_t addr[MSG_MAX / NAME_LEN];
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_av *av;
+	struct a2a x;
+	struct fab f;
+	uint32_t len;
+	int i, g, dummy = 0;
+
+	PCHECK(k > 0 && k <= 16);
+	PCALL(fab_open(&f, 128));
+	PCALL(fi_av_open(f.domain, &av_attr, &av, NULL));
+	for (i = 0; i < k; i++) {
+		PCALL(node_open(&f, av, &nodes[i]));
+		memcpy(names + i * NAME_LEN, nodes[i].name, NAME_LEN);
+	}
+	PCALL(msg_put(fd, M_NAMES, names, (uint32_t)(k * NAME_LEN)));
+	PCALL(msg_get(fd, M_NAMES, names, sizeof(names), &len, STEP_MS));
+	g = (int)(len / NAME_LEN);
+	PCHECK(g >= (idx + 1) * k);
+	PCHECK(fi_av_insert(av, names, (size_t)g, addr, 0, NULL) == g);
+	if (a2a_init(&x, &f, nodes, g, idx * k, k, addr) ||
+	    a2a_run(&x, STEP_MS)) {
+		fprintf(stderr, "peer a2a %d: %s\n", idx, x.why);
+		_exit(4);
+	}
+	PCALL(msg_put(fd, M_DONE, NULL, 0));
+	PCALL(peer_wait_msg(fd, M_EXIT, names, sizeof(names), &len, nodes, k,
+			    &dummy));
+	PCHECK(!dummy);
+	PCHECK(!a2a_drain(&x) && x.done == a2a_expected(&x) && !x.stray);
+	a2a_fini(&x);
+	for (i = 0; i < k; i++)
+		PCALL(node_close(&nodes[i]));
+	PCALL(fi_close(&av->fid));
+	PCALL(fab_close(&f));
+	return 0;
+}
+
+/* Rounds of simultaneous first sends with a fresh endpoint each. */
+static int peer_sim(int fd, int idx, int rounds)
+{
+	uint8_t peer_name[MSG_MAX];
+	struct node n;
+	struct sim s;
+	struct fab f;
+	fi_addr_t peer;
+	uint32_t len;
+	int round, v;
+
+	PCALL(fab_open(&f, 64));
+	for (round = 0; round < rounds; round++) {
+		PCALL(node_open(&f, NULL, &n));
+		PCALL(msg_put(fd, M_NAMES, n.name, NAME_LEN));
+		PCALL(msg_get(fd, M_NAMES, peer_name, sizeof(peer_name), &len,
+			      STEP_MS));
+		PCHECK(len == NAME_LEN);
+		PCHECK(fi_av_insert(n.av, peer_name, 1, &peer, 0, NULL) == 1);
+		PCALL(sim_init(&s, &n, peer, idx, 1 - idx, f.eager));
+		PCALL(msg_get(fd, M_GO, NULL, 0, NULL, STEP_MS));
+		/* Both send before either receives. */
+		PCALL(sim_send(&s));
+		PCALL(sim_post(&s));
+		while (!sim_complete(&s)) {
+			PCALL(sim_drain(&s));
+			PCHECK(s.done <= 2 * SIM_MSGS);
+		}
+		v = sim_verify(&s);
+		if (v)
+			peer_die(__LINE__, "sim_verify", v);
+		PCALL(msg_put(fd, M_DONE, NULL, 0));
+		PCALL(peer_wait_msg(fd, M_EXIT, NULL, 0, NULL, &n, 1,
+				    &s.stray));
+		PCHECK(!sim_drain(&s) && s.done == 2 * SIM_MSGS && !s.stray);
+		sim_fini(&s);
+		PCALL(node_close(&n));
+	}
+	PCALL(fab_close(&f));
+	return 0;
+}
+
+/* Waits for op (serving the node meanwhile). */
+static void peer_wait_op(struct node *n, struct op *op, int *stray)
+{
+	int64_t deadline = now_ms() + WAIT_MS;
+
+	while (!op->ndone) {
+		PCHECK(drain_cq(n->cq, stray) >= 0);
+		PCHECK(now_ms() < deadline);
+	}
+	PCHECK(op->ndone == 1 && !op->err);
+}
+
+#define ECHO_SLOTS 8
+
+/* Greets the test's endpoint, then answers each TAG_PING with a TAG_PONG
+ * of the same payload, until told to exit. Never receives TAG_SINK. */
+static int peer_echo(int fd, int idx)
+{
+	uint8_t name[MSG_MAX], *rbuf, *sbuf[ECHO_SLOTS];
+	struct op hop = { 0 }, rop = { 0 }, sop[ECHO_SLOTS];
+	size_t max;
+	struct node n;
+	struct fab f;
+	fi_addr_t a;
+	uint32_t len;
+	int stray = 0, slot = 0, i;
+	ssize_t ret;
+
+	PCALL(fab_open(&f, 0));
+	max = 4 * f.eager + 64;
+	rbuf = malloc(max);
+	PCHECK(rbuf);
+	for (i = 0; i < ECHO_SLOTS; i++) {
+		sbuf[i] = malloc(max);
+		PCHECK(sbuf[i]);
+		sop[i] = (struct op){ .ndone = 1 };
+	}
+	PCALL(node_open(&f, NULL, &n));
+	PCALL(msg_put(fd, M_NAMES, n.name, NAME_LEN));
+	PCALL(msg_get(fd, M_NAMES, name, sizeof(name), &len, STEP_MS));
+	PCHECK(len == NAME_LEN);
+	PCHECK(fi_av_insert(n.av, name, 1, &a, 0, NULL) == 1);
+	PCALL(fi_trecv(n.ep, rbuf, max, NULL, a, TAG_PING, TAG_SEQ, &rop));
+	PCALL(peer_wait_msg(fd, M_GO, NULL, 0, NULL, &n, 1, &stray));
+	PCALL(fi_tsend(n.ep, "hello", 6, NULL, a, TAG_HELLO | (uint64_t)idx,
+		       &hop));
+	while (!msg_waiting(fd)) {
+		if (!drain_cq(n.cq, &stray))
+			sched_yield();
+		PCHECK(!stray && hop.ndone <= 1 && !hop.err);
+		if (!rop.ndone)
+			continue;
+		PCHECK(rop.ndone == 1 && !rop.err);
+		/* The slot's last pong must have left before its reuse. */
+		peer_wait_op(&n, &sop[slot], &stray);
+		memcpy(sbuf[slot], rbuf, rop.len);
+		sop[slot] = (struct op){ 0 };
+		while ((ret = fi_tsend(n.ep, sbuf[slot], rop.len, NULL, a,
+				       TAG_PONG | (rop.tag & TAG_SEQ),
+				       &sop[slot])) == -FI_EAGAIN)
+			PCHECK(drain_cq(n.cq, &stray) >= 0);
+		PCALL(ret);
+		slot = (slot + 1) % ECHO_SLOTS;
+		rop = (struct op){ 0 };
+		PCALL(fi_trecv(n.ep, rbuf, max, NULL, a, TAG_PING, TAG_SEQ,
+			       &rop));
+	}
+	PCALL(msg_get(fd, M_EXIT, NULL, 0, NULL, WAIT_MS));
+	/* A rendezvous pong completes on the FIN, which may come after the
+	 * test's EXIT. */
+	for (i = 0; i < ECHO_SLOTS; i++)
+		peer_wait_op(&n, &sop[i], &stray);
+	PCALL(node_close(&n));
+	PCALL(fab_close(&f));
+	return 0;
+}
+
+static int peer_main(char **argv)
+{
+	int fd = atoi(argv[3]), arg = atoi(argv[5]);
+
+	peer_role = argv[2];
+	peer_idx = atoi(argv[4]);
+	alarm(PEER_ALARM_S);
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(peer_role, "a2a"))
+		return peer_a2a(fd, peer_idx, arg);
+	if (!strcmp(peer_role, "sim"))
+		return peer_sim(fd, peer_idx, arg);
+	if (!strcmp(peer_role, "echo"))
+		return peer_echo(fd, peer_idx);
+	return 2;
+}
+
+/* ---- the test's side of the peers ---------------------------------------- */
+
+struct kid {
+	pid_t pid;
+	int fd;
+};
+
+static struct kid kids[MAX_KIDS];
+
+/* Starts this program as a peer; returns its slot. */
+static int kid_spawn(const char *role, int idx, int arg)
+{
+	char sfd[16], sidx[16], sarg[16];
+	int sv[2], i;
+	pid_t pid;
+
+	for (i = 0; i < MAX_KIDS && kids[i].pid; i++)
+		;
+	assert_true(i < MAX_KIDS);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				    sv), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(126);
+		fcntl(sv[1], F_SETFD, 0);	/* this end survives exec */
+		snprintf(sfd, sizeof(sfd), "%d", sv[1]);
+		snprintf(sidx, sizeof(sidx), "%d", idx);
+		snprintf(sarg, sizeof(sarg), "%d", arg);
+		execl("/proc/self/exe", "func_rdm_peers", "--peer", role, sfd,
+		      sidx, sarg, (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	kids[i] = (struct kid){ .pid = pid, .fd = sv[0] };
+	return i;
+}
+
+/* The kid's wait status once it ended within timeout_ms; else it is
+ * killed and -1 returned. */
+static int kid_reap(int i, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int status = -1;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(kids[i].pid, &status, WNOHANG);
+		if (r == kids[i].pid)
+			break;
+		if (r < 0 || now_ms() > deadline) {
+			kill(kids[i].pid, SIGKILL);
+			waitpid(kids[i].pid, NULL, 0);
+			status = -1;
+			break;
+		}
+		usleep(10000);
+	}
+	close(kids[i].fd);
+	kids[i] = (struct kid){ 0 };
+	return status;
+}
+
+static void kid_kill(int i)
+{
+	kill(kids[i].pid, SIGKILL);
+	assert_true(WIFSIGNALED(kid_reap(i, WAIT_MS)));
+}
+
+/* The kid must end by itself with status 0. */
+static void kid_expect_exit(int i)
+{
+	int status = kid_reap(i, WAIT_MS);
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		print_message("peer %d ended with status %#x\n", i, status);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static int kids_teardown(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < MAX_KIDS; i++)
+		if (kids[i].pid) {
+			kill(kids[i].pid, SIGKILL);
+			kid_reap(i, WAIT_MS);
+		}
+	return 0;
+}
+
+static void kid_get(int i, uint32_t type, void *p, uint32_t cap,
+		    uint32_t *len)
+{
+	int ret = msg_get(kids[i].fd, type, p, cap, len, STEP_MS);
+
+	if (ret)
+		print_message("peer %d: no message %u: %s\n", i, type,
+			      fi_strerror(-ret));
+	assert_int_equal(ret, 0);
+}
+
+static void kid_put(int i, uint32_t type, const void *p, uint32_t len)
+{
+	assert_int_equal(msg_put(kids[i].fd, type, p, len), 0);
+}
+
+/* ---- the test's own endpoint ("A") talking to peers --------------------------- */
+
+struct host {
+	struct fab f;
+	struct node n;
+	int stray;
+};
+
+static void host_open(struct host *h)
+{
+	memset(h, 0, sizeof(*h));
+	assert_int_equal(fab_open(&h->f, 0), 0);
+	assert_int_equal(node_open(&h->f, NULL, &h->n), 0);
+}
+
+/* Closing must not hang, whatever the peers did. */
+static void host_close(struct host *h)
+{
+	int64_t t0 = now_ms();
+
+	assert_int_equal(node_close(&h->n), 0);
+	assert_int_equal(fab_close(&h->f), 0);
+	assert_true(now_ms() - t0 < 10000);
+	assert_int_equal(h->stray, 0);
+}
+
+static void host_drain(struct host *h)
+{
+	if (drain_cq(h->n.cq, &h->stray) == 0)
+		sched_yield();
+}
+
+/* Swaps names with a peer: returns its address in our AV. */
+static fi_addr_t host_meet(struct host *h, int kid)
+{
+	uint8_t name[NAME_LEN];
+	fi_addr_t addr;
+	uint32_t len;
+
+	kid_get(kid, M_NAMES, name, sizeof(name), &len);
+	assert_int_equal(len, NAME_LEN);
+	assert_int_equal(fi_av_insert(h->n.av, name, 1, &addr, 0, NULL), 1);
+	kid_put(kid, M_NAMES, h->n.name, NAME_LEN);
+	return addr;
+}
+
+static void host_wait(struct host *h, struct op *op, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+
+	while (!op->ndone && now_ms() < deadline)
+		host_drain(h);
+	assert_int_equal(op->ndone, 1);
+}
+
+static void host_send(struct host *h, const void *buf, size_t len,
+		      fi_addr_t to, uint64_t tag, struct op *op)
+{
+	int64_t deadline = now_ms() + WAIT_MS;
+	ssize_t ret;
+
+	memset(op, 0, sizeof(*op));
+	while ((ret = fi_tsend(h->n.ep, buf, len, NULL, to, tag, op)) ==
+	       -FI_EAGAIN && now_ms() < deadline)
+		host_drain(h);
+	assert_int_equal(ret, 0);
+}
+
+/* A ping in flight to an echo peer (one at a time). */
+struct pinger {
+	fi_addr_t peer;
+	uint32_t seq;
+	size_t len;
+	uint8_t *sbuf, *rbuf;
+	struct op sop, rop;
+	bool busy;
+	int pongs;
+};
+
+static void pinger_init(struct pinger *p, fi_addr_t peer, size_t len,
+			size_t max)
+{
+	memset(p, 0, sizeof(*p));
+	p->peer = peer;
+	p->len = len;
+	p->sbuf = malloc(max);
+	p->rbuf = malloc(max);
+	assert_non_null(p->sbuf);
+	assert_non_null(p->rbuf);
+}
+
+static void pinger_fini(struct pinger *p)
+{
+	assert_false(p->busy);
+	free(p->sbuf);
+	free(p->rbuf);
+}
+
+/* Starts a ping when idle; checks the pong when both halves are in. */
+static void pinger_step(struct host *h, struct pinger *p)
+{
+	if (p->busy) {
+		if (!p->sop.ndone || !p->rop.ndone)
+			return;
+		assert_int_equal(p->sop.ndone, 1);
+		assert_int_equal(p->sop.err, 0);
+		assert_int_equal(p->rop.ndone, 1);
+		assert_int_equal(p->rop.err, 0);
+		assert_int_equal(p->rop.len, p->len);
+		assert_int_equal(p->rop.src, p->peer);
+		assert_int_equal(p->rop.tag, TAG_PONG | p->seq);
+		assert_true(check(p->rbuf, p->len, p->seq));
+		p->pongs++;
+		p->busy = false;
+		return;
+	}
+	p->seq++;
+	fill(p->sbuf, p->len, p->seq);
+	memset(p->rbuf, 0, p->len);
+	memset(&p->rop, 0, sizeof(p->rop));
+	assert_int_equal(fi_trecv(h->n.ep, p->rbuf, p->len, NULL, p->peer,
+				  TAG_PONG | p->seq, 0, &p->rop), 0);
+	host_send(h, p->sbuf, p->len, p->peer, TAG_PING | p->seq, &p->sop);
+	p->busy = true;
+}
+
+static void pinger_finish(struct host *h, struct pinger *p)
+{
+	int64_t deadline = now_ms() + WAIT_MS;
+
+	while (p->busy && now_ms() < deadline) {
+		host_drain(h);
+		pinger_step(h, p);
+	}
+	assert_false(p->busy);
+}
+
+static void host_ping(struct host *h, fi_addr_t peer, size_t len)
+{
+	struct pinger p;
+
+	pinger_init(&p, peer, len, len);
+	pinger_step(h, &p);
+	pinger_finish(h, &p);
+	assert_int_equal(p.pongs, 1);
+	pinger_fini(&p);
+}
+
+/* Pings of sizes on both sides of the eager limit. */
+static void host_ping_sizes(struct host *h, fi_addr_t peer)
+{
+	size_t sizes[] = { 1, h->f.eager, h->f.eager + 1, 3 * h->f.eager };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		host_ping(h, peer, sizes[i]);
+}
+
+/* The greeting an echo peer sends first (it makes the connection). */
+static void host_post_hello(struct host *h, int idx, struct op *op)
+{
+	static uint8_t hello[MAX_KIDS][8];
+
+	memset(op, 0, sizeof(*op));
+	assert_int_equal(fi_trecv(h->n.ep, hello[idx], sizeof(hello[idx]),
+				  NULL, FI_ADDR_UNSPEC,
+				  TAG_HELLO | (uint64_t)idx, 0, op), 0);
+}
+
+static void host_expect_hello(struct host *h, struct op *op, fi_addr_t from)
+{
+	host_wait(h, op, WAIT_MS);
+	assert_int_equal(op->err, 0);
+	assert_int_equal(op->len, 6);
+	assert_int_equal(op->src, from);
+}
+
+/* ---- tests: one process -------------------------------------------------------- */
+
+/* LFV_RDM_PEERS_NEP endpoints (32) of one domain on one AV, all to all. */
+static void test_many_endpoints(void **state)
+{
+	int g = env_int("LFV_RDM_PEERS_NEP", 32), i;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct node *nodes = calloc((size_t)g, sizeof(*nodes));
+	fi_addr_t *addr = calloc((size_t)g, sizeof(*addr));
+	uint8_t *names = malloc((size_t)g * NAME_LEN);
+	struct fid_av *av;
+	struct a2a x;
+	struct fab f;
+	int64_t t0;
+
+	(void)state;
+	assert_true(g >= 2);
+	assert_non_null(nodes);
+	assert_non_null(addr);
+	assert_non_null(names);
+	t0 = now_ms();
+	assert_int_equal(fab_open(&f, 128), 0);
+	assert_int_equal(fi_av_open(f.domain, &av_attr, &av, NULL), 0);
+	for (i = 0; i < g; i++) {
+		assert_int_equal(node_open(&f, av, &nodes[i]), 0);
+		memcpy(names + (size_t)i * NAME_LEN, nodes[i].name, NAME_LEN);
+	}
+	assert_int_equal(fi_av_insert(av, names, (size_t)g, addr, 0, NULL),
+			 g);
+	print_message("%d endpoints open in %ld ms\n", g,
+		      (long)(now_ms() - t0));
+	t0 = now_ms();
+	if (a2a_init(&x, &f, nodes, g, 0, g, addr) ||
+	    a2a_run(&x, 2 * STEP_MS)) {
+		print_message("all-to-all: %s\n", x.why);
+		fail();
+	}
+	print_message("%d messages in %ld ms\n", g * (g - 1) * NSIZES,
+		      (long)(now_ms() - t0));
+	a2a_fini(&x);
+	t0 = now_ms();
+	for (i = 0; i < g; i++)
+		assert_int_equal(node_close(&nodes[i]), 0);
+	print_message("closed in %ld ms\n", (long)(now_ms() - t0));
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fab_close(&f), 0);
+	free(nodes);
+	free(addr);
+	free(names);
+}
+
+/* Rounds of two fresh endpoints that both send before either polls: each
+ * side's first send starts a handshake before the other's request has
+ * been read, so the requests cross every time. */
+static void test_simultaneous_local(void **state)
+{
+	int rounds = env_int("LFV_RDM_PEERS_ROUNDS", 10), round, i, v;
+	struct node n[2];
+	struct sim s[2];
+	fi_addr_t peer[2];
+	struct fab f;
+	int64_t deadline;
+
+	(void)state;
+	assert_int_equal(fab_open(&f, 64), 0);
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < 2; i++)
+			assert_int_equal(node_open(&f, NULL, &n[i]), 0);
+		for (i = 0; i < 2; i++) {
+			assert_int_equal(fi_av_insert(n[i].av, n[1 - i].name,
+						      1, &peer[i], 0, NULL), 1);
+			assert_int_equal(sim_init(&s[i], &n[i], peer[i], i,
+						  1 - i, f.eager), 0);
+		}
+		for (i = 0; i < 2; i++)
+			assert_int_equal(sim_send(&s[i]), 0);
+		for (i = 0; i < 2; i++)
+			assert_int_equal(sim_post(&s[i]), 0);
+		deadline = now_ms() + WAIT_MS;
+		while (!(sim_complete(&s[0]) && sim_complete(&s[1])) &&
+		       now_ms() < deadline)
+			for (i = 0; i < 2; i++)
+				assert_int_equal(sim_drain(&s[i]), 0);
+		for (i = 0; i < 2; i++) {
+			v = sim_verify(&s[i]);
+			if (v)
+				print_message("round %d side %d: message %d "
+					      "(%d of %d completions)\n",
+					      round, i, v, s[i].done,
+					      2 * SIM_MSGS);
+			assert_int_equal(v, 0);
+		}
+		for (i = 0; i < 2; i++) {
+			sim_fini(&s[i]);
+			assert_int_equal(node_close(&n[i]), 0);
+		}
+	}
+	assert_int_equal(fab_close(&f), 0);
+}
+
+/* FI_LOCAL_COMM: an endpoint sends to its own address (eager and
+ * rendezvous); FI_SOURCE is that address. */
+static void test_send_to_self(void **state)
+{
+	size_t len[2], i;
+	struct host h;
+	struct op sop, rop;
+	fi_addr_t self;
+	uint8_t *sbuf, *rbuf;
+
+	(void)state;
+	host_open(&h);
+	len[0] = 100;
+	len[1] = 2 * h.f.eager + 5;
+	sbuf = malloc(len[1]);
+	rbuf = malloc(len[1]);
+	assert_non_null(sbuf);
+	assert_non_null(rbuf);
+	assert_int_equal(fi_av_insert(h.n.av, h.n.name, 1, &self, 0, NULL), 1);
+	for (i = 0; i < 2; i++) {
+		fill(sbuf, len[i], i + 77);
+		memset(rbuf, 0, len[i]);
+		memset(&rop, 0, sizeof(rop));
+		assert_int_equal(fi_trecv(h.n.ep, rbuf, len[i], NULL,
+					  FI_ADDR_UNSPEC, 3, 0, &rop), 0);
+		host_send(&h, sbuf, len[i], self, 3, &sop);
+		host_wait(&h, &rop, WAIT_MS);
+		host_wait(&h, &sop, WAIT_MS);
+		assert_int_equal(sop.err, 0);
+		assert_int_equal(rop.err, 0);
+		assert_int_equal(rop.len, len[i]);
+		assert_int_equal(rop.src, self);
+		assert_true(check(rbuf, len[i], i + 77));
+	}
+	free(sbuf);
+	free(rbuf);
+	host_close(&h);
+}
+
+/* Two endpoints of one process, one AV each; a has b at ab, b has a at
+ * ba. */
+struct pair {
+	struct fab f;
+	struct node a, b;
+	fi_addr_t ab, ba;
+	int stray;
+};
+
+static void pair_open(struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(fab_open(&p->f, 0), 0);
+	assert_int_equal(node_open(&p->f, NULL, &p->a), 0);
+	assert_int_equal(node_open(&p->f, NULL, &p->b), 0);
+	assert_int_equal(fi_av_insert(p->a.av, p->b.name, 1, &p->ab, 0, NULL),
+			 1);
+	assert_int_equal(fi_av_insert(p->b.av, p->a.name, 1, &p->ba, 0, NULL),
+			 1);
+}
+
+static void pair_close(struct pair *p)
+{
+	assert_int_equal(node_close(&p->a), 0);
+	assert_int_equal(node_close(&p->b), 0);
+	assert_int_equal(fab_close(&p->f), 0);
+	assert_int_equal(p->stray, 0);
+}
+
+static void pair_drain(struct pair *p)
+{
+	assert_true(drain_cq(p->a.cq, &p->stray) >= 0);
+	assert_true(drain_cq(p->b.cq, &p->stray) >= 0);
+}
+
+static void pair_wait(struct pair *p, struct op *op, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+
+	while (!op->ndone && now_ms() < deadline)
+		pair_drain(p);
+}
+
+/* One tagged message from -> to (to's address for from: dest), which must
+ * arrive from src; returns nothing, asserts. */
+static void pair_msg(struct pair *p, struct node *from, struct node *to,
+		     fi_addr_t dest, fi_addr_t src, uint64_t tag)
+{
+	struct op sop = { 0 }, rop = { 0 };
+	char got[16] = { 0 };
+
+	assert_int_equal(fi_trecv(to->ep, got, sizeof(got), NULL,
+				  FI_ADDR_UNSPEC, tag, 0, &rop), 0);
+	assert_int_equal(fi_tsend(from->ep, "pair", 5, NULL, dest, tag, &sop),
+			 0);
+	pair_wait(p, &rop, WAIT_MS);
+	pair_wait(p, &sop, WAIT_MS);
+	assert_int_equal(sop.ndone, 1);
+	assert_int_equal(sop.err, 0);
+	assert_int_equal(rop.ndone, 1);
+	assert_int_equal(rop.err, 0);
+	assert_int_equal(rop.src, src);
+	assert_string_equal(got, "pair");
+}
+
+/* fi_av_remove of a live peer: the address is gone, so sends to it fail
+ * at once; they do not travel over the connection made before. */
+static void test_removed_address(void **state)
+{
+	struct op rop = { 0 };
+	struct pair p;
+	char got[16];
+
+	(void)state;
+	pair_open(&p);
+	pair_msg(&p, &p.a, &p.b, p.ab, p.ba, 1);
+	pair_msg(&p, &p.b, &p.a, p.ba, p.ab, 2);
+	assert_int_equal(fi_av_remove(p.a.av, &p.ab, 1, 0), 0);
+	assert_int_equal(fi_trecv(p.b.ep, got, sizeof(got), NULL,
+				  FI_ADDR_UNSPEC, 3, 0, &rop), 0);
+	assert_int_equal(fi_tsend(p.a.ep, "gone", 5, NULL, p.ab, 3, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_tinject(p.a.ep, "gone", 5, p.ab, 3), -FI_EINVAL);
+	pair_wait(&p, &rop, 300);
+	assert_int_equal(rop.ndone, 0);
+	assert_int_equal(fi_cancel(&p.b.ep->fid, &rop), 0);
+	pair_wait(&p, &rop, WAIT_MS);
+	assert_int_equal(rop.err, FI_ECANCELED);
+	/* b still reaches a, which no longer knows who that is. */
+	pair_msg(&p, &p.b, &p.a, p.ba, FI_ADDR_NOTAVAIL, 6);
+	/* Inserted again, the peer is reachable at its new address. */
+	assert_int_equal(fi_av_insert(p.a.av, p.b.name, 1, &p.ab, 0, NULL), 1);
+	pair_msg(&p, &p.a, &p.b, p.ab, p.ba, 4);
+	pair_msg(&p, &p.b, &p.a, p.ba, p.ab, 5);
+	pair_close(&p);
+}
+
+/* A handshake to nobody is still being retried when its address is
+ * removed from the AV (whose address handle goes with it): the retries
+ * must not use that handle, the send fails in time, and the endpoint's
+ * control QP keeps working for new connections both ways. */
+static void test_remove_during_handshake(void **state)
+{
+	uint8_t nobody[NAME_LEN];
+	struct op xop = { 0 };
+	struct pair p;
+	fi_addr_t ax;
+	uint32_t qpn;
+	int64_t t0;
+
+	(void)state;
+	pair_open(&p);
+	/* b's GID with a QP number nobody has. */
+	memcpy(nobody, p.b.name, NAME_LEN);
+	qpn = 0xfffff0;
+	memcpy(nobody + 16, &qpn, sizeof(qpn));
+	assert_int_equal(fi_av_insert(p.a.av, nobody, 1, &ax, 0, NULL), 1);
+	t0 = now_ms();
+	assert_int_equal(fi_tsend(p.a.ep, "x", 2, NULL, ax, 9, &xop), 0);
+	pair_wait(&p, &xop, 300);
+	assert_int_equal(fi_av_remove(p.a.av, &ax, 1, 0), 0);
+	pair_wait(&p, &xop, 500);
+	/* New connections both ways over a's control QP. */
+	pair_msg(&p, &p.b, &p.a, p.ba, p.ab, 1);
+	pair_msg(&p, &p.a, &p.b, p.ab, p.ba, 2);
+	pair_wait(&p, &xop, WAIT_MS);
+	assert_int_equal(xop.ndone, 1);
+	assert_int_equal(xop.err, FI_EHOSTUNREACH);
+	print_message("handshake to nobody failed after %ld ms\n",
+		      (long)(now_ms() - t0));
+	pair_close(&p);
+}
+
+/* ---- tests: several processes ------------------------------------------------- */
+
+/* LFV_RDM_PEERS_PROCS processes (4) of LFV_RDM_PEERS_K endpoints (4) each,
+ * all to all; the test only relays names and collects statuses. */
+static void test_processes(void **state)
+{
+	int np = env_int("LFV_RDM_PEERS_PROCS", 4);
+	int k = env_int("LFV_RDM_PEERS_K", 4), i, slot[MAX_KIDS];
+	uint8_t names[MSG_MAX];
+	uint32_t len, total = 0;
+	int64_t t0 = now_ms();
+
+	(void)state;
+	assert_true(np >= 2 && np <= MAX_KIDS);
+	assert_true(np * k * NAME_LEN <= MSG_MAX);
+	for (i = 0; i < np; i++)
+		slot[i] = kid_spawn("a2a", i, k);
+	for (i = 0; i < np; i++) {
+		kid_get(slot[i], M_NAMES, names + total, MSG_MAX - total,
+			&len);
+		assert_int_equal(len, (uint32_t)(k * NAME_LEN));
+		total += len;
+	}
+	for (i = 0; i < np; i++)
+		kid_put(slot[i], M_NAMES, names, total);
+	for (i = 0; i < np; i++)
+		kid_get(slot[i], M_DONE, NULL, 0, NULL);
+	for (i = 0; i < np; i++)
+		kid_put(slot[i], M_EXIT, NULL, 0);
+	for (i = 0; i < np; i++)
+		kid_expect_exit(slot[i]);
+	print_message("%d processes x %d endpoints: %ld ms\n", np, k,
+		      (long)(now_ms() - t0));
+}
+
+/* Two processes, rounds of fresh endpoints that both send first. */
+static void test_simultaneous_procs(void **state)
+{
+	int rounds = env_int("LFV_RDM_PEERS_ROUNDS", 10), round, i, s[2];
+	uint8_t name[2][NAME_LEN];
+	uint32_t len;
+
+	(void)state;
+	for (i = 0; i < 2; i++)
+		s[i] = kid_spawn("sim", i, rounds);
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < 2; i++) {
+			kid_get(s[i], M_NAMES, name[i], NAME_LEN, &len);
+			assert_int_equal(len, NAME_LEN);
+		}
+		for (i = 0; i < 2; i++)
+			kid_put(s[i], M_NAMES, name[1 - i], NAME_LEN);
+		for (i = 0; i < 2; i++)
+			kid_put(s[i], M_GO, NULL, 0);
+		for (i = 0; i < 2; i++)
+			kid_get(s[i], M_DONE, NULL, 0, NULL);
+		for (i = 0; i < 2; i++)
+			kid_put(s[i], M_EXIT, NULL, 0);
+	}
+	for (i = 0; i < 2; i++)
+		kid_expect_exit(s[i]);
+}
+
+static bool peer_gone_err(int err)
+{
+	return err == FI_ETIMEDOUT || err == FI_ECANCELED ||
+	       err == FI_ECONNRESET || err == FI_EHOSTUNREACH ||
+	       err == FI_EIO;
+}
+
+/* Echo peers B and C. B is killed while A has messages to it in flight;
+ * they, and the ones A sends to B afterwards, complete in error in
+ * bounded time, while A's traffic with C goes on; closing A does not
+ * hang. */
+static void test_peer_exit(void **state)
+{
+	enum { NLATE = 8, NSINK = 8 };
+	struct op hb, hc, sink[NSINK], late[NLATE], more[2];
+	uint8_t *big, small[128];
+	struct pinger pc;
+	struct host h;
+	fi_addr_t fb, fc;
+	int b, c, i, pending;
+	int64_t t0, deadline;
+
+	(void)state;
+	b = kid_spawn("echo", 1, 0);
+	c = kid_spawn("echo", 2, 0);
+	host_open(&h);
+	big = malloc(4 * h.f.eager);
+	assert_non_null(big);
+	memset(big, 0xb1, 4 * h.f.eager);
+	memset(small, 0x5b, sizeof(small));
+	fb = host_meet(&h, b);
+	fc = host_meet(&h, c);
+	host_post_hello(&h, 1, &hb);
+	host_post_hello(&h, 2, &hc);
+	kid_put(b, M_GO, NULL, 0);
+	kid_put(c, M_GO, NULL, 0);
+	host_expect_hello(&h, &hb, fb);
+	host_expect_hello(&h, &hc, fc);
+	host_ping(&h, fb, 64);
+	host_ping(&h, fc, 64);
+
+	/* Messages B never receives: its device acknowledges them. */
+	for (i = 0; i < NSINK; i++)
+		host_send(&h, small, sizeof(small), fb, TAG_SINK | (uint64_t)i,
+			  &sink[i]);
+	for (i = 0; i < NSINK; i++) {
+		host_wait(&h, &sink[i], WAIT_MS);
+		assert_int_equal(sink[i].err, 0);
+	}
+
+	kid_kill(b);
+	/* In flight to the dead peer: eager ones and a rendezvous (its RTS
+	 * cannot be delivered, so no FIN is awaited). */
+	t0 = now_ms();
+	for (i = 0; i < NLATE; i++)
+		host_send(&h, i == 3 ? big : small,
+			  i == 3 ? 4 * h.f.eager : sizeof(small), fb,
+			  TAG_SINK | (uint64_t)(100 + i), &late[i]);
+	pinger_init(&pc, fc, 256, 256);
+	deadline = now_ms() + STEP_MS / 2;
+	do {
+		host_drain(&h);
+		pinger_step(&h, &pc);
+		for (i = pending = 0; i < NLATE; i++)
+			pending += !late[i].ndone;
+	} while (pending && now_ms() < deadline);
+	if (pending)
+		print_message("%d sends to the dead peer never completed\n",
+			      pending);
+	assert_int_equal(pending, 0);
+	for (i = 0; i < NLATE; i++) {
+		assert_int_equal(late[i].ndone, 1);
+		if (!peer_gone_err(late[i].err))
+			print_message("send %d: err %d\n", i, late[i].err);
+		assert_true(peer_gone_err(late[i].err));
+	}
+	print_message("sends to the dead peer failed within %ld ms (%s, "
+		      "then %s); %d pings to the live one meanwhile\n",
+		      (long)(now_ms() - t0), fi_strerror(late[0].err),
+		      fi_strerror(late[NLATE - 1].err), pc.pongs);
+
+	/* Sends after the failure connect again and find nobody. */
+	t0 = now_ms();
+	host_send(&h, small, 16, fb, TAG_SINK | 200, &more[0]);
+	host_send(&h, small, 32, fb, TAG_SINK | 201, &more[1]);
+	deadline = now_ms() + STEP_MS / 2;
+	while ((!more[0].ndone || !more[1].ndone) && now_ms() < deadline) {
+		host_drain(&h);
+		pinger_step(&h, &pc);
+	}
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(more[i].ndone, 1);
+		assert_int_equal(more[i].err, FI_EHOSTUNREACH);
+	}
+	print_message("new handshake to the dead peer failed in %ld ms\n",
+		      (long)(now_ms() - t0));
+	pinger_finish(&h, &pc);
+	assert_true(pc.pongs >= 2);
+	pinger_fini(&pc);
+	host_ping_sizes(&h, fc);
+
+	kid_put(c, M_EXIT, NULL, 0);
+	kid_expect_exit(c);
+	free(big);
+	host_close(&h);
+}
+
+/* A rendezvous send whose RTS reached B (B has not received it, so A
+ * waits for its FIN) when B is killed: once A's connection to B fails
+ * (here: A sends B another message), the rendezvous completes in error
+ * too. */
+static void test_peer_exit_rendezvous(void **state)
+{
+	struct op hb, rndv, after;
+	struct host h;
+	uint8_t *big;
+	fi_addr_t fb;
+	int b;
+	int64_t deadline;
+
+	(void)state;
+	b = kid_spawn("echo", 1, 0);
+	host_open(&h);
+	big = malloc(4 * h.f.eager);
+	assert_non_null(big);
+	memset(big, 0x3c, 4 * h.f.eager);
+	fb = host_meet(&h, b);
+	host_post_hello(&h, 1, &hb);
+	kid_put(b, M_GO, NULL, 0);
+	host_expect_hello(&h, &hb, fb);
+	host_ping(&h, fb, 64);
+	host_send(&h, big, 4 * h.f.eager, fb, TAG_SINK | 1, &rndv);
+	deadline = now_ms() + 500;
+	while (now_ms() < deadline)
+		host_drain(&h);
+	assert_int_equal(rndv.ndone, 0);	/* B has not received it */
+	kid_kill(b);
+	host_send(&h, "x", 2, fb, TAG_SINK | 2, &after);
+	deadline = now_ms() + STEP_MS / 2;
+	while ((!rndv.ndone || !after.ndone) && now_ms() < deadline)
+		host_drain(&h);
+	assert_int_equal(after.ndone, 1);
+	assert_true(peer_gone_err(after.err));
+	assert_int_equal(rndv.ndone, 1);
+	assert_true(peer_gone_err(rndv.err));
+	free(big);
+	host_close(&h);
+}
+
+/* A rendezvous send to an address nobody answers fails with the
+ * handshake; the registration made for its payload goes with it, so the
+ * domain closes. */
+static void test_failed_rendezvous_close(void **state)
+{
+	uint8_t nobody[NAME_LEN], *big;
+	struct op op;
+	struct host h;
+	fi_addr_t ax;
+	uint32_t qpn = 0xfffff0;
+
+	(void)state;
+	host_open(&h);
+	big = calloc(1, 2 * h.f.eager + 5);
+	assert_non_null(big);
+	memcpy(nobody, h.n.name, NAME_LEN);
+	memcpy(nobody + 16, &qpn, sizeof(qpn));
+	assert_int_equal(fi_av_insert(h.n.av, nobody, 1, &ax, 0, NULL), 1);
+	host_send(&h, big, 2 * h.f.eager + 5, ax, 1, &op);
+	host_wait(&h, &op, WAIT_MS);
+	assert_int_equal(op.err, FI_EHOSTUNREACH);
+	host_close(&h);
+	free(big);
+}
+
+/* An endpoint closed while a rendezvous send of it waits for its FIN
+ * (the receiver has not received the message): the send is dropped with
+ * everything it holds, so the domain closes. */
+static void test_close_with_rendezvous_pending(void **state)
+{
+	struct op op = { 0 };
+	struct pair p;
+	uint8_t *big;
+	size_t len;
+	int64_t deadline;
+
+	(void)state;
+	pair_open(&p);
+	len = 2 * p.f.eager + 5;
+	big = calloc(1, len);
+	assert_non_null(big);
+	assert_int_equal(fi_tsend(p.a.ep, big, len, NULL, p.ab, 1, &op), 0);
+	deadline = now_ms() + 500;
+	while (now_ms() < deadline)
+		pair_drain(&p);
+	assert_int_equal(op.ndone, 0);	/* b has not received it */
+	pair_close(&p);
+	free(big);
+}
+
+/* B sends A a rendezvous message A has not received when B is killed; A's
+ * connection to B fails (A sends B something); then A posts the receive:
+ * it completes, in error, as the payload cannot be read. */
+static void test_peer_exit_unexpected_rendezvous(void **state)
+{
+	struct op hb, ping, pong, after;
+	uint8_t *sbuf, *rbuf;
+	struct host h;
+	fi_addr_t fb;
+	size_t len;
+	int b;
+	int64_t deadline;
+
+	(void)state;
+	b = kid_spawn("echo", 1, 0);
+	host_open(&h);
+	len = 4 * h.f.eager;
+	sbuf = malloc(len);
+	rbuf = malloc(len);
+	assert_non_null(sbuf);
+	assert_non_null(rbuf);
+	fill(sbuf, len, 5);
+	fb = host_meet(&h, b);
+	host_post_hello(&h, 1, &hb);
+	kid_put(b, M_GO, NULL, 0);
+	host_expect_hello(&h, &hb, fb);
+	/* A ping whose pong (an RTS) nobody receives yet. */
+	host_send(&h, sbuf, len, fb, TAG_PING | 77, &ping);
+	host_wait(&h, &ping, WAIT_MS);
+	assert_int_equal(ping.err, 0);
+	deadline = now_ms() + 500;
+	while (now_ms() < deadline)
+		host_drain(&h);
+	kid_kill(b);
+	host_send(&h, "x", 2, fb, TAG_SINK | 1, &after);
+	host_wait(&h, &after, STEP_MS / 2);
+	assert_true(peer_gone_err(after.err));
+	memset(&pong, 0, sizeof(pong));
+	assert_int_equal(fi_trecv(h.n.ep, rbuf, len, NULL, fb, TAG_PONG | 77,
+				  0, &pong), 0);
+	host_wait(&h, &pong, STEP_MS / 2);
+	assert_int_not_equal(pong.err, 0);
+	free(sbuf);
+	free(rbuf);
+	host_close(&h);
+}
+
+/* B exits; B' starts (a new endpoint, normally at a new address: rxe
+ * hands out QP numbers cyclically); A swaps the address in its AV and
+ * traffic resumes, with B' making the first connection. */
+static void test_peer_restart(void **state)
+{
+	uint8_t old_name[NAME_LEN];
+	struct op hb, hb2;
+	struct host h;
+	fi_addr_t fb, fb2;
+	size_t len = NAME_LEN;
+	int b, b2;
+
+	(void)state;
+	b = kid_spawn("echo", 1, 0);
+	host_open(&h);
+	fb = host_meet(&h, b);
+	host_post_hello(&h, 1, &hb);
+	kid_put(b, M_GO, NULL, 0);
+	host_expect_hello(&h, &hb, fb);
+	host_ping_sizes(&h, fb);
+	assert_int_equal(fi_av_lookup(h.n.av, fb, old_name, &len), 0);
+	kid_put(b, M_EXIT, NULL, 0);
+	kid_expect_exit(b);
+
+	b2 = kid_spawn("echo", 2, 0);
+	assert_int_equal(fi_av_remove(h.n.av, &fb, 1, 0), 0);
+	fb2 = host_meet(&h, b2);
+	assert_true(fb2 != fb);
+	len = NAME_LEN;
+	{
+		uint8_t new_name[NAME_LEN];
+
+		assert_int_equal(fi_av_lookup(h.n.av, fb2, new_name, &len), 0);
+		print_message("restarted peer at %s address\n",
+			      memcmp(old_name, new_name, NAME_LEN) ?
+			      "a new" : "THE SAME");
+	}
+	host_post_hello(&h, 2, &hb2);
+	kid_put(b2, M_GO, NULL, 0);
+	host_expect_hello(&h, &hb2, fb2);
+	host_ping_sizes(&h, fb2);
+	kid_put(b2, M_EXIT, NULL, 0);
+	kid_expect_exit(b2);
+	host_close(&h);
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+/* Deprecated, not gone: lfverbs implements them (see func_msg.c). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static ssize_t tx_left(struct fid_ep *ep)
+{
+	return fi_tx_size_left(ep);
+}
+
+static ssize_t rx_left(struct fid_ep *ep)
+{
+	return fi_rx_size_left(ep);
+}
+#pragma GCC diagnostic pop
+
+/* Endpoint attributes beyond what the provider offers. */
+static void bad_endpoint_attrs(struct fab *f)
+{
+	struct fi_info *info = fi_dupinfo(f->info);
+	struct fid_ep *ep;
+
+	assert_non_null(info);
+	info->tx_attr->iov_limit = 1000;
+	assert_int_equal(fi_endpoint(f->domain, info, &ep, NULL), -FI_EINVAL);
+	info->tx_attr->iov_limit = f->info->tx_attr->iov_limit;
+	info->tx_attr->inject_size = f->eager + 1;
+	assert_int_equal(fi_endpoint(f->domain, info, &ep, NULL), -FI_EINVAL);
+	fi_freeinfo(info);
+}
+
+/* Everything that needs fi_enable first, and the binds. */
+static void bad_before_enable(struct fab *f, struct node *n,
+			      struct fid_cntr *cntr, struct fid_eq *eq)
+{
+	struct fi_av_attr ctx_attr = { .type = FI_AV_TABLE, .rx_ctx_bits = 2 };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_msg_tagged tmsg = { 0 };
+	struct fi_msg msg = { 0 };
+	struct fid_av *ctx_av;
+	uint8_t buf[64];
+	uint64_t flags;
+	size_t len = sizeof(buf);
+
+	assert_int_equal(fi_endpoint(f->domain, f->info, &n->ep, NULL), 0);
+	assert_int_equal(fi_getname(&n->ep->fid, buf, &len), -FI_EOPBADSTATE);
+	assert_int_equal(fi_send(n->ep, buf, 8, NULL, 0, NULL),
+			 -FI_EOPBADSTATE);
+	assert_int_equal(fi_tsend(n->ep, buf, 8, NULL, 0, 1, NULL),
+			 -FI_EOPBADSTATE);
+	assert_int_equal(fi_inject(n->ep, buf, 8, 0), -FI_EOPBADSTATE);
+	assert_int_equal(fi_sendmsg(n->ep, &msg, 0), -FI_EOPBADSTATE);
+	assert_int_equal(fi_recv(n->ep, buf, 8, NULL, 0, NULL),
+			 -FI_EOPBADSTATE);
+	assert_int_equal(fi_trecv(n->ep, buf, 8, NULL, 0, 1, 0, NULL),
+			 -FI_EOPBADSTATE);
+	assert_int_equal(fi_recvmsg(n->ep, &msg, 0), -FI_EOPBADSTATE);
+	assert_int_equal(fi_trecvmsg(n->ep, &tmsg, 0), -FI_EOPBADSTATE);
+	assert_int_equal(tx_left(n->ep), -FI_EOPBADSTATE);
+	assert_int_equal(fi_cancel(&n->ep->fid, buf), -FI_ENOENT);
+	assert_int_equal(fi_enable(n->ep), -FI_ENOAV);
+
+	assert_int_equal(fi_ep_bind(n->ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_cq_open(f->domain, &cq_attr, &n->cq, NULL), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, 0), -FI_EBADFLAGS);
+	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, FI_READ),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT),
+			 -FI_EINVAL);
+	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &cntr->fid, 0), -FI_EBADFLAGS);
+	assert_int_equal(fi_ep_bind(n->ep, &cntr->fid, FI_TAGGED),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_ep_bind(n->ep, &cntr->fid, FI_SEND), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &cntr->fid, FI_SEND), -FI_EINVAL);
+	assert_int_equal(fi_ep_bind(n->ep, &eq->fid, 0), -FI_EINVAL);
+	/* An AV for scalable endpoints takes other names. */
+	assert_int_equal(fi_av_open(f->domain, &ctx_attr, &ctx_av, NULL), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &ctx_av->fid, 0), -FI_EINVAL);
+	assert_int_equal(fi_close(&ctx_av->fid), 0);
+	assert_int_equal(fi_av_open(f->domain, &av_attr, &n->av, NULL), 0);
+	n->own_av = true;
+	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, FI_SEND),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), -FI_EINVAL);
+
+	assert_int_equal(fi_control(&n->ep->fid, FI_GETOPSFLAG, NULL),
+			 -FI_EINVAL);
+	flags = FI_TRANSMIT | FI_RECV;
+	assert_int_equal(fi_control(&n->ep->fid, FI_GETOPSFLAG, &flags),
+			 -FI_EINVAL);
+	flags = 0;
+	assert_int_equal(fi_control(&n->ep->fid, FI_SETOPSFLAG, &flags),
+			 -FI_EINVAL);
+	assert_int_equal(fi_control(&n->ep->fid, FI_GETWAIT, &flags),
+			 -FI_ENOSYS);
+}
+
+static void bad_after_enable(struct fab *f, struct node *n)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fid_cq *cq2;
+	uint8_t buf[64];
+	size_t len;
+	int v = 1;
+
+	assert_int_equal(fi_enable(n->ep), 0);
+	assert_int_equal(fi_enable(n->ep), -FI_EOPBADSTATE);
+	assert_int_equal(fi_cq_open(f->domain, &cq_attr, &cq2, NULL), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &cq2->fid, FI_TRANSMIT),
+			 -FI_EOPBADSTATE);
+	assert_int_equal(fi_close(&cq2->fid), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), -FI_EOPBADSTATE);
+	/* Bound objects stay while the endpoint holds them. */
+	assert_int_equal(fi_close(&n->cq->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&n->av->fid), -FI_EBUSY);
+	len = 8;
+	assert_int_equal(fi_getname(&n->ep->fid, buf, &len), -FI_ETOOSMALL);
+	assert_int_equal(len, NAME_LEN);
+	assert_int_equal(fi_getname(&n->ep->fid, buf, NULL), -FI_EINVAL);
+	n->namelen = sizeof(n->name);
+	assert_int_equal(fi_getname(&n->ep->fid, n->name, &n->namelen), 0);
+	assert_int_equal(n->namelen, NAME_LEN);
+	/* What RDM does not do. */
+	assert_int_equal(rx_left(n->ep), -FI_ENOSYS);
+	assert_int_equal(fi_connect(n->ep, buf, NULL, 0), -FI_ENOSYS);
+	assert_int_equal(fi_setopt(&n->ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_CM_DATA_SIZE, &v, sizeof(v)),
+			 -FI_ENOPROTOOPT);
+	assert_int_equal(fi_cancel(&n->ep->fid, buf), -FI_ENOENT);
+}
+
+/* Sends that must fail at once, taking no buffer and making no
+ * completion. */
+static void bad_sends(struct fab *f, struct node *n, fi_addr_t peer)
+{
+	size_t lim = f->info->tx_attr->iov_limit, i;
+	size_t max = f->info->ep_attr->max_msg_size;
+	struct iovec iov[16];
+	struct fi_msg_tagged tmsg;
+	struct fi_msg msg;
+	uint8_t *buf = calloc(1, 2 * f->eager + 2);
+	ssize_t room = tx_left(n->ep);
+	fi_addr_t bad[3] = { peer + 1000, FI_ADDR_NOTAVAIL, FI_ADDR_UNSPEC };
+
+	assert_non_null(buf);
+	assert_true(room > 0);
+	assert_true(lim < 16);
+	for (i = 0; i < 16; i++)
+		iov[i] = (struct iovec){ .iov_base = buf, .iov_len = 4 };
+	assert_int_equal(fi_sendv(n->ep, iov, NULL, lim + 1, peer, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_tsendv(n->ep, iov, NULL, lim + 1, peer, 1, NULL),
+			 -FI_EINVAL);
+	iov[0].iov_base = NULL;
+	assert_int_equal(fi_sendv(n->ep, iov, NULL, 1, peer, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_send(n->ep, NULL, 10, NULL, peer, NULL),
+			 -FI_EINVAL);
+	iov[0].iov_base = buf;
+	/* Lengths are checked before anything is read. */
+	if (max < SIZE_MAX) {
+		assert_int_equal(fi_send(n->ep, buf, max + 1, NULL, peer,
+					 NULL), -FI_EMSGSIZE);
+		assert_int_equal(fi_tsend(n->ep, buf, max + 1, NULL, peer, 1,
+					  NULL), -FI_EMSGSIZE);
+	}
+	assert_int_equal(fi_inject(n->ep, buf, f->eager + 1, peer),
+			 -FI_EMSGSIZE);
+	assert_int_equal(fi_injectdata(n->ep, buf, f->eager + 1, 7, peer),
+			 -FI_EMSGSIZE);
+	assert_int_equal(fi_tinject(n->ep, buf, f->eager + 1, peer, 1),
+			 -FI_EMSGSIZE);
+	assert_int_equal(fi_tinjectdata(n->ep, buf, f->eager + 1, 7, peer, 1),
+			 -FI_EMSGSIZE);
+	iov[0].iov_len = f->eager + 1;
+	msg = (struct fi_msg){ .msg_iov = iov, .iov_count = 1, .addr = peer };
+	tmsg = (struct fi_msg_tagged){ .msg_iov = iov, .iov_count = 1,
+				       .addr = peer, .tag = 1 };
+	assert_int_equal(fi_sendmsg(n->ep, &msg, FI_INJECT), -FI_EMSGSIZE);
+	assert_int_equal(fi_tsendmsg(n->ep, &tmsg, FI_INJECT), -FI_EMSGSIZE);
+	iov[0].iov_len = 4;
+	assert_int_equal(fi_sendmsg(n->ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_tsendmsg(n->ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_sendmsg(n->ep, &msg, FI_MULTI_RECV),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_sendmsg(n->ep, &msg, FI_PEEK), -FI_EBADFLAGS);
+	assert_int_equal(fi_tsendmsg(n->ep, &tmsg, FI_CLAIM), -FI_EBADFLAGS);
+	assert_int_equal(fi_tsendmsg(n->ep, &tmsg, FI_READ), -FI_EBADFLAGS);
+	msg.iov_count = lim + 1;
+	assert_int_equal(fi_sendmsg(n->ep, &msg, 0), -FI_EINVAL);
+	msg.iov_count = 1;
+	/* Addresses that are not in the AV, eager and rendezvous. */
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(fi_send(n->ep, buf, 8, NULL, bad[i], NULL),
+				 -FI_EINVAL);
+		assert_int_equal(fi_tsend(n->ep, buf, 2 * f->eager + 2, NULL,
+					  bad[i], 1, NULL), -FI_EINVAL);
+		assert_int_equal(fi_inject(n->ep, buf, 8, bad[i]), -FI_EINVAL);
+		msg.addr = bad[i];
+		assert_int_equal(fi_sendmsg(n->ep, &msg, 0), -FI_EINVAL);
+	}
+	assert_int_equal(tx_left(n->ep), room);
+	free(buf);
+}
+
+static void bad_recvs(struct fab *f, struct node *n)
+{
+	size_t lim = f->info->rx_attr->iov_limit, i;
+	struct iovec iov[16];
+	struct fi_msg_tagged tmsg;
+	struct fi_msg msg;
+	uint8_t buf[64];
+
+	assert_true(lim < 16);
+	for (i = 0; i < 16; i++)
+		iov[i] = (struct iovec){ .iov_base = buf, .iov_len = 4 };
+	msg = (struct fi_msg){ .msg_iov = iov, .iov_count = 1,
+			       .addr = FI_ADDR_UNSPEC };
+	tmsg = (struct fi_msg_tagged){ .msg_iov = iov, .iov_count = 1,
+				       .addr = FI_ADDR_UNSPEC };
+	assert_int_equal(fi_recvmsg(n->ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_trecvmsg(n->ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_recvmsg(n->ep, &msg, FI_PEEK), -FI_EBADFLAGS);
+	assert_int_equal(fi_recvmsg(n->ep, &msg, FI_INJECT), -FI_EBADFLAGS);
+	assert_int_equal(fi_trecvmsg(n->ep, &tmsg, FI_INJECT), -FI_EBADFLAGS);
+	assert_int_equal(fi_trecvmsg(n->ep, &tmsg, FI_DISCARD), -FI_EINVAL);
+	assert_int_equal(fi_trecvmsg(n->ep, &tmsg, FI_CLAIM), -FI_EINVAL);
+	assert_int_equal(fi_recvv(n->ep, NULL, NULL, 1, FI_ADDR_UNSPEC, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_trecvv(n->ep, NULL, NULL, 1, FI_ADDR_UNSPEC, 1, 0,
+				   NULL), -FI_EINVAL);
+	assert_int_equal(fi_recvv(n->ep, iov, NULL, lim + 1, FI_ADDR_UNSPEC,
+				  NULL), -FI_EINVAL);
+	assert_int_equal(fi_trecvv(n->ep, iov, NULL, lim + 1, FI_ADDR_UNSPEC,
+				   1, 0, NULL), -FI_EINVAL);
+	msg.iov_count = lim + 1;
+	assert_int_equal(fi_recvmsg(n->ep, &msg, 0), -FI_EINVAL);
+}
+
+/* Every call with bad arguments returns its -FI_E*, consumes nothing and
+ * makes no completion; the endpoint works afterwards. */
+static void test_bad_input(void **state)
+{
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *cntr;
+	struct fid_eq *eq;
+	struct node n, peer;
+	struct pair p;
+	struct fab f;
+	fi_addr_t np, pn;
+	int64_t deadline;
+
+	(void)state;
+	assert_int_equal(fab_open(&f, 0), 0);
+	bad_endpoint_attrs(&f);
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(fi_cntr_open(f.domain, &cntr_attr, &cntr, NULL), 0);
+	assert_int_equal(fi_eq_open(f.fabric, &eq_attr, &eq, NULL), 0);
+	bad_before_enable(&f, &n, cntr, eq);
+	bad_after_enable(&f, &n);
+	assert_int_equal(node_open(&f, NULL, &peer), 0);
+	assert_int_equal(fi_av_insert(n.av, peer.name, 1, &np, 0, NULL), 1);
+	assert_int_equal(fi_av_insert(peer.av, n.name, 1, &pn, 0, NULL), 1);
+	bad_sends(&f, &n, np);
+	bad_recvs(&f, &n);
+	/* Nothing completed, nothing was counted. */
+	deadline = now_ms() + 200;
+	while (now_ms() < deadline) {
+		assert_int_equal(fi_cq_read(n.cq, &e, 1), -FI_EAGAIN);
+		assert_int_equal(fi_cq_read(peer.cq, &e, 1), -FI_EAGAIN);
+	}
+	assert_int_equal(fi_cntr_read(cntr), 0);
+	assert_int_equal(fi_cntr_readerr(cntr), 0);
+	/* The endpoint still works, both ways. */
+	memset(&p, 0, sizeof(p));
+	p.a = n;
+	p.b = peer;
+	pair_msg(&p, &p.a, &p.b, np, pn, 1);
+	pair_msg(&p, &p.b, &p.a, pn, np, 2);
+	assert_int_equal(fi_cntr_read(cntr), 1);
+	assert_int_equal(p.stray, 0);
+	assert_int_equal(node_close(&n), 0);
+	assert_int_equal(node_close(&peer), 0);
+	assert_int_equal(fi_close(&cntr->fid), 0);
+	assert_int_equal(fi_close(&eq->fid), 0);
+	assert_int_equal(fab_close(&f), 0);
+}
+
+/* A receive into NULL with a length is refused like such a send is (it
+ * would fault when a message comes). */
+static void test_bad_recv_buffer(void **state)
+{
+	struct node n;
+	struct fab f;
+	struct op op = { 0 };
+	ssize_t ret;
+	int stray = 0;
+	int64_t deadline;
+
+	(void)state;
+	assert_int_equal(fab_open(&f, 0), 0);
+	assert_int_equal(node_open(&f, NULL, &n), 0);
+	ret = fi_trecv(n.ep, NULL, 100, NULL, FI_ADDR_UNSPEC, 0x77, 0, &op);
+	if (!ret) {
+		/* Take it back before anything can match it. */
+		assert_int_equal(fi_cancel(&n.ep->fid, &op), 0);
+		deadline = now_ms() + WAIT_MS;
+		while (!op.ndone && now_ms() < deadline)
+			assert_true(drain_cq(n.cq, &stray) >= 0);
+	}
+	assert_int_equal(ret, -FI_EINVAL);
+	assert_int_equal(fi_recv(n.ep, NULL, 100, NULL, FI_ADDR_UNSPEC, &op),
+			 -FI_EINVAL);
+	assert_int_equal(node_close(&n), 0);
+	assert_int_equal(fab_close(&f), 0);
+}
+
+/* Sends whose iov is NULL with a count are refused (they are not read). */
+static void test_bad_send_null_iov(void **state)
+{
+	struct fi_msg_tagged tmsg = { .iov_count = 1 };
+	struct fi_msg msg = { .iov_count = 1 };
+	struct node n, peer;
+	struct fab f;
+	fi_addr_t np;
+
+	(void)state;
+	assert_int_equal(fab_open(&f, 0), 0);
+	assert_int_equal(node_open(&f, NULL, &n), 0);
+	assert_int_equal(node_open(&f, NULL, &peer), 0);
+	assert_int_equal(fi_av_insert(n.av, peer.name, 1, &np, 0, NULL), 1);
+	msg.addr = np;
+	tmsg.addr = np;
+	assert_int_equal(fi_sendv(n.ep, NULL, NULL, 1, np, NULL), -FI_EINVAL);
+	assert_int_equal(fi_tsendv(n.ep, NULL, NULL, 1, np, 1, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_sendmsg(n.ep, &msg, 0), -FI_EINVAL);
+	assert_int_equal(fi_tsendmsg(n.ep, &tmsg, 0), -FI_EINVAL);
+	assert_int_equal(node_close(&n), 0);
+	assert_int_equal(node_close(&peer), 0);
+	assert_int_equal(fab_close(&f), 0);
+}
+
+/* Cases that show a known bug: they run only with LFV_RDM_PEERS_KNOWN_BUGS
+ * set (a crash or a hang would take the other cases with it). */
+static const struct {
+	struct CMUnitTest test;
+	const char *bug;
+} known_bug_tests[] = {
+	{ cmocka_unit_test(test_bad_send_null_iov),
+	  "fi_sendv/fi_tsendv/fi_sendmsg/fi_tsendmsg with a NULL iov and a "
+	  "count fault: lfv_rdm_send sums the iov lengths before "
+	  "lfv_rdm_check_send looks at the iov" },
+	{ cmocka_unit_test(test_bad_recv_buffer),
+	  "fi_recv/fi_trecv of a NULL buffer with a length are accepted (the "
+	  "peer SRX checks no iov base); the first message to match faults" },
+	{ cmocka_unit_test_teardown(test_peer_exit_rendezvous, kids_teardown),
+	  "a rendezvous send whose receiver died after the RTS arrived never "
+	  "completes: the failed connection does not fail the sends that "
+	  "wait for a FIN" },
+	{ cmocka_unit_test(test_close_with_rendezvous_pending),
+	  "fi_close of an endpoint holding a queued rendezvous message "
+	  "faults: lfv_rdm_close frees the connections before closing the "
+	  "SRX, whose discard of the message sends a FIN on the freed "
+	  "connection" },
+};
+
+int main(int argc, char **argv)
+{
+	struct CMUnitTest tests[32];
+	const struct CMUnitTest always[] = {
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_send_to_self),
+		cmocka_unit_test(test_removed_address),
+		cmocka_unit_test(test_remove_during_handshake),
+		cmocka_unit_test(test_simultaneous_local),
+		cmocka_unit_test(test_many_endpoints),
+		cmocka_unit_test_teardown(test_processes, kids_teardown),
+		cmocka_unit_test_teardown(test_simultaneous_procs,
+					  kids_teardown),
+		cmocka_unit_test_teardown(test_peer_exit, kids_teardown),
+		cmocka_unit_test_teardown(test_peer_restart, kids_teardown),
+		cmocka_unit_test(test_failed_rendezvous_close),
+		cmocka_unit_test_teardown(test_peer_exit_unexpected_rendezvous,
+					  kids_teardown),
+	};
+
+	size_t n = 0, i;
+
+	if (argc == 6 && !strcmp(argv[1], "--peer"))
+		return peer_main(argv);
+	signal(SIGPIPE, SIG_IGN);
+	func_require_device();
+	for (i = 0; i < sizeof(always) / sizeof(always[0]); i++)
+		tests[n++] = always[i];
+	for (i = 0; i < sizeof(known_bug_tests) / sizeof(known_bug_tests[0]);
+	     i++) {
+		if (known_bugs())
+			tests[n++] = known_bug_tests[i].test;
+		else
+			printf("# not run (known bug; LFV_RDM_PEERS_KNOWN_BUGS=1 "
+			       "runs it): %s: %s\n",
+			       known_bug_tests[i].test.name,
+			       known_bug_tests[i].bug);
+	}
+	if (getenv("LFV_RDM_PEERS_ONLY"))	/* e.g. "test_peer_*" */
+		cmocka_set_test_filter(getenv("LFV_RDM_PEERS_ONLY"));
+	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
+}
