@@ -43,6 +43,7 @@ struct lfv_mr_cache {
 	struct lfv_memmon_sub sub;
 	pthread_mutex_t lock;
 	struct lfv_list entries;	/* most recently used first */
+	struct lfv_list dead;		/* invalidated, unused: to drop */
 	size_t count, max_entries;
 	const struct lfv_mr_cache_ops *ops;
 	void *ctx;
@@ -61,5 +62,7 @@ void lfv_mr_cache_fini(struct lfv_mr_cache *c);
 struct lfv_mr_entry *lfv_mr_cache_get(struct lfv_mr_cache *c, void *addr,
 				      size_t len, int *err);
 void lfv_mr_cache_put(struct lfv_mr_cache *c, struct lfv_mr_entry *e);
+/* Deregisters what the monitor invalidated (get and put do it too). */
+void lfv_mr_cache_flush(struct lfv_mr_cache *c);
 
 #endif /* LFV_MR_CACHE_H */

@@ -39,12 +39,23 @@ static void lfv_mr_cache_invalidate(struct lfv_memmon_sub *sub,
 			continue;
 		lfv_list_remove(&e->node);
 		c->count--;
-		if (e->users)
-			e->stale = true;
-		else
-			lfv_mr_entry_drop(c, e);
+		e->stale = true;
+		/* Deregistered on the application's side (never here: free()
+		 * may unmap watched memory, and only this thread reads the
+		 * event that the unmap waits for). */
+		if (!e->users)
+			lfv_list_insert_tail(&c->dead, &e->node);
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+/* Drops what the monitor took away (c->lock held; application side). */
+static void lfv_mr_cache_bury(struct lfv_mr_cache *c)
+{
+	struct lfv_list *item;
+
+	while ((item = lfv_list_pop_head(&c->dead)))
+		lfv_mr_entry_drop(c, lfv_mr_entry_of(item));
 }
 
 int lfv_mr_cache_init(struct lfv_mr_cache *c, const struct lfv_mr_cache_ops *ops,
@@ -53,6 +64,7 @@ int lfv_mr_cache_init(struct lfv_mr_cache *c, const struct lfv_mr_cache_ops *ops
 	int ret;
 
 	lfv_list_init(&c->entries);
+	lfv_list_init(&c->dead);
 	c->count = 0;
 	c->max_entries = max_entries ? max_entries : 1;
 	c->ops = ops;
@@ -75,6 +87,7 @@ void lfv_mr_cache_fini(struct lfv_mr_cache *c)
 	lfv_memmon_unsubscribe(&c->sub);
 	while ((item = lfv_list_pop_head(&c->entries)))
 		lfv_mr_entry_drop(c, lfv_mr_entry_of(item));
+	lfv_mr_cache_bury(c);
 	c->count = 0;
 	pthread_mutex_destroy(&c->lock);
 }
@@ -149,6 +162,7 @@ struct lfv_mr_entry *lfv_mr_cache_get(struct lfv_mr_cache *c, void *addr,
 	uint64_t seen;
 
 	pthread_mutex_lock(&c->lock);
+	lfv_mr_cache_bury(c);
 	e = lfv_mr_cache_find(c, start, end);
 	if (e) {
 		c->hits++;
@@ -188,7 +202,15 @@ void lfv_mr_cache_put(struct lfv_mr_cache *c, struct lfv_mr_entry *e)
 	drop = !--e->users && e->stale;
 	if (!e->users && !e->stale)
 		lfv_mr_cache_trim(c);
+	lfv_mr_cache_bury(c);
 	pthread_mutex_unlock(&c->lock);
 	if (drop)
 		lfv_mr_entry_drop(c, e);
+}
+
+void lfv_mr_cache_flush(struct lfv_mr_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	lfv_mr_cache_bury(c);
+	pthread_mutex_unlock(&c->lock);
 }

@@ -16,7 +16,7 @@ struct lfv_params lfv_params = {
 	.rdm = 1,
 	.rdm_eager = 8192,
 	.rdm_rx_bufs = 256,
-	.mr_cache = 1024,
+	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -73,5 +73,6 @@ void lfv_params_init(void)
 		       "its shared receive queue");
 	lfv_param_size("mr_cache", &lfv_params.mr_cache,
 		       "RDM: registrations of unregistered application buffers "
-		       "kept for reuse (rendezvous, RMA), per domain; 0: none");
+		       "kept for reuse (rendezvous, RMA), per domain; 0: none "
+		       "(default; experimental, see fi_lfverbs(7))");
 }

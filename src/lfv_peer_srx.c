@@ -687,6 +687,7 @@ static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
 {
 	uint64_t allowed = req->kind == LFV_MATCH_TAG ? LFV_SRX_TAG_FLAGS :
 						       LFV_SRX_MSG_FLAGS;
+	size_t i;
 
 	if (!lfv_srx_supports(srx, req->kind))
 		return -FI_EOPNOTSUPP;
@@ -700,6 +701,9 @@ static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
 		return 0;	/* fi_tagged(3): buffers are ignored */
 	if (req->count > srx->iov_limit || (req->count && !req->iov))
 		return -FI_EINVAL;
+	for (i = 0; i < req->count; i++)
+		if (req->iov[i].iov_len && !req->iov[i].iov_base)
+			return -FI_EINVAL;
 	/* A multi-receive buffer is one region to carve from. */
 	if ((req->flags & FI_MULTI_RECV) &&
 	    (req->count != 1 || !req->iov[0].iov_base || !req->iov[0].iov_len))

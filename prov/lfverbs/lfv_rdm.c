@@ -675,10 +675,13 @@ static int lfv_rdm_close(struct fid *fid)
 		lfv_list_remove(&ep->dnode);
 		pthread_mutex_unlock(&ep->domain->vcq_lock);
 		lfv_rdm_quiesce(ep);
+		/* Before the connections: closing the SRX (or our export of
+		 * it) discards what we queued there, which names them. */
+		lfv_rdm_srx_close(ep);
+		lfv_rdm_drop_all(ep);
 		lfv_rdm_conns_free(ep);
 		ibv_destroy_qp(ep->ctl_qp);
 		ibv_destroy_srq(ep->srq);
-		lfv_rdm_srx_close(ep);
 		lfv_rdm_free_bufs(ep);
 		lfv_vcq_put(ep->rx_vcq, ep->rx_reserve);
 		lfv_vcq_put(ep->tx_vcq, ep->tx_reserve);

@@ -60,9 +60,13 @@
  * order (queued behind a connection still being made), so FI_ORDER_SAS
  * holds per peer for tagged and untagged messages alike.
  *
- * Failure. A QP in error (the peer exited: retries exhausted) completes its
- * requests in error (FI_EIO with the verbs status), and the connection is
- * dropped: the next send to that peer connects again.
+ * Failure. A QP in error (the peer exited: 7 tries of about 1 s without
+ * an acknowledgement) fails the connection: the request that saw it
+ * completes with the verbs status as error (FI_ETIMEDOUT for exhausted
+ * retries), those flushed behind it with FI_ECANCELED, those still queued
+ * and rendezvous sends waiting for their FIN with FI_ECONNRESET; the next
+ * send to that peer connects again. A FIN names its request and the use
+ * of it (a generation), so a late one cannot complete a later send.
  */
 #ifndef LFV_RDM_H
 #define LFV_RDM_H

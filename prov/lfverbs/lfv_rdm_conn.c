@@ -535,6 +535,7 @@ void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 		ep->handshakes--;
 	c->state = LFV_RDM_FAILED;
 	lfv_rdm_fail_pending(ep, c, err);
+	lfv_rdm_fail_rndv(ep, c, err);
 }
 
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep)

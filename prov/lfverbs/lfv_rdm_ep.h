@@ -112,6 +112,9 @@ struct lfv_rdm_req {
 	/* Rendezvous sends: the RTS and the FIN both have to be seen before
 	 * the request completes and goes back. */
 	uint8_t rndv_wait;
+	bool rts_done;			/* its RTS completed */
+	uint32_t gen;			/* in the FIN cookie: a late FIN of an
+					 * earlier use finds another gen */
 	int rndv_err;
 	struct lfv_reg own_reg;		/* the payload, if we registered it */
 	void *own_copy;			/* a gathered multi-iov payload */
@@ -272,6 +275,9 @@ void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			  int err);
 void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h);
+void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+		       int err);
+void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);
 void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			   const struct ibv_wc *wc);
 
@@ -286,6 +292,7 @@ void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
 
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
+void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 
 /* lfv_rdm_rma.c */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,

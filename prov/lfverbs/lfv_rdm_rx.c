@@ -230,6 +230,14 @@ static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 }
 
 
+/* Closing: a rendezvous receive request (a read or its FIN) goes, with
+ * its registrations; the receive it served is the SRX's to discard. */
+void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	lfv_rdm_read_unreg(ep, r->read);
+	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+}
+
 /* Reports the rendezvous reads whose connection failed before they had
  * anything in flight (lfv_rdm_req_abort), outside ep->lock. */
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep)
@@ -398,14 +406,16 @@ static int lfv_rdm_start(struct fi_peer_rx_entry *e)
 	return 0;
 }
 
-/* The application discarded a queued message. A rendezvous sender still
- * waits for its FIN: it gets one (nothing was read). */
+/* The application discarded a queued message (or its endpoint closed). A
+ * rendezvous sender still waits for its FIN: it gets one (nothing was
+ * read). */
 static int lfv_rdm_discard(struct fi_peer_rx_entry *e)
 {
 	struct lfv_rdm_unexp *m = e->peer_context;
 	struct lfv_rdm_rreq *q;
 
-	if (lfv_rdm_is_rts(m->op)) {
+	/* Closing (quiesced): the connections are going, nobody to tell. */
+	if (lfv_rdm_is_rts(m->op) && m->ep->enabled) {
 		q = lfv_rdm_rreq_new(m->ep, m);
 		if (q)
 			lfv_rdm_send_fin(m->ep, &q->req, true);

@@ -178,6 +178,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 		break;
 	default:
 		if (r->rndv) {
+			r->rndv_wait = 0;
 			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
 			r->own_copy = NULL;
 			r->rndv = false;
@@ -186,6 +187,37 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 	}
 	lfv_rdm_tx_done(ep, r, err, 0);
 	lfv_list_insert_head(&ep->tx_free, &r->node);
+}
+
+/* Closing, quiesced: what requests still hold (registrations, copies,
+ * rendezvous reads), given back without a completion. */
+void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item, *conn;
+	struct lfv_rdm_req *r;
+	size_t i;
+
+	lfv_list_foreach(conn, &ep->conns) {
+		while ((item = lfv_list_pop_head(&lfv_container_of(conn,
+				struct lfv_rdm_conn, node)->pending))) {
+			r = lfv_container_of(item, struct lfv_rdm_req, node);
+			if (r->kind == LFV_RDM_K_READ || r->kind == LFV_RDM_K_FIN)
+				lfv_rdm_rreq_drop(ep, r);
+		}
+	}
+	while ((item = lfv_list_pop_head(&ep->aborted)))
+		lfv_rdm_rreq_drop(ep, lfv_container_of(item,
+				  struct lfv_rdm_req, node));
+	for (i = 0; i < ep->ntx; i++) {
+		r = &ep->reqs[i];
+		if (r->kind == LFV_RDM_K_RMA)
+			lfv_rdm_rma_release(ep, r);
+		if (r->rndv) {
+			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
+			r->own_copy = NULL;
+			r->rndv = false;
+		}
+	}
 }
 
 void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
@@ -220,10 +252,11 @@ static void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov,
 	}
 }
 
+/* Checks the call; its payload length in *len. */
 static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
-			      const struct lfv_rdm_send *s, size_t len)
+			      const struct lfv_rdm_send *s, size_t *lenp)
 {
-	size_t i;
+	size_t i, len;
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
@@ -232,6 +265,7 @@ static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 	for (i = 0; i < s->count; i++)
 		if (s->iov[i].iov_len && !s->iov[i].iov_base)
 			return -FI_EINVAL;
+	*lenp = len = lfv_rdm_iov_len(s->iov, s->count);
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	if ((s->inject || (s->flags & FI_INJECT)) &&
@@ -323,7 +357,7 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	};
 	*rts = (struct lfv_rdm_rts){
 		.len = len, .addr = src->addr, .rkey = src->rkey,
-		.cookie = (uint64_t)(r - ep->reqs),
+		.cookie = (uint64_t)(r - ep->reqs) | ((uint64_t)++r->gen << 32),
 	};
 	r->len = (uint32_t)(sizeof(*h) + sizeof(*rts));
 	r->paylen = len;
@@ -331,6 +365,7 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
 	r->rndv = true;
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
+	r->rts_done = false;
 	r->rndv_err = 0;
 	r->own_reg = src->own_reg;
 	r->own_copy = src->own_copy;
@@ -368,14 +403,14 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 {
-	size_t len = lfv_rdm_iov_len(s->iov, s->count);
+	size_t len = 0;
 	bool report = !s->inject &&
 		      (!ep->tx_selective || (s->flags & FI_COMPLETION));
 	struct lfv_rdm_src src = { 0 };
 	struct lfv_rdm_req *r;
 	int ret;
 
-	ret = lfv_rdm_check_send(ep, s, len);
+	ret = lfv_rdm_check_send(ep, s, &len);
 	if (ret)
 		return ret;
 	if (len > ep->eager) {
@@ -457,18 +492,41 @@ static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		lfv_rdm_rndv_finish(ep, r);
 }
 
-/* FIN: the cookie names one of our transmit requests. */
+/* FIN: the cookie names one of our transmit requests and its use. */
 void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h)
 {
+	uint64_t idx = h->tag & UINT32_MAX;
 	struct lfv_rdm_req *r;
+	bool done;
 
-	if (h->tag >= ep->ntx)
+	if (idx >= ep->ntx)
 		return;
-	r = &ep->reqs[h->tag];
-	if (!r->rndv || !r->rndv_wait)
+	r = &ep->reqs[idx];
+	lfv_spin_lock(&ep->lock);
+	if (!r->rndv || !r->rndv_wait || r->gen != (uint32_t)(h->tag >> 32)) {
+		lfv_spin_unlock(&ep->lock);
 		return; /* stale: not a rendezvous we wait for */
-	lfv_rdm_rndv_event(ep, r,
-			   (h->flags & LFV_RDM_HDR_ERR) ? -FI_EIO : 0);
+	}
+	if ((h->flags & LFV_RDM_HDR_ERR) && !r->rndv_err)
+		r->rndv_err = -FI_EIO;
+	done = !--r->rndv_wait;
+	lfv_spin_unlock(&ep->lock);
+	if (done)
+		lfv_rdm_rndv_finish(ep, r);
+}
+
+/* The connection c failed: its rendezvous sends whose RTS left wait for a
+ * FIN that will not come (ep->lock held). */
+void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
+{
+	struct lfv_rdm_req *r;
+	size_t i;
+
+	for (i = 0; i < ep->ntx; i++) {
+		r = &ep->reqs[i];
+		if (r->rndv && r->conn == c && r->rts_done && r->rndv_wait)
+			lfv_rdm_req_abort(ep, r, err);
+	}
 }
 
 /* ---- the completion handler ------------------------------------------------ */
@@ -480,12 +538,16 @@ void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	bool ok = wc->status == IBV_WC_SUCCESS;
 
 	if (r->rndv) {
-		/* The RTS left (or not: then no FIN will come). */
+		/* The RTS left (or not: then no FIN will come). Before the
+		 * room goes back: a failing connection then finds it done. */
+		lfv_spin_lock(&ep->lock);
+		r->rts_done = true;
 		if (!ok)
 			r->rndv_wait = 1;
-		lfv_rdm_sq_done(ep, c, ok);
+		lfv_spin_unlock(&ep->lock);
 		lfv_rdm_rndv_event(ep, r,
 				   ok ? 0 : -lfv_wc_errno(wc->status));
+		lfv_rdm_sq_done(ep, c, ok);
 		return;
 	}
 	lfv_rdm_tx_done(ep, r, ok ? 0 : -lfv_wc_errno(wc->status),

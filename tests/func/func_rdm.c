@@ -1007,6 +1007,9 @@ int main(void)
 		cmocka_unit_test(test_pingpong),
 	};
 
+	/* The registration cache is off by default (fi_lfverbs(7)): these
+	 * tests run with it, test_mr_cache_remap included. */
+	setenv("FI_LFVERBS_MR_CACHE", "1024", 0);
 	func_require_device();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

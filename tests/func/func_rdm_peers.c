@@ -12,9 +12,6 @@
  * small framed messages. Peers die with the test (PR_SET_PDEATHSIG) or by
  * an alarm of their own, and every test that starts them kills and reaps
  * what is left in its teardown, so nothing outlives a failure.
- *
- * Cases that show a known lfverbs bug skip unless LFV_RDM_PEERS_KNOWN_BUGS
- * is set; the skip message names the bug.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,13 +63,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool known_bugs(void)
-{
-	const char *v = getenv("LFV_RDM_PEERS_KNOWN_BUGS");
-
-	return v && *v && strcmp(v, "0");
 }
 
 static int env_int(const char *name, int dflt)
@@ -2208,30 +2198,6 @@ static void test_bad_send_null_iov(void **state)
 	assert_int_equal(fab_close(&f), 0);
 }
 
-/* Cases that show a known bug: they run only with LFV_RDM_PEERS_KNOWN_BUGS
- * set (a crash or a hang would take the other cases with it). */
-static const struct {
-	struct CMUnitTest test;
-	const char *bug;
-} known_bug_tests[] = {
-	{ cmocka_unit_test(test_bad_send_null_iov),
-	  "fi_sendv/fi_tsendv/fi_sendmsg/fi_tsendmsg with a NULL iov and a "
-	  "count fault: lfv_rdm_send sums the iov lengths before "
-	  "lfv_rdm_check_send looks at the iov" },
-	{ cmocka_unit_test(test_bad_recv_buffer),
-	  "fi_recv/fi_trecv of a NULL buffer with a length are accepted (the "
-	  "peer SRX checks no iov base); the first message to match faults" },
-	{ cmocka_unit_test_teardown(test_peer_exit_rendezvous, kids_teardown),
-	  "a rendezvous send whose receiver died after the RTS arrived never "
-	  "completes: the failed connection does not fail the sends that "
-	  "wait for a FIN" },
-	{ cmocka_unit_test(test_close_with_rendezvous_pending),
-	  "fi_close of an endpoint holding a queued rendezvous message "
-	  "faults: lfv_rdm_close frees the connections before closing the "
-	  "SRX, whose discard of the message sends a FIN on the freed "
-	  "connection" },
-};
-
 int main(int argc, char **argv)
 {
 	struct CMUnitTest tests[32];
@@ -2250,6 +2216,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_failed_rendezvous_close),
 		cmocka_unit_test_teardown(test_peer_exit_unexpected_rendezvous,
 					  kids_teardown),
+		/* Each of these showed a bug once: a NULL send iov faulted,
+		 * a NULL receive buffer was taken, a rendezvous send to a
+		 * peer that died after the RTS never completed, and closing
+		 * an endpoint with a queued rendezvous message faulted. */
+		cmocka_unit_test(test_bad_send_null_iov),
+		cmocka_unit_test(test_bad_recv_buffer),
+		cmocka_unit_test_teardown(test_peer_exit_rendezvous,
+					  kids_teardown),
+		cmocka_unit_test(test_close_with_rendezvous_pending),
 	};
 
 	size_t n = 0, i;
@@ -2260,16 +2235,6 @@ int main(int argc, char **argv)
 	func_require_device();
 	for (i = 0; i < sizeof(always) / sizeof(always[0]); i++)
 		tests[n++] = always[i];
-	for (i = 0; i < sizeof(known_bug_tests) / sizeof(known_bug_tests[0]);
-	     i++) {
-		if (known_bugs())
-			tests[n++] = known_bug_tests[i].test;
-		else
-			printf("# not run (known bug; LFV_RDM_PEERS_KNOWN_BUGS=1 "
-			       "runs it): %s: %s\n",
-			       known_bug_tests[i].test.name,
-			       known_bug_tests[i].bug);
-	}
 	if (getenv("LFV_RDM_PEERS_ONLY"))	/* e.g. "test_peer_*" */
 		cmocka_set_test_filter(getenv("LFV_RDM_PEERS_ONLY"));
 	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);

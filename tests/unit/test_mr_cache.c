@@ -71,15 +71,19 @@ static char *map(size_t pages)
 	return p;
 }
 
-/* The monitor's thread invalidates once it has read the event: wait for
- * the count (bounded). */
+static struct lfv_mr_cache *the_cache;
+
+/* The monitor's thread invalidates once it has read the event, and the
+ * application's side deregisters: wait for the count (bounded). */
 static void wait_deregs(int want)
 {
 	struct timespec ms = { .tv_nsec = 1000000 };
 	int i;
 
-	for (i = 0; i < 2000 && deregs < want; i++)
+	for (i = 0; i < 2000 && deregs < want; i++) {
 		nanosleep(&ms, NULL);
+		lfv_mr_cache_flush(the_cache);
+	}
 	assert_int_equal(deregs, want);
 }
 
@@ -94,6 +98,7 @@ static int setup(void **state)
 		return 0;
 	}
 	*state = c;
+	the_cache = c;
 	return 0;
 }
 
