@@ -147,3 +147,25 @@ function top_functions(c, pat, title,    key, p, f, v, m, j, k, b, t) {
 		printf "  %6.0f  %s\n", fv[j], f
 	}
 }
+
+# A "stall cpu=C ... stolen_pct=P ... round=R" line of bench_stall_probe.
+function stall_record(line,    r) {
+	r = kv(line, "round")
+	if (!(r in stall_seen)) {
+		stall_seen[r] = 1
+		stall_round[++nstall] = r
+	}
+	stall[r, kv(line, "cpu")] = kv(line, "stolen_pct")
+}
+
+# One line on the host's stalls before each round, when measured.
+function stall_note(    i, r) {
+	if (!nstall)
+		return
+	printf "host stalls, %% of 1 s in which the host did not run vCPU 0 / 1 just before the round (bench_stall; much above 0 and the busy-polling latency locks onto the host's 4 ms tick):"
+	for (i = 1; i <= nstall; i++) {
+		r = stall_round[i]
+		printf " round %s: %s / %s;", r, stall[r, 0], stall[r, 1]
+	}
+	printf "\n"
+}

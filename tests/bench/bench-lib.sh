@@ -34,6 +34,21 @@ bench_rotate() {
 	echo "$@"
 }
 
+# bench_stall_probe: bench_stall (built by bench_host_deps) on each of
+# the first two CPUs at once for $bench_stall_secs seconds (default 1; 0
+# skips), each line appended to $res with round=$round: how much of the
+# time the host did not run the VM's vCPUs just before the round.
+bench_stall_probe() {
+	[ "${bench_stall_secs:-1}" != 0 ] && [ -x "$out/bench_stall" ] || return 0
+	[ -n "$pin_s" ] || return 0
+	# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
+	{
+		$pin_s "$out/bench_stall" "${bench_stall_secs:-1}" &
+		$pin_c "$out/bench_stall" "${bench_stall_secs:-1}"
+		wait
+	} | sed "s/\$/ round=$round/" | tee -a "$res"
+}
+
 # bench_wait_listening LOG PID TRIES: waits (TRIES x 50 ms at most) for
 # the server's "listening" line in LOG; fails when it does not come or the
 # server PID is gone.
@@ -106,7 +121,7 @@ bench_pt_rounds() {
 
 # bench_host_deps: as root, installs valgrind and perftest when missing
 # (else says which parts are skipped); then tests/deps.sh, tests/build.sh
-# and $out. Sets CFLAGS for the benchmark programs.
+# and $out. Sets CFLAGS for the benchmark programs and builds bench_stall.
 bench_host_deps() {
 	need=""
 	for p in valgrind perftest; do
@@ -126,6 +141,8 @@ bench_host_deps() {
 	tests/build.sh
 	mkdir -p "$out"
 	CFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -g"
+	# shellcheck disable=SC2086 # a word list
+	gcc $CFLAGS tests/bench/bench_stall.c -o "$out/bench_stall"
 }
 
 # bench_bed TAG ARGS...: one test-bed session running "sh ARGS..." (the

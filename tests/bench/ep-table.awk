@@ -57,6 +57,10 @@ FILENAME != cgfile && /^result / {
 	}
 }
 
+FILENAME != cgfile && /^stall / {
+	stall_record($0)
+}
+
 FILENAME == cgfile && $1 != "callgrind" {
 	cg_record($1)
 }
@@ -94,6 +98,7 @@ END {
 	printf "\nrounds: lfverbs %d, verbs %d, raw %d, perftest %d. Latency: the best round median (mean); rate, bandwidth: the best round.\n",
 		cnt["lfverbs", "lat"], cnt["verbs", "lat"], cnt["raw", "lat"],
 		cnt["perftest", "lat"]
+	stall_note()
 
 	print ""
 	print "| median of rounds (range) | lfverbs | verbs | raw | perftest | lfverbs/raw |"

@@ -25,6 +25,10 @@ function human(n) {
 	}
 }
 
+/^stall / {
+	stall_record($0)
+}
+
 /^fail / {
 	fails = fails " " kv($0, "impl") "/" kv($0, "round")
 }
@@ -58,6 +62,7 @@ END {
 	}
 	printf "\nlatency: median half round trip, best round; bandwidth: window 4, best round. Rounds: lfverbs %d, rxm %d, ob1 %d.\n",
 		nr["lfverbs"], nr["rxm"], nr["ob1"]
+	stall_note()
 	if (fails != "")
 		printf "failed runs:%s\n", fails
 }

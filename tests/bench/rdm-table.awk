@@ -133,6 +133,10 @@ FILENAME != cgfile && /^result / && kv($0, "round") != "check" {
 	}
 }
 
+FILENAME != cgfile && /^stall / {
+	stall_record($0)
+}
+
 FILENAME == cgfile && $1 != "callgrind" {
 	cg_record(col($1))
 }
@@ -185,6 +189,7 @@ END {
 		lfv_rdm ? cnt["lfverbs", "lat"] : "n/a (no FI_EP_RDM from lfverbs)",
 		cnt["rxm", "lat"], cnt["raw", "lat"], cnt["tcp", "lat"],
 		cnt["perftest", "lat"]
+	stall_note()
 	printf "rxm ran with %s; lfverbs with no such setting.\n", rxm_env
 	for (c in note)
 		printf "%s reports max_msg_size %s: its 64 MiB messages go beyond it.\n",

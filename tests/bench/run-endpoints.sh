@@ -31,8 +31,10 @@ bench_name=run-endpoints bench_pfx=ep
 : "${LFV_EPB_PT_ROUNDS:=3}"	# perftest rounds
 : "${LFV_EPB_CG_N:=200}"	# callgrind: N and 2N ping-pongs
 : "${LFV_EPB_CG_K:=1000}"	# callgrind: K and 2K empty polls
+: "${LFV_EPB_STALL:=1}"		# seconds of host-stall probe per round (0: none)
 export LFV_EPB_ROUNDS LFV_EPB_WARMUP LFV_EPB_LAT LFV_EPB_RATE LFV_EPB_BW \
-	LFV_EPB_PT_ROUNDS LFV_EPB_CG_N LFV_EPB_CG_K
+	LFV_EPB_PT_ROUNDS LFV_EPB_CG_N LFV_EPB_CG_K LFV_EPB_STALL
+bench_stall_secs=$LFV_EPB_STALL
 
 # ---- inside the bed: run everything, write build/bench/ep-*.txt -------------
 in_bed() {
@@ -87,6 +89,7 @@ in_bed() {
 	round=1
 	while [ "$round" -le "$LFV_EPB_ROUNDS" ]; do
 		echo "--- round $round of $LFV_EPB_ROUNDS ($(date +%T))"
+		bench_stall_probe
 		# Rotate the order so no program always runs first.
 		for impl in $(bench_rotate $(((round - 1) % 3)) lfverbs verbs raw); do
 			case $impl in

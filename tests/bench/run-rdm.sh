@@ -44,6 +44,7 @@ bench_name=run-rdm bench_pfx=rdm
 : "${LFV_RDB_CG_N:=200}"	# callgrind: N and 2N ping-pongs
 : "${LFV_RDB_CG_K:=1000}"	# callgrind: K and 2K empty polls
 : "${LFV_RDB_TCP:=1}"		# 0: no "tcp;ofi_rxm" column
+: "${LFV_RDB_STALL:=1}"		# seconds of host-stall probe per round (0: none)
 # rxm's MSG CQ has (MSG tx + rx size) x universe size entries, 65536 by
 # default, and rxe's max_cqe is 32767: fi_enable fails with -FI_EINVAL.
 # FI_OFI_RXM_MSG_TX_SIZE / _RX_SIZE (64/64, 64/63, 32/64, 16/16) do not
@@ -63,7 +64,8 @@ export LFV_RDB_ROUNDS LFV_RDB_WARMUP LFV_RDB_LAT LFV_RDB_RATE LFV_RDB_BW \
 	LFV_RDB_BIG LFV_RDB_PT_ROUNDS LFV_RDB_PT_BIG LFV_RDB_CG_N LFV_RDB_CG_K LFV_RDB_TCP \
 	LFV_RDB_RXM_ENV LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
 	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_MPI_ROUNDS \
-	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES
+	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL
+bench_stall_secs=$LFV_RDB_STALL
 
 # ---- inside the bed: run everything, write build/bench/rdm-*.txt -----------
 in_bed() {
@@ -158,6 +160,7 @@ in_bed() {
 	round=1
 	while [ "$round" -le "$LFV_RDB_ROUNDS" ]; do
 		echo "--- round $round of $LFV_RDB_ROUNDS ($(date +%T))"
+		bench_stall_probe
 		# Rotate the order so no program always runs first.
 		# shellcheck disable=SC2086 # word lists
 		for impl in $(bench_rotate $(((round - 1) % nimpl)) $rdm_impls raw); do
@@ -210,6 +213,7 @@ in_bed_sweep() {
 	round=1
 	while [ "$round" -le "$LFV_RDB_SWEEP_ROUNDS" ]; do
 		echo "--- sweep round $round of $LFV_RDB_SWEEP_ROUNDS ($(date +%T))"
+		bench_stall_probe
 		for size in $LFV_RDB_SWEEP_SIZES; do
 			for eager in $LFV_RDB_SWEEP_EAGER; do
 				port=$((port + 1))
@@ -253,12 +257,14 @@ in_bed_mpi() {
 	: >"$res"
 	FI_PROVIDER_PATH=$top/build/.libs
 	export FI_PROVIDER_PATH
+	bench_pins	# for bench_stall_probe; mpirun binds the ranks itself
 	mpi="timeout -k 10 600 mpirun --allow-run-as-root --oversubscribe -np 2
 		--bind-to core --map-by core"
 	cm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include"
 	args="-i $LFV_RDB_MPI_LAT -w 100 -b $LFV_RDB_MPI_BW $LFV_RDB_MPI_SIZES"
 	round=1
 	while [ "$round" -le "$LFV_RDB_MPI_ROUNDS" ]; do
+		bench_stall_probe
 		for impl in $(bench_rotate $(((round - 1) % 3)) lfverbs rxm ob1); do
 			echo "--- mpi $impl round $round ($(date +%T))"
 			log=$out/rdm-mpi.$impl.$round.log

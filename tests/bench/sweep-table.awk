@@ -24,6 +24,10 @@ function human(n) {
 	rounds[kv($0, "round")] = 1
 }
 
+/^stall / {
+	stall_record($0)
+}
+
 /^fail / {
 	fails = fails " eager=" kv($0, "eager") "/size=" kv($0, "size")
 }
@@ -78,6 +82,7 @@ END {
 	table("half round trip (us), fi_pingpong, best of " nr " rounds", lat, "%.1f", 1)
 	table("ping-pong bandwidth (MB/s), best of " nr " rounds", bw, "%.1f", 0)
 	printf "\n* best value for the size; R: rendezvous (size above the eager value).\n"
+	stall_note()
 	if (fails != "")
 		printf "failed runs:%s\n", fails
 }
