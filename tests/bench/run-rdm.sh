@@ -224,8 +224,16 @@ in_bed_sweep() {
 				# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
 				$pin_s "$@" -B "$port" >"$slog" 2>&1 &
 				spid=$!
+				# The server says nothing when ready: wait for its
+				# control socket (a client started too early fails
+				# and must load libfabric again).
 				try=0
-				sleep 0.3
+				while ! ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN &&
+					kill -0 "$spid" 2>/dev/null && [ "$try" -lt 600 ]; do
+					try=$((try + 1))
+					sleep 0.1
+				done
+				try=0
 				# shellcheck disable=SC2086
 				until $pin_c "$@" -P "$port" "$ip" >"$clog" 2>&1; do
 					try=$((try + 1))
