@@ -246,9 +246,13 @@ in_bed_sweep() {
 				done
 				wait "$spid" || true
 				# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
-				awk -v e="$eager" -v s="$size" -v r="$round" \
-					'NR == 2 && NF >= 7 { printf "sweep eager=%s size=%s usec=%s MB_per_s=%s round=%s\n", e, s, $7, $6, r }' \
+				awk -v e="$eager" -v s="$size" -v r="$round" '
+					$1 == "bytes" { hdr = 1; next }
+					hdr && NF >= 7 { printf "sweep eager=%s size=%s usec=%s MB_per_s=%s round=%s\n", e, s, $7, $6, r; done = 1; exit }
+					END { if (!done) printf "fail eager=%s size=%s round=%s\n", e, s, r }' \
 					"$clog" | tee -a "$res"
+				grep -q "^fail eager=$eager size=$size round=$round\$" "$res" &&
+					cp "$clog" "$out/rdm-sweep-fail.$eager.$size.$round.log"
 			done
 		done
 		round=$((round + 1))
