@@ -28,7 +28,8 @@
  * messages never lands in a smaller buffer of the previous one:
  *
  *   config  client -> server: struct bench_cfg (counts for every phase)
- *   lat     ping-pong of 64 B, warm-up + iterations (+ callgrind segments)
+ *   lat     ping-pong of 64 B (--lat-size), warm-up + iterations (+ callgrind
+ *           segments)
  *   rate    client streams 64 B sends, at most BENCH_RATE_WINDOW
  *           outstanding; the server reposts every receive and returns a
  *           credit message every BENCH_RATE_CREDIT receives (the client
@@ -110,6 +111,12 @@
 
 #define BENCH_MAGIC 0x6c66762d62656e63ULL
 
+/* --lat-size: the client keeps BENCH_CLIENT_RXQ receives of that size
+ * posted, the server two, each side sends from its transmit region. */
+#define BENCH_LAT_MAX BENCH_MAX((size_t)BENCH_SMALL,			\
+	BENCH_RX_REGION / BENCH_CLIENT_RXQ < BENCH_TX_REGION ?		\
+	BENCH_RX_REGION / BENCH_CLIENT_RXQ : BENCH_TX_REGION)
+
 _Static_assert(BENCH_RATE_RXQ * BENCH_RATE_SIZE <= BENCH_RX_REGION, "rx");
 _Static_assert(BENCH_RATE_WINDOW * BENCH_RATE_SIZE <= BENCH_TX_REGION, "tx");
 _Static_assert(BENCH_RATE_RXQ + BENCH_CLIENT_RXQ <= BENCH_RXQ, "rxq");
@@ -119,7 +126,8 @@ _Static_assert(BENCH_RATE_RXQ / BENCH_RATE_CREDIT + 2 <= BENCH_CLIENT_RXQ,
 /* The client's first message: what to run. Fits one small message. */
 struct bench_cfg {
 	uint64_t magic;
-	uint64_t warmup;	/* latency warm-up iterations */
+	uint32_t warmup;	/* latency warm-up iterations */
+	uint32_t lat_size;	/* ping-pong message size (0: BENCH_LAT_SIZE) */
 	uint64_t lat_iters;	/* timed latency iterations (0: skip) */
 	uint64_t rate_msgs;	/* multiple of BENCH_RATE_CREDIT (0: skip) */
 	uint64_t bw_msgs;	/* multiple of BENCH_BW_CREDIT (0: skip) */
@@ -140,6 +148,7 @@ struct bench {
 	 * may post (the phase's messages not yet covered). */
 	size_t rx_size, rx_depth;
 	uint64_t rx_limit;
+	size_t lat_size;	/* the ping-pong's messages */
 	uint64_t empty_polls;
 	int idle_wait_us;	/* callgrind mode: sleep before each poll */
 	int first_wait_us;	/* ... before the first poll of a ping */
@@ -256,14 +265,14 @@ static void bench_srv_pong(struct bench *b, uint64_t iters)
 {
 	uint64_t i, got = b->rx_done;
 
-	bench_srv_phase(b, BENCH_LAT_SIZE, 2, iters);
+	bench_srv_phase(b, b->lat_size, 2, iters);
 	for (i = 0; i < iters; i++) {
 		while (b->rx_done == got)
 			bench_progress(b, 1);
 		got++;
 		bench_fill_rx(b);
 		bench_tx_room(b, BENCH_TXQ);
-		bench_send(b, BENCH_LAT_SIZE);
+		bench_send(b, b->lat_size);
 	}
 	bench_wait_tx(b);
 }
@@ -296,6 +305,7 @@ static void bench_server(struct bench *b)
 	memcpy(&cfg, b->rx_base, sizeof(cfg));
 	if (cfg.magic != BENCH_MAGIC)
 		bench_die("bad config message");
+	b->lat_size = cfg.lat_size ? cfg.lat_size : BENCH_LAT_SIZE;
 
 	bench_srv_pong(b, cfg.warmup + cfg.lat_iters +
 			  3 * cfg.cg_iters);
@@ -333,7 +343,7 @@ static inline void bench_ping(struct bench *b)
 {
 	uint64_t want = ++b->rx_used;
 
-	bench_send(b, BENCH_LAT_SIZE);
+	bench_send(b, b->lat_size);
 	while (b->tx_done < b->tx_posted || b->rx_done < want)
 		bench_progress(b, 1);
 	bench_fill_rx(b);
@@ -344,7 +354,7 @@ static inline void bench_ping_cg(struct bench *b)
 	uint64_t want = ++b->rx_used;
 	int wait = b->first_wait_us;
 
-	bench_send(b, BENCH_LAT_SIZE);
+	bench_send(b, b->lat_size);
 	do {
 		bench_idle_wait(wait);
 		wait = b->idle_wait_us;
@@ -400,7 +410,7 @@ static void bench_cli_lat(struct bench *b, const struct bench_cfg *cfg)
 		printf("result impl=%s test=lat size=%d iters=%llu "
 		       "median_us=%.2f mean_us=%.2f min_us=%.2f p99_us=%.2f "
 		       "max_us=%.2f\n",
-		       b->impl, BENCH_LAT_SIZE, (unsigned long long)n,
+		       b->impl, (int)b->lat_size, (unsigned long long)n,
 		       n % 2 ? half[n / 2] : (half[n / 2 - 1] + half[n / 2]) / 2,
 		       sum / (double)n, half[0], half[n - 1 - n / 100],
 		       half[n - 1]);
@@ -545,18 +555,21 @@ static void bench_usage(const char *argv0, int flags)
 {
 	fprintf(stderr,
 		"usage: %s %s(-s | -c) [-a ADDR] [-P PORT] [-d DEV]\n"
-		"          [--warmup W] [--lat N] [--rate M] [--bw B]\n"
+		"          [--warmup W] [--lat N] [--lat-size S] [--rate M] [--bw B]\n"
 		"          [--callgrind N,K] [--idle-wait-us US]\n"
 		"  -s / -c         server / client (the client prints results)\n"
 		"  -a, -d          address and device (default $LFV_BED_IP, "
 		"$LFV_BED_DEV)\n"
 		"  --lat N         64 B ping-pong iterations (0: none)\n"
+		"  --lat-size S    ping-pong message size instead of 64 B (at "
+		"most %zu)\n"
 		"  --rate M        64 B messages, window %d (0: none)\n"
 		"  --bw B          1 MiB messages, window %d (0: none)\n"
 		"  --callgrind N,K only N and 2N ping-pongs and K and 2K empty "
 		"polls,\n"
 		"                  each between callgrind dumps\n",
 		argv0, (flags & BENCH_OPT_PROV) ? "-p PROV " : "",
+		(size_t)BENCH_LAT_MAX,
 		BENCH_RATE_WINDOW, BENCH_BW_WINDOW);
 	if (BENCH_BIG_SIZE)
 		fprintf(stderr, "  --big B         %zu MiB messages, window %d "
@@ -579,6 +592,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 	static const struct option longs[] = {
 		{ "warmup", required_argument, NULL, 'W' },
 		{ "lat", required_argument, NULL, 'L' },
+		{ "lat-size", required_argument, NULL, 'S' },
 		{ "rate", required_argument, NULL, 'R' },
 		{ "bw", required_argument, NULL, 'B' },
 		{ "callgrind", required_argument, NULL, 'G' },
@@ -608,7 +622,12 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		case 'a': o->addr = optarg; break;
 		case 'P': o->port = optarg; break;
 		case 'd': o->dev = optarg; break;
-		case 'W': o->cfg.warmup = strtoull(optarg, NULL, 0); break;
+		case 'W': o->cfg.warmup = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'S':
+			o->cfg.lat_size = (uint32_t)strtoul(optarg, NULL, 0);
+			if (!o->cfg.lat_size || o->cfg.lat_size > BENCH_LAT_MAX)
+				bench_usage(argv[0], flags);
+			break;
 		case 'L': o->cfg.lat_iters = strtoull(optarg, NULL, 0); break;
 		case 'R': o->cfg.rate_msgs = strtoull(optarg, NULL, 0); break;
 		case 'B': o->cfg.bw_msgs = strtoull(optarg, NULL, 0); break;
@@ -659,7 +678,9 @@ static void bench_pre_connect(struct bench *b, const struct bench_opts *o)
 		b->rx_depth = 1;
 		b->rx_limit = 1;
 	} else {
-		b->rx_size = BENCH_SMALL;
+		b->lat_size = o->cfg.lat_size ? o->cfg.lat_size :
+						BENCH_LAT_SIZE;
+		b->rx_size = BENCH_MAX((size_t)BENCH_SMALL, b->lat_size);
 		b->rx_depth = BENCH_CLIENT_RXQ;
 		b->rx_limit = UINT64_MAX;
 	}

@@ -13,8 +13,8 @@
 #   tests/bench/run-rdm.sh [--rounds R] [--quick]
 #   tests/bench/run-rdm.sh --table-only    tables of the last run again
 #   tests/bench/run-rdm.sh --eager-sweep   lfverbs' eager/rendezvous switch:
-#       fi_pingpong latency and bandwidth, 1 KiB to 256 KiB, under several
-#       FI_LFVERBS_RDM_EAGER values (rdm-sweep-*)
+#       ping-pong latency and bandwidth (bench_rdm --lat-size), 1 KiB to
+#       256 KiB, under several FI_LFVERBS_RDM_EAGER values (rdm-sweep-*)
 #   tests/bench/run-rdm.sh --mpi           Open MPI ping-pong latency and
 #       bandwidth (bench_mpi) over lfverbs, verbs;ofi_rxm and ob1 (rdm-mpi-*)
 #
@@ -54,7 +54,7 @@ bench_name=run-rdm bench_pfx=rdm
 : "${LFV_RDB_SWEEP_ROUNDS:=2}"
 : "${LFV_RDB_SWEEP_SIZES:=1024 2048 4096 8192 16384 32768 65536 131072 262144}"
 : "${LFV_RDB_SWEEP_EAGER:=2048 4096 8192 16384 32768 65536}"
-: "${LFV_RDB_SWEEP_ITERS:=200}"
+: "${LFV_RDB_SWEEP_ITERS:=300}"
 # --mpi: rounds, ping-pong iterations, bandwidth messages, sizes.
 : "${LFV_RDB_MPI_ROUNDS:=2}"
 : "${LFV_RDB_MPI_LAT:=200}"
@@ -197,18 +197,17 @@ in_bed() {
 }
 
 # ---- inside the bed, --eager-sweep: build/bench/rdm-sweep.txt --------------
-# fi_pingpong (Debian's libfabric-bin: untagged ping-pong, busy polling)
-# over lfverbs' own RDM endpoint (FI_PROVIDER=lfverbs: no ofi_rxm on top),
-# server pinned to CPU 0 and client to CPU 1, both sides with the same
+# bench_rdm's tagged ping-pong (--lat-size S: median of the half round
+# trips, robust to a few host stalls) over lfverbs' own RDM endpoint,
+# server on CPU 0, client on CPU 1, both sides with the same
 # FI_LFVERBS_RDM_EAGER. For each size every eager value runs back to back,
 # so that host load hits them alike; rounds repeat the whole grid.
 in_bed_sweep() {
-	ip=${LFV_BED_IP:?not in the test bed}
 	res=$out/rdm-sweep.txt
 	: >"$res"
 	FI_PROVIDER_PATH=$top/build/.libs
 	export FI_PROVIDER_PATH
-	bench_pins	# server on CPU 0, client on CPU 1
+	bench_pins
 	port=47800
 	round=1
 	while [ "$round" -le "$LFV_RDB_SWEEP_ROUNDS" ]; do
@@ -217,42 +216,29 @@ in_bed_sweep() {
 		for size in $LFV_RDB_SWEEP_SIZES; do
 			for eager in $LFV_RDB_SWEEP_EAGER; do
 				port=$((port + 1))
-				set -- env FI_PROVIDER=lfverbs FI_LFVERBS_RDM_EAGER="$eager" \
-					timeout 120 fi_pingpong -p lfverbs -e rdm \
-					-S "$size" -I "$LFV_RDB_SWEEP_ITERS"
+				set -- env FI_LFVERBS_RDM_EAGER="$eager" timeout 300 \
+					"$out/bench_rdm" -p lfverbs
 				slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
 				# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
-				$pin_s "$@" -B "$port" >"$slog" 2>&1 &
+				$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
 				spid=$!
-				# The server says nothing when ready: wait for its
-				# control socket (a client started too early fails
-				# and must load libfabric again).
-				try=0
-				while ! ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN &&
-					kill -0 "$spid" 2>/dev/null && [ "$try" -lt 600 ]; do
-					try=$((try + 1))
-					sleep 0.1
-				done
-				try=0
 				# shellcheck disable=SC2086
-				until $pin_c "$@" -P "$port" "$ip" >"$clog" 2>&1; do
-					try=$((try + 1))
-					if [ "$try" -ge 10 ] || ! kill -0 "$spid" 2>/dev/null; then
-						echo "fail eager=$eager size=$size round=$round" | tee -a "$res"
-						cat "$clog" "$slog" >&2
-						break
-					fi
-					sleep 0.5
-				done
+				if ! bench_wait_listening "$slog" "$spid" 1200 ||
+					! $pin_c "$@" -c -P "$port" --warmup 20 \
+						--lat "$LFV_RDB_SWEEP_ITERS" --lat-size "$size" \
+						--rate 0 --bw 0 --big 0 >"$clog" 2>&1; then
+					echo "fail eager=$eager size=$size round=$round" | tee -a "$res"
+					cat "$clog" "$slog" >&2
+					kill "$spid" 2>/dev/null || true
+				fi
 				wait "$spid" || true
-				# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
-				awk -v e="$eager" -v s="$size" -v r="$round" '
-					$1 == "bytes" { hdr = 1; next }
-					hdr && NF >= 7 { printf "sweep eager=%s size=%s usec=%s MB_per_s=%s round=%s\n", e, s, $7, $6, r; done = 1; exit }
-					END { if (!done) printf "fail eager=%s size=%s round=%s\n", e, s, r }' \
-					"$clog" | tee -a "$res"
-				grep -q "^fail eager=$eager size=$size round=$round\$" "$res" &&
-					cp "$clog" "$out/rdm-sweep-fail.$eager.$size.$round.log"
+				awk -v e="$eager" -v r="$round" '/^result .*test=lat/ {
+					for (i = 1; i <= NF; i++) {
+						split($i, kv, "=")
+						v[kv[1]] = kv[2]
+					}
+					printf "sweep eager=%s size=%s median_us=%s mean_us=%s MB_per_s=%.2f round=%s\n", e, v["size"], v["median_us"], v["mean_us"], v["size"] / v["median_us"], r
+				}' "$clog" | tee -a "$res"
 			done
 		done
 		round=$((round + 1))

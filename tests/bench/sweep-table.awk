@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # The table of run-rdm.sh --eager-sweep (POSIX awk; run as awk -f bench-lib.awk -f sweep-table.awk). Input: lines
-#   sweep eager=E size=S usec=U MB_per_s=B round=R
-# (fi_pingpong: usec per transfer, i.e. half a round trip, averaged over
-# the iterations; MB/s of ping-pong traffic, 10^6 bytes). Each cell is the
+#   sweep eager=E size=S median_us=U mean_us=M MB_per_s=B round=R
+# (bench_rdm --lat-size S: the median half round trip, and S divided by it
+# as ping-pong bandwidth, 10^6 bytes per second). Each cell is the
 # best round (lowest latency, highest bandwidth), as in the other tables:
 # host load only ever slows a round down. A "*" marks the eager value that
 # is best for the size; "R" a size sent by rendezvous under that value.
@@ -13,7 +13,7 @@ function human(n) {
 /^sweep / {
 	e = kv($0, "eager") + 0
 	s = kv($0, "size") + 0
-	u = kv($0, "usec") + 0
+	u = kv($0, "median_us") + 0
 	b = kv($0, "MB_per_s") + 0
 	if (!(e in seen_e)) { seen_e[e] = 1; ne++; eg[ne] = e }
 	if (!(s in seen_s)) { seen_s[s] = 1; ns++; sz[ns] = s }
@@ -79,7 +79,7 @@ END {
 	nr = 0
 	for (r in rounds)
 		nr++
-	table("half round trip (us), fi_pingpong, best of " nr " rounds", lat, "%.1f", 1)
+	table("median half round trip (us), bench_rdm tagged ping-pong, best of " nr " rounds", lat, "%.1f", 1)
 	table("ping-pong bandwidth (MB/s), best of " nr " rounds", bw, "%.1f", 0)
 	printf "\n* best value for the size; R: rendezvous (size above the eager value).\n"
 	stall_note()
