@@ -11,6 +11,17 @@
 # and, inside the bed, res (the results file), round, ip, pin_s and pin_c
 # (bench_pins) for bench_pt.
 
+# bench_in_bed RESULTS: the start of an in-bed part: RESULTS emptied and
+# named $res, lfverbs' build tree on FI_PROVIDER_PATH (every libfabric run
+# loads the same providers, lfverbs included), pin_s / pin_c set.
+bench_in_bed() {
+	res=$1
+	: >"$res"
+	FI_PROVIDER_PATH=$top/build/.libs
+	export FI_PROVIDER_PATH
+	bench_pins
+}
+
 # bench_pins: server on CPU 0, client on CPU 1 (pin_s, pin_c: command
 # prefixes, empty on one CPU or without taskset). Unpinned, the scheduler
 # sometimes leaves both busy-polling processes on one vCPU, and every

@@ -42,13 +42,8 @@ in_bed() {
 	ip=${LFV_BED_IP:?not in the test bed}
 	# The IPv4-mapped RoCE v2 GID of the bed's device (tests/bed/README.md).
 	gid=1
-	res=$out/ep-results.txt
-	: >"$res"
-	# The same provider path for both libfabric runs: identical loading.
-	FI_PROVIDER_PATH=$top/build/.libs
-	export FI_PROVIDER_PATH
+	bench_in_bed "$out/ep-results.txt"	# server on CPU 0, client on CPU 1
 	port=47600
-	bench_pins	# server on CPU 0, client on CPU 1
 
 	# pair TAG [VALGRIND...] -- PROGRAM ARGS...: server, then client.
 	pair() {

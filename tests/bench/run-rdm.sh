@@ -72,13 +72,8 @@ in_bed() {
 	dev=${LFV_BED_DEV:?not in the test bed}
 	ip=${LFV_BED_IP:?not in the test bed}
 	gid=1	# the IPv4-mapped RoCE v2 GID (tests/bed/README.md)
-	res=$out/rdm-results.txt
-	: >"$res"
-	# Every libfabric run loads the same providers, lfverbs included.
-	FI_PROVIDER_PATH=$top/build/.libs
-	export FI_PROVIDER_PATH
+	bench_in_bed "$out/rdm-results.txt"	# server on CPU 0, client on CPU 1
 	port=47700
-	bench_pins	# server on CPU 0, client on CPU 1
 
 	# lfverbs' own RDM endpoint, not rxm layered over its MSG one.
 	lfv_rdm=0
@@ -203,11 +198,7 @@ in_bed() {
 # FI_LFVERBS_RDM_EAGER. For each size every eager value runs back to back,
 # so that host load hits them alike; rounds repeat the whole grid.
 in_bed_sweep() {
-	res=$out/rdm-sweep.txt
-	: >"$res"
-	FI_PROVIDER_PATH=$top/build/.libs
-	export FI_PROVIDER_PATH
-	bench_pins
+	bench_in_bed "$out/rdm-sweep.txt"
 	port=47800
 	round=1
 	while [ "$round" -le "$LFV_RDB_SWEEP_ROUNDS" ]; do
@@ -251,11 +242,7 @@ in_bed_sweep() {
 # func_mpi.sh) and over verbs;ofi_rxm (FI_UNIVERSE_SIZE=16, as above), and
 # under ob1 (shared memory, no libfabric). Rounds rotate the order.
 in_bed_mpi() {
-	res=$out/rdm-mpi.txt
-	: >"$res"
-	FI_PROVIDER_PATH=$top/build/.libs
-	export FI_PROVIDER_PATH
-	bench_pins	# for bench_stall_probe; mpirun binds the ranks itself
+	bench_in_bed "$out/rdm-mpi.txt"	# mpirun binds the ranks itself
 	mpi="timeout -k 10 600 mpirun --allow-run-as-root --oversubscribe -np 2
 		--bind-to core --map-by core"
 	cm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include"
