@@ -55,6 +55,7 @@
 #define BENCH_EP_H
 
 #include <getopt.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,7 @@ struct bench {
 	size_t lat_size;	/* the ping-pong's messages */
 	uint64_t empty_polls;
 	int idle_wait_us;	/* callgrind mode: sleep before each poll */
+	int yield;		/* --yield: sched_yield() after an empty poll */
 	int first_wait_us;	/* ... before the first poll of a ping */
 };
 
@@ -208,6 +210,8 @@ static inline int bench_progress(struct bench *b, int max)
 	n = tp_poll(b->t, ids, max);
 	if (!n) {
 		b->empty_polls++;
+		if (b->yield)
+			sched_yield();
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -548,6 +552,7 @@ struct bench_opts {
 	const char *dev;
 	int server;
 	int idle_wait_us;	/* 0: derived from the warm-up */
+	int yield;		/* --yield */
 	struct bench_cfg cfg;
 };
 
@@ -556,7 +561,10 @@ static void bench_usage(const char *argv0, int flags)
 	fprintf(stderr,
 		"usage: %s %s(-s | -c) [-a ADDR] [-P PORT] [-d DEV]\n"
 		"          [--warmup W] [--lat N] [--lat-size S] [--rate M] [--bw B]\n"
-		"          [--callgrind N,K] [--idle-wait-us US]\n"
+		"          [--callgrind N,K] [--idle-wait-us US] [--yield]\n"
+		"  --yield         sched_yield() after every empty poll (both sides: "
+		"for\n"
+		"                  server and client sharing one CPU)\n"
 		"  -s / -c         server / client (the client prints results)\n"
 		"  -a, -d          address and device (default $LFV_BED_IP, "
 		"$LFV_BED_DEV)\n"
@@ -599,6 +607,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		{ "idle-wait-us", required_argument, NULL, 'I' },
 		{ "big", required_argument, NULL, 'g' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "yield", no_argument, NULL, 'y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = 0;
@@ -632,6 +641,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		case 'R': o->cfg.rate_msgs = strtoull(optarg, NULL, 0); break;
 		case 'B': o->cfg.bw_msgs = strtoull(optarg, NULL, 0); break;
 		case 'I': o->idle_wait_us = atoi(optarg); break;
+		case 'y': o->yield = 1; break;
 		case 'g':
 			if (!BENCH_BIG_SIZE)
 				bench_usage(argv[0], flags);
@@ -673,6 +683,7 @@ static void bench_pre_connect(struct bench *b, const struct bench_opts *o)
 {
 	b->idle_wait_us = o->idle_wait_us;
 	b->first_wait_us = o->idle_wait_us;
+	b->yield = o->yield;
 	if (o->server) {
 		b->rx_size = BENCH_SMALL;
 		b->rx_depth = 1;

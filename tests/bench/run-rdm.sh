@@ -199,6 +199,9 @@ in_bed() {
 # so that host load hits them alike; rounds repeat the whole grid.
 in_bed_sweep() {
 	bench_in_bed "$out/rdm-sweep.txt"
+	# One vCPU (LFV_BED_CPUS=1): both sides on it, yielding when idle.
+	yield=""
+	[ -n "$pin_s" ] || yield=--yield
 	port=47800
 	round=1
 	while [ "$round" -le "$LFV_RDB_SWEEP_ROUNDS" ]; do
@@ -207,8 +210,9 @@ in_bed_sweep() {
 		for size in $LFV_RDB_SWEEP_SIZES; do
 			for eager in $LFV_RDB_SWEEP_EAGER; do
 				port=$((port + 1))
+				# shellcheck disable=SC2086 # $yield: a word or none
 				set -- env FI_LFVERBS_RDM_EAGER="$eager" timeout 300 \
-					"$out/bench_rdm" -p lfverbs
+					"$out/bench_rdm" -p lfverbs $yield
 				slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
 				# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
 				$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
@@ -245,6 +249,9 @@ in_bed_mpi() {
 	bench_in_bed "$out/rdm-mpi.txt"	# mpirun binds the ranks itself
 	mpi="timeout -k 10 600 mpirun --allow-run-as-root --oversubscribe -np 2
 		--bind-to core --map-by core"
+	# One vCPU (LFV_BED_CPUS=1): both ranks on it, yielding when idle.
+	[ -n "$pin_s" ] || mpi="timeout -k 10 600 mpirun --allow-run-as-root
+		--oversubscribe -np 2 --bind-to none --mca mpi_yield_when_idle 1"
 	cm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include"
 	args="-i $LFV_RDB_MPI_LAT -w 100 -b $LFV_RDB_MPI_BW $LFV_RDB_MPI_SIZES"
 	round=1
