@@ -553,6 +553,7 @@ struct bench_opts {
 	int server;
 	int idle_wait_us;	/* 0: derived from the warm-up */
 	int yield;		/* --yield */
+	int desc;		/* --desc (bench_rdm) */
 	struct bench_cfg cfg;
 };
 
@@ -585,7 +586,9 @@ static void bench_usage(const char *argv0, int flags)
 			BENCH_BIG_WINDOW);
 	if (flags & BENCH_OPT_CHECK)
 		fprintf(stderr, "  --check         fill every payload with a "
-			"pattern and verify it (both sides)\n");
+			"pattern and verify it (both sides)\n"
+			"  --desc          pass the region's descriptor even "
+			"without FI_MR_LOCAL\n");
 	exit(2);
 }
 
@@ -608,6 +611,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		{ "big", required_argument, NULL, 'g' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "yield", no_argument, NULL, 'y' },
+		{ "desc", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = 0;
@@ -642,6 +646,11 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		case 'B': o->cfg.bw_msgs = strtoull(optarg, NULL, 0); break;
 		case 'I': o->idle_wait_us = atoi(optarg); break;
 		case 'y': o->yield = 1; break;
+		case 'D':
+			if (!(flags & BENCH_OPT_CHECK))
+				bench_usage(argv[0], flags);
+			o->desc = 1;
+			break;
 		case 'g':
 			if (!BENCH_BIG_SIZE)
 				bench_usage(argv[0], flags);

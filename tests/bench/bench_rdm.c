@@ -377,6 +377,10 @@ static void tp_open(struct tp *t, struct fi_info *info, struct bench *b,
 	if (region == MAP_FAILED)
 		bench_die("out of memory");
 	t->desc = tp_reg(t->domain, info, region, BENCH_REGION, &t->mr);
+	/* --desc: a provider without FI_MR_LOCAL may still use it (lfverbs'
+	 * rendezvous then registers nothing per message). */
+	if (o->desc && !t->desc)
+		t->desc = fi_mr_desc(t->mr);
 	t->ctx = calloc(TP_IDS, sizeof(*t->ctx));
 	t->expect = calloc(TP_IDS, sizeof(*t->expect));
 	t->stash = calloc(TP_IDS, sizeof(*t->stash));

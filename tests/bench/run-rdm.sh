@@ -55,6 +55,7 @@ bench_name=run-rdm bench_pfx=rdm
 : "${LFV_RDB_SWEEP_SIZES:=1024 2048 4096 8192 16384 32768 65536 131072 262144}"
 : "${LFV_RDB_SWEEP_EAGER:=2048 4096 8192 16384 32768 65536}"
 : "${LFV_RDB_SWEEP_ITERS:=300}"
+: "${LFV_RDB_SWEEP_ARGS:=}"	# more bench_rdm options for both sides (--desc)
 # --mpi: rounds, ping-pong iterations, bandwidth messages, sizes.
 : "${LFV_RDB_MPI_ROUNDS:=2}"
 : "${LFV_RDB_MPI_LAT:=200}"
@@ -63,7 +64,7 @@ bench_name=run-rdm bench_pfx=rdm
 export LFV_RDB_ROUNDS LFV_RDB_WARMUP LFV_RDB_LAT LFV_RDB_RATE LFV_RDB_BW \
 	LFV_RDB_BIG LFV_RDB_PT_ROUNDS LFV_RDB_PT_BIG LFV_RDB_CG_N LFV_RDB_CG_K LFV_RDB_TCP \
 	LFV_RDB_RXM_ENV LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
-	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_MPI_ROUNDS \
+	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_SWEEP_ARGS LFV_RDB_MPI_ROUNDS \
 	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL
 bench_stall_secs=$LFV_RDB_STALL
 
@@ -212,7 +213,7 @@ in_bed_sweep() {
 				port=$((port + 1))
 				# shellcheck disable=SC2086 # $yield: a word or none
 				set -- env FI_LFVERBS_RDM_EAGER="$eager" timeout 300 \
-					"$out/bench_rdm" -p lfverbs $yield
+					"$out/bench_rdm" -p lfverbs $yield $LFV_RDB_SWEEP_ARGS
 				slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
 				# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
 				$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
