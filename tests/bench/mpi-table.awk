@@ -37,7 +37,7 @@ function cell(a, c, s, fmt) {
 	return ((c, s) in a) ? sprintf(fmt, a[c, s]) : "-"
 }
 
-function ratio(a, x, y, s) {
+function cell_ratio(a, x, y, s) {
 	return ((x, s) in a) && ((y, s) in a) && a[y, s] > 0 ? \
 		sprintf("%.2f", a[x, s] / a[y, s]) : "-"
 }
@@ -56,9 +56,9 @@ END {
 		s = sz[i]
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", human(s),
 			cell(lat, "lfverbs", s, "%.2f"), cell(lat, "rxm", s, "%.2f"),
-			cell(lat, "ob1", s, "%.2f"), ratio(lat, "lfverbs", "rxm", s),
+			cell(lat, "ob1", s, "%.2f"), cell_ratio(lat, "lfverbs", "rxm", s),
 			cell(bw, "lfverbs", s, "%.1f"), cell(bw, "rxm", s, "%.1f"),
-			cell(bw, "ob1", s, "%.1f"), ratio(bw, "lfverbs", "rxm", s)
+			cell(bw, "ob1", s, "%.1f"), cell_ratio(bw, "lfverbs", "rxm", s)
 	}
 	printf "\nlatency: median half round trip, best round; bandwidth: window 4, best round. Rounds: lfverbs %d, rxm %d, ob1 %d.\n",
 		nr["lfverbs"], nr["rxm"], nr["ob1"]
