@@ -28,7 +28,8 @@
  * messages never lands in a smaller buffer of the previous one:
  *
  *   config  client -> server: struct bench_cfg (counts for every phase)
- *   lat     ping-pong of 64 B, warm-up + iterations (+ callgrind segments)
+ *   lat     ping-pong of 64 B (--lat-size), warm-up + iterations (+ callgrind
+ *           segments)
  *   rate    client streams 64 B sends, at most BENCH_RATE_WINDOW
  *           outstanding; the server reposts every receive and returns a
  *           credit message every BENCH_RATE_CREDIT receives (the client
@@ -54,6 +55,7 @@
 #define BENCH_EP_H
 
 #include <getopt.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,12 @@
 
 #define BENCH_MAGIC 0x6c66762d62656e63ULL
 
+/* --lat-size: the client keeps BENCH_CLIENT_RXQ receives of that size
+ * posted, the server two, each side sends from its transmit region. */
+#define BENCH_LAT_MAX BENCH_MAX((size_t)BENCH_SMALL,			\
+	BENCH_RX_REGION / BENCH_CLIENT_RXQ < BENCH_TX_REGION ?		\
+	BENCH_RX_REGION / BENCH_CLIENT_RXQ : BENCH_TX_REGION)
+
 _Static_assert(BENCH_RATE_RXQ * BENCH_RATE_SIZE <= BENCH_RX_REGION, "rx");
 _Static_assert(BENCH_RATE_WINDOW * BENCH_RATE_SIZE <= BENCH_TX_REGION, "tx");
 _Static_assert(BENCH_RATE_RXQ + BENCH_CLIENT_RXQ <= BENCH_RXQ, "rxq");
@@ -119,7 +127,8 @@ _Static_assert(BENCH_RATE_RXQ / BENCH_RATE_CREDIT + 2 <= BENCH_CLIENT_RXQ,
 /* The client's first message: what to run. Fits one small message. */
 struct bench_cfg {
 	uint64_t magic;
-	uint64_t warmup;	/* latency warm-up iterations */
+	uint32_t warmup;	/* latency warm-up iterations */
+	uint32_t lat_size;	/* ping-pong message size (0: BENCH_LAT_SIZE) */
 	uint64_t lat_iters;	/* timed latency iterations (0: skip) */
 	uint64_t rate_msgs;	/* multiple of BENCH_RATE_CREDIT (0: skip) */
 	uint64_t bw_msgs;	/* multiple of BENCH_BW_CREDIT (0: skip) */
@@ -140,8 +149,10 @@ struct bench {
 	 * may post (the phase's messages not yet covered). */
 	size_t rx_size, rx_depth;
 	uint64_t rx_limit;
+	size_t lat_size;	/* the ping-pong's messages */
 	uint64_t empty_polls;
 	int idle_wait_us;	/* callgrind mode: sleep before each poll */
+	int yield;		/* --yield: sched_yield() after an empty poll */
 	int first_wait_us;	/* ... before the first poll of a ping */
 };
 
@@ -199,6 +210,8 @@ static inline int bench_progress(struct bench *b, int max)
 	n = tp_poll(b->t, ids, max);
 	if (!n) {
 		b->empty_polls++;
+		if (b->yield)
+			sched_yield();
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -256,14 +269,14 @@ static void bench_srv_pong(struct bench *b, uint64_t iters)
 {
 	uint64_t i, got = b->rx_done;
 
-	bench_srv_phase(b, BENCH_LAT_SIZE, 2, iters);
+	bench_srv_phase(b, b->lat_size, 2, iters);
 	for (i = 0; i < iters; i++) {
 		while (b->rx_done == got)
 			bench_progress(b, 1);
 		got++;
 		bench_fill_rx(b);
 		bench_tx_room(b, BENCH_TXQ);
-		bench_send(b, BENCH_LAT_SIZE);
+		bench_send(b, b->lat_size);
 	}
 	bench_wait_tx(b);
 }
@@ -296,6 +309,7 @@ static void bench_server(struct bench *b)
 	memcpy(&cfg, b->rx_base, sizeof(cfg));
 	if (cfg.magic != BENCH_MAGIC)
 		bench_die("bad config message");
+	b->lat_size = cfg.lat_size ? cfg.lat_size : BENCH_LAT_SIZE;
 
 	bench_srv_pong(b, cfg.warmup + cfg.lat_iters +
 			  3 * cfg.cg_iters);
@@ -333,7 +347,7 @@ static inline void bench_ping(struct bench *b)
 {
 	uint64_t want = ++b->rx_used;
 
-	bench_send(b, BENCH_LAT_SIZE);
+	bench_send(b, b->lat_size);
 	while (b->tx_done < b->tx_posted || b->rx_done < want)
 		bench_progress(b, 1);
 	bench_fill_rx(b);
@@ -344,7 +358,7 @@ static inline void bench_ping_cg(struct bench *b)
 	uint64_t want = ++b->rx_used;
 	int wait = b->first_wait_us;
 
-	bench_send(b, BENCH_LAT_SIZE);
+	bench_send(b, b->lat_size);
 	do {
 		bench_idle_wait(wait);
 		wait = b->idle_wait_us;
@@ -400,7 +414,7 @@ static void bench_cli_lat(struct bench *b, const struct bench_cfg *cfg)
 		printf("result impl=%s test=lat size=%d iters=%llu "
 		       "median_us=%.2f mean_us=%.2f min_us=%.2f p99_us=%.2f "
 		       "max_us=%.2f\n",
-		       b->impl, BENCH_LAT_SIZE, (unsigned long long)n,
+		       b->impl, (int)b->lat_size, (unsigned long long)n,
 		       n % 2 ? half[n / 2] : (half[n / 2 - 1] + half[n / 2]) / 2,
 		       sum / (double)n, half[0], half[n - 1 - n / 100],
 		       half[n - 1]);
@@ -538,6 +552,8 @@ struct bench_opts {
 	const char *dev;
 	int server;
 	int idle_wait_us;	/* 0: derived from the warm-up */
+	int yield;		/* --yield */
+	int desc;		/* --desc (bench_rdm) */
 	struct bench_cfg cfg;
 };
 
@@ -545,18 +561,24 @@ static void bench_usage(const char *argv0, int flags)
 {
 	fprintf(stderr,
 		"usage: %s %s(-s | -c) [-a ADDR] [-P PORT] [-d DEV]\n"
-		"          [--warmup W] [--lat N] [--rate M] [--bw B]\n"
-		"          [--callgrind N,K] [--idle-wait-us US]\n"
+		"          [--warmup W] [--lat N] [--lat-size S] [--rate M] [--bw B]\n"
+		"          [--callgrind N,K] [--idle-wait-us US] [--yield]\n"
+		"  --yield         sched_yield() after every empty poll (both sides: "
+		"for\n"
+		"                  server and client sharing one CPU)\n"
 		"  -s / -c         server / client (the client prints results)\n"
 		"  -a, -d          address and device (default $LFV_BED_IP, "
 		"$LFV_BED_DEV)\n"
 		"  --lat N         64 B ping-pong iterations (0: none)\n"
+		"  --lat-size S    ping-pong message size instead of 64 B (at "
+		"most %zu)\n"
 		"  --rate M        64 B messages, window %d (0: none)\n"
 		"  --bw B          1 MiB messages, window %d (0: none)\n"
 		"  --callgrind N,K only N and 2N ping-pongs and K and 2K empty "
 		"polls,\n"
 		"                  each between callgrind dumps\n",
 		argv0, (flags & BENCH_OPT_PROV) ? "-p PROV " : "",
+		(size_t)BENCH_LAT_MAX,
 		BENCH_RATE_WINDOW, BENCH_BW_WINDOW);
 	if (BENCH_BIG_SIZE)
 		fprintf(stderr, "  --big B         %zu MiB messages, window %d "
@@ -564,7 +586,9 @@ static void bench_usage(const char *argv0, int flags)
 			BENCH_BIG_WINDOW);
 	if (flags & BENCH_OPT_CHECK)
 		fprintf(stderr, "  --check         fill every payload with a "
-			"pattern and verify it (both sides)\n");
+			"pattern and verify it (both sides)\n"
+			"  --desc          pass the region's descriptor even "
+			"without FI_MR_LOCAL\n");
 	exit(2);
 }
 
@@ -579,12 +603,15 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 	static const struct option longs[] = {
 		{ "warmup", required_argument, NULL, 'W' },
 		{ "lat", required_argument, NULL, 'L' },
+		{ "lat-size", required_argument, NULL, 'S' },
 		{ "rate", required_argument, NULL, 'R' },
 		{ "bw", required_argument, NULL, 'B' },
 		{ "callgrind", required_argument, NULL, 'G' },
 		{ "idle-wait-us", required_argument, NULL, 'I' },
 		{ "big", required_argument, NULL, 'g' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "yield", no_argument, NULL, 'y' },
+		{ "desc", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = 0;
@@ -608,11 +635,22 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		case 'a': o->addr = optarg; break;
 		case 'P': o->port = optarg; break;
 		case 'd': o->dev = optarg; break;
-		case 'W': o->cfg.warmup = strtoull(optarg, NULL, 0); break;
+		case 'W': o->cfg.warmup = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'S':
+			o->cfg.lat_size = (uint32_t)strtoul(optarg, NULL, 0);
+			if (!o->cfg.lat_size || o->cfg.lat_size > BENCH_LAT_MAX)
+				bench_usage(argv[0], flags);
+			break;
 		case 'L': o->cfg.lat_iters = strtoull(optarg, NULL, 0); break;
 		case 'R': o->cfg.rate_msgs = strtoull(optarg, NULL, 0); break;
 		case 'B': o->cfg.bw_msgs = strtoull(optarg, NULL, 0); break;
 		case 'I': o->idle_wait_us = atoi(optarg); break;
+		case 'y': o->yield = 1; break;
+		case 'D':
+			if (!(flags & BENCH_OPT_CHECK))
+				bench_usage(argv[0], flags);
+			o->desc = 1;
+			break;
 		case 'g':
 			if (!BENCH_BIG_SIZE)
 				bench_usage(argv[0], flags);
@@ -654,12 +692,15 @@ static void bench_pre_connect(struct bench *b, const struct bench_opts *o)
 {
 	b->idle_wait_us = o->idle_wait_us;
 	b->first_wait_us = o->idle_wait_us;
+	b->yield = o->yield;
 	if (o->server) {
 		b->rx_size = BENCH_SMALL;
 		b->rx_depth = 1;
 		b->rx_limit = 1;
 	} else {
-		b->rx_size = BENCH_SMALL;
+		b->lat_size = o->cfg.lat_size ? o->cfg.lat_size :
+						BENCH_LAT_SIZE;
+		b->rx_size = BENCH_MAX((size_t)BENCH_SMALL, b->lat_size);
 		b->rx_depth = BENCH_CLIENT_RXQ;
 		b->rx_limit = UINT64_MAX;
 	}

@@ -28,6 +28,9 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#define BENCH_PROG "bench_msg"
+#include "bench_fi.h"
+
 struct tp {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -39,25 +42,6 @@ struct tp {
 	void *desc;
 	struct fi_context2 *ctx;	/* one per id */
 };
-
-static void tp_fail(const char *what, ssize_t ret)
-{
-	fprintf(stderr, "bench_msg: %s: %s (%zd)\n", what,
-		fi_strerror((int)-ret), ret);
-	exit(1);
-}
-
-static void tp_cq_error(struct tp *t)
-{
-	struct fi_cq_err_entry err = { 0 };
-
-	if (fi_cq_readerr(t->cq, &err, 0) < 0)
-		tp_fail("fi_cq_readerr", -FI_EOTHER);
-	fprintf(stderr, "bench_msg: completion error: %s (prov %d: %s)\n",
-		fi_strerror(err.err), err.prov_errno,
-		fi_cq_strerror(t->cq, err.prov_errno, err.err_data, NULL, 0));
-	exit(1);
-}
 
 static inline void tp_send(struct tp *t, void *buf, size_t len, uint32_t id)
 {
@@ -90,7 +74,7 @@ static inline int tp_poll(struct tp *t, uint32_t *ids, int max)
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n == -FI_EAVAIL)
-		tp_cq_error(t);
+		tp_cq_error(t->cq);
 	tp_fail("fi_cq_read", n);
 	return 0;
 }
@@ -99,23 +83,14 @@ static inline int tp_poll(struct tp *t, uint32_t *ids, int max)
 
 static struct fi_info *tp_hints(const struct bench_opts *o, bool thread_domain)
 {
-	struct fi_info *h = fi_allocinfo();
+	struct fi_info *h = tp_hints_common(o->prov, FI_EP_MSG, FI_MSG,
+					    thread_domain, BENCH_TXQ,
+					    BENCH_RXQ);
 
 	if (!h)
 		bench_die("fi_allocinfo");
-	h->ep_attr->type = FI_EP_MSG;
-	h->caps = FI_MSG;
-	/* Every operation has its own context; no remote CQ data is used. */
-	h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
-	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	h->domain_attr->threading = thread_domain ? FI_THREAD_DOMAIN :
-						    FI_THREAD_UNSPEC;
 	if (o->dev)
 		h->domain_attr->name = strdup(o->dev);
-	h->fabric_attr->prov_name = strdup(o->prov);
-	h->tx_attr->size = BENCH_TXQ;
-	h->rx_attr->size = BENCH_RXQ;
 	return h;
 }
 
@@ -175,28 +150,13 @@ static void tp_open_ep(struct tp *t, struct fi_info *info, struct bench *b,
 	ret = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
 	if (ret)
 		tp_fail("fi_cq_open", ret);
-	ret = fi_endpoint(t->domain, info, &t->ep, NULL);
-	if (ret)
-		tp_fail("fi_endpoint", ret);
-	ret = fi_ep_bind(t->ep, &t->eq->fid, 0);
-	if (ret)
-		tp_fail("fi_ep_bind(eq)", ret);
-	ret = fi_ep_bind(t->ep, &t->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (ret)
-		tp_fail("fi_ep_bind(cq)", ret);
-	ret = fi_enable(t->ep);
-	if (ret)
-		tp_fail("fi_enable", ret);
+	tp_ep_start(t->domain, info, &t->eq->fid, "fi_ep_bind(eq)", t->cq,
+		    &t->ep);
 
 	if (posix_memalign((void **)&region, 4096, BENCH_REGION))
 		bench_die("out of memory");
 	memset(region, 0, BENCH_REGION);
-	ret = fi_mr_reg(t->domain, region, BENCH_REGION, FI_SEND | FI_RECV, 0,
-			0, 0, &t->mr, NULL);
-	if (ret)
-		tp_fail("fi_mr_reg", ret);
-	t->desc = (info->domain_attr->mr_mode & FI_MR_LOCAL) ?
-		  fi_mr_desc(t->mr) : NULL;
+	t->desc = tp_reg(t->domain, info, region, BENCH_REGION, &t->mr);
 	t->ctx = calloc(BENCH_TXQ + BENCH_RXQ, sizeof(*t->ctx));
 	if (!t->ctx)
 		bench_die("out of memory");

@@ -13,15 +13,9 @@
 # (bench_raw: RC send/receive, the floor), and in the second table tcp
 # ("tcp;ofi_rxm") and perftest. Main table: the best round (lowest
 # latency, highest rate and bandwidth), as in ep-table.awk; the second
-# gives the median of the rounds and their range.
-
-function kv(line, key,    n, i, a) {
-	n = split(line, a, " ")
-	for (i = 1; i <= n; i++)
-		if (index(a[i], key "=") == 1)
-			return substr(a[i], length(key) + 2)
-	return ""
-}
+# gives the median of the rounds and their range. Run as
+# awk -f bench-lib.awk -f rdm-table.awk (bench-lib.awk: the shared
+# functions).
 
 # Column of a provider or program name.
 function col(impl) {
@@ -32,48 +26,12 @@ function col(impl) {
 	return impl
 }
 
-function add(c, m, v) {
-	cnt[c, m]++
-	list[c, m, cnt[c, m]] = v + 0
-}
-
-function sortlist(c, m,    n, i, j, t) {
-	n = cnt[c, m]
-	for (i = 2; i <= n; i++) {
-		t = list[c, m, i]
-		for (j = i - 1; j >= 1 && list[c, m, j] > t; j--)
-			list[c, m, j + 1] = list[c, m, j]
-		list[c, m, j + 1] = t
-	}
-}
-
-function best(c, m,    n) {
-	if ((c SUBSEP m) in val)
-		return val[c, m]
-	n = cnt[c, m]
-	if (!n)
-		return ""
-	return lower[m] ? list[c, m, 1] : list[c, m, n]
-}
-
-function median(c, m,    n) {
-	n = cnt[c, m]
-	if (!n)
-		return ""
-	return n % 2 ? list[c, m, (n + 1) / 2] : \
-		(list[c, m, n / 2] + list[c, m, n / 2 + 1]) / 2
-}
-
 # A cell: n/a for lfverbs without RDM, "-" for nothing measured.
 function cell(c, m, fmt,    v) {
 	if (c == "lfverbs" && !lfv_rdm)
 		return "n/a"
 	v = best(c, m)
 	return v == "" ? "-" : sprintf(fmt, v)
-}
-
-function ratio(a, b) {
-	return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b)
 }
 
 # met? of a target: n/a while lfverbs has no RDM, "-" when a number is
@@ -94,14 +52,10 @@ function row(label, m, fmt, target, ok_text,    lf) {
 		ratio(lf, best("raw", m)), target, ok_text
 }
 
-function spread(c, m, fmt,    n) {
+function spread(c, m, fmt) {
 	if (c == "lfverbs" && !lfv_rdm)
 		return "n/a"
-	n = cnt[c, m]
-	if (!n)
-		return "-"
-	return sprintf(fmt " (" fmt "-" fmt ")", median(c, m),
-		list[c, m, 1], list[c, m, n])
+	return spread_of(c, m, fmt)
 }
 
 function row2(label, m, fmt) {
@@ -179,71 +133,16 @@ FILENAME != cgfile && /^result / && kv($0, "round") != "check" {
 	}
 }
 
+FILENAME != cgfile && /^stall / {
+	stall_record($0)
+}
+
 FILENAME == cgfile && $1 != "callgrind" {
-	c = col($1)
-	if ($3 == "total") {
-		tot[c, $2] = $4
-	} else if ($3 == "ob") {
-		o = $0
-		sub(/^[^ ]+ [^ ]+ ob [^ ]+ /, "", o)
-		obc[c, $2, o] = $4
-		objs[c, o] = 1
-	} else if ($3 == "fn") {
-		f = $0
-		sub(/^[^ ]+ [^ ]+ fn [^ ]+ /, "", f)
-		fnc[c, $2, f] = $4
-		fns[c, f] = 1
-	}
+	cg_record(col($1))
 }
 
 FILENAME == cgfile && $1 == "callgrind" {
-	c = col(kv($0, "impl"))
-	cgn[c] = kv($0, "n")
-	cgk[c] = kv($0, "k")
-	# Empty polls in 2N less those in N, each at the idle cost.
-	el[c] = kv($0, "empty_lat2") - kv($0, "empty_lat1")
-	e = (tot[c, 2] - tot[c, 1]) / cgk[c]
-	val[c, "ins"] = ((tot[c, 4] - tot[c, 3]) - el[c] * e) / cgn[c]
-	val[c, "empty"] = e
-	empties[c] = sprintf("%s and %s", kv($0, "empty_lat1"),
-		kv($0, "empty_lat2"))
-}
-
-# Per ping-pong cost of one object or function: (2N - N) / N, less the
-# extra empty polls at that object's or function's idle cost.
-function per_iter(a, c, key) {
-	return ((a[c, 4, key] - a[c, 3, key]) - \
-		el[c] * (a[c, 2, key] - a[c, 1, key]) / cgk[c]) / cgn[c]
-}
-
-function top_functions(c, pat, title,    key, p, f, v, m, j, k, b, t) {
-	if (!(c in cgn))
-		return
-	m = 0
-	for (key in fns) {
-		split(key, p, SUBSEP)
-		if (p[1] != c || p[2] !~ pat)
-			continue
-		v = per_iter(fnc, c, p[2])
-		if (v < 0.5)
-			continue
-		m++
-		fv[m] = v
-		fname[m] = p[2]
-	}
-	printf "\ntop functions per ping-pong, %s (self instructions in %s):\n",
-		c, title
-	for (j = 1; j <= m && j <= 10; j++) {
-		b = j
-		for (k = j + 1; k <= m; k++)
-			if (fv[k] > fv[b])
-				b = k
-		t = fv[j]; fv[j] = fv[b]; fv[b] = t
-		t = fname[j]; fname[j] = fname[b]; fname[b] = t
-		f = fname[j]
-		sub(/^[^\t]*\t/, "", f)
-		printf "  %6.0f  %s\n", fv[j], f
-	}
+	cg_summary(col(kv($0, "impl")), $0)
 }
 
 END {
@@ -290,6 +189,7 @@ END {
 		lfv_rdm ? cnt["lfverbs", "lat"] : "n/a (no FI_EP_RDM from lfverbs)",
 		cnt["rxm", "lat"], cnt["raw", "lat"], cnt["tcp", "lat"],
 		cnt["perftest", "lat"]
+	stall_note()
 	printf "rxm ran with %s; lfverbs with no such setting.\n", rxm_env
 	for (c in note)
 		printf "%s reports max_msg_size %s: its 64 MiB messages go beyond it.\n",
@@ -324,13 +224,7 @@ END {
 	print ""
 	print "| object: instructions per ping-pong | lfverbs | rxm | raw |"
 	print "| --- | --- | --- | --- |"
-	for (key in objs) {
-		split(key, p, SUBSEP)
-		short = p[2]
-		sub(/.*\//, "", short)
-		shorts[short] = 1
-		byob[p[1], short] += per_iter(obc, p[1], p[2])
-	}
+	cg_objects()
 	for (s in shorts)
 		if (byob["lfverbs", s] + byob["rxm", s] + byob["raw", s] >= 0.5)
 			printf "| %s | %s | %.0f | %.0f |\n", s,

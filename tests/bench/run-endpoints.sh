@@ -17,6 +17,9 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 out=$top/build/bench
+bench_name=run-endpoints bench_pfx=ep
+# shellcheck source=tests/bench/bench-lib.sh
+. tests/bench/bench-lib.sh
 
 # Counts; the environment may override them (they reach the bed through
 # the LFV_ prefix).
@@ -28,8 +31,10 @@ out=$top/build/bench
 : "${LFV_EPB_PT_ROUNDS:=3}"	# perftest rounds
 : "${LFV_EPB_CG_N:=200}"	# callgrind: N and 2N ping-pongs
 : "${LFV_EPB_CG_K:=1000}"	# callgrind: K and 2K empty polls
+: "${LFV_EPB_STALL:=1}"		# seconds of host-stall probe per round (0: none)
 export LFV_EPB_ROUNDS LFV_EPB_WARMUP LFV_EPB_LAT LFV_EPB_RATE LFV_EPB_BW \
-	LFV_EPB_PT_ROUNDS LFV_EPB_CG_N LFV_EPB_CG_K
+	LFV_EPB_PT_ROUNDS LFV_EPB_CG_N LFV_EPB_CG_K LFV_EPB_STALL
+bench_stall_secs=$LFV_EPB_STALL
 
 # ---- inside the bed: run everything, write build/bench/ep-*.txt -------------
 in_bed() {
@@ -37,19 +42,8 @@ in_bed() {
 	ip=${LFV_BED_IP:?not in the test bed}
 	# The IPv4-mapped RoCE v2 GID of the bed's device (tests/bed/README.md).
 	gid=1
-	res=$out/ep-results.txt
-	: >"$res"
-	# The same provider path for both libfabric runs: identical loading.
-	FI_PROVIDER_PATH=$top/build/.libs
-	export FI_PROVIDER_PATH
+	bench_in_bed "$out/ep-results.txt"	# server on CPU 0, client on CPU 1
 	port=47600
-	# Server on CPU 0, client on CPU 1. Unpinned, the scheduler sometimes
-	# leaves both busy-polling processes on one vCPU, and every message
-	# then waits for the other process's time slice (a 4 ms tick).
-	pin_s="" pin_c=""
-	if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
-		pin_s="taskset -c 0" pin_c="taskset -c 1"
-	fi
 
 	# pair TAG [VALGRIND...] -- PROGRAM ARGS...: server, then client.
 	pair() {
@@ -66,16 +60,11 @@ in_bed() {
 		# shellcheck disable=SC2086 # $pin_s is a word list
 		timeout 300 $pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
 		spid=$!
-		i=0
-		until grep -q '^listening' "$slog" 2>/dev/null; do
-			i=$((i + 1))
-			if [ "$i" -gt 200 ] || ! kill -0 "$spid" 2>/dev/null; then
-				echo "run-endpoints: server $tag did not start:" >&2
-				cat "$slog" >&2
-				return 1
-			fi
-			sleep 0.05
-		done
+		if ! bench_wait_listening "$slog" "$spid" 200; then
+			echo "run-endpoints: server $tag did not start:" >&2
+			cat "$slog" >&2
+			return 1
+		fi
 		# shellcheck disable=SC2086 # $pin_c, $vg and $client are word lists
 		if ! timeout 300 $pin_c $vg "$@" -c -P "$port" $client >"$out/ep-client.$tag.log" 2>&1; then
 			echo "run-endpoints: client $tag failed:" >&2
@@ -95,13 +84,9 @@ in_bed() {
 	round=1
 	while [ "$round" -le "$LFV_EPB_ROUNDS" ]; do
 		echo "--- round $round of $LFV_EPB_ROUNDS ($(date +%T))"
+		bench_stall_probe
 		# Rotate the order so no program always runs first.
-		case $((round % 3)) in
-		1) order="lfverbs verbs raw" ;;
-		2) order="verbs raw lfverbs" ;;
-		0) order="raw lfverbs verbs" ;;
-		esac
-		for impl in $order; do
+		for impl in $(bench_rotate $(((round - 1) % 3)) lfverbs verbs raw); do
 			case $impl in
 			raw) pair "raw.$round" -- "$raw" ;;
 			*) pair "$impl.$round" -- "$msg" -p "$impl" ;;
@@ -110,50 +95,8 @@ in_bed() {
 		round=$((round + 1))
 	done
 
-	# perftest: its own defaults (inline sends, unsignaled sends in bw).
-	# ib_*_lat prints half round trips like bench_msg; MB there is MiB.
-	pt() { # TAG PROGRAM ARGS...
-		tag=$1
-		shift
-		# shellcheck disable=SC2086 # $pin_s is a word list
-		timeout 120 $pin_s "$@" >"$out/ep-pt-server.log" 2>&1 &
-		spid=$!
-		# The server has no ready message: retry while it is coming up.
-		try=0
-		sleep 0.5
-		# shellcheck disable=SC2086 # $pin_c is a word list
-		until timeout 120 $pin_c "$@" "$ip" >"$out/ep-pt-client.log" 2>&1; do
-			try=$((try + 1))
-			if [ "$try" -ge 10 ] || ! kill -0 "$spid" 2>/dev/null; then
-				echo "run-endpoints: perftest $tag failed:" >&2
-				cat "$out/ep-pt-client.log" "$out/ep-pt-server.log" >&2
-				kill "$spid" 2>/dev/null || true
-				wait "$spid" || true
-				return 0
-			fi
-			sleep 1
-		done
-		wait "$spid" || true
-		awk -v tag="$tag" -v round="$round" '
-			$1 ~ /^[0-9]+$/ && NF >= 5 {
-				if (tag == "lat")
-					printf "result impl=perftest test=lat size=%s iters=%s median_us=%s mean_us=%s round=%d\n", $1, $2, $5, $6, round
-				else if (tag == "rate")
-					printf "result impl=perftest test=rate size=%s msgs=%s msgs_per_s=%.1f round=%d\n", $1, $2, $5 * 1e6, round
-				else
-					printf "result impl=perftest test=bw size=%s msgs=%s MB_per_s=%.2f round=%d\n", $1, $2, $4 * 1.048576, round
-			}' "$out/ep-pt-client.log" | tee -a "$res"
-	}
-	if command -v ib_send_lat >/dev/null 2>&1; then
-		round=1
-		while [ "$round" -le "$LFV_EPB_PT_ROUNDS" ]; do
-			echo "--- perftest round $round of $LFV_EPB_PT_ROUNDS ($(date +%T))"
-			pt lat ib_send_lat -d "$dev" -x "$gid" -F -s 64 -n "$LFV_EPB_LAT"
-			pt rate ib_send_bw -d "$dev" -x "$gid" -F -s 64 -t 64 -n "$LFV_EPB_RATE"
-			pt bw ib_send_bw -d "$dev" -x "$gid" -F -s 1048576 -t 4 -n "$LFV_EPB_BW"
-			round=$((round + 1))
-		done
-	fi
+	# perftest (bench-lib.sh): its own defaults.
+	bench_pt_rounds 120 "$LFV_EPB_PT_ROUNDS" "$LFV_EPB_LAT" "$LFV_EPB_RATE" "$LFV_EPB_BW"
 
 	# Callgrind: the client only (the server runs natively). Dumps 2-5:
 	# K and 2K empty polls, N and 2N ping-pongs; bench_idle_wait (a sleep
@@ -195,24 +138,7 @@ done
 
 # ---- on the host: dependencies, build, one bed session, the table ----------
 if [ "$table_only" = 0 ]; then
-	need=""
-	for p in valgrind perftest; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-			need="$need $p"
-	done
-	if [ -n "$need" ]; then
-		if [ "$(id -u)" -eq 0 ]; then
-			echo "bench: installing$need"
-			# shellcheck disable=SC2086 # one word per package
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need >/dev/null
-		else
-			echo "bench: missing$need (apt-get install as root); those parts are skipped" >&2
-		fi
-	fi
-	tests/deps.sh
-	tests/build.sh
-	mkdir -p "$out"
-	CFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -g"
+	bench_host_deps
 	# shellcheck disable=SC2046,SC2086 # pkg-config output is a word list
 	gcc $CFLAGS tests/bench/bench_msg.c $(pkg-config --cflags --libs libfabric) \
 		-o "$out/bench_msg"
@@ -220,41 +146,12 @@ if [ "$table_only" = 0 ]; then
 	gcc $CFLAGS tests/bench/bench_raw.c -libverbs -lrdmacm -o "$out/bench_raw"
 	rm -f "$out"/ep-*
 
-	start=$(date +%s)
-	# Other work on the host shows in every number: note how busy it was.
-	echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/ep-load.txt"
-	{
-		st=0
-		tests/bed/rxe-bed --workdir "$top" -- sh tests/bench/run-endpoints.sh --in-bed || st=$?
-		echo "$st" >"$out/ep-bed.status"
-	} | tee "$out/ep-bed.log"
-	echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/ep-load.txt"
-	echo "(bed session: $(($(date +%s) - start)) s, $(date -u '+%Y-%m-%d %H:%M UTC'))" >>"$out/ep-load.txt"
-	cat "$out/ep-load.txt"
-	st=$(cat "$out/ep-bed.status")
-	[ "$st" = 0 ] || echo "run-endpoints: the bed session failed ($st); the tables are partial" >&2
+	bench_bed "" tests/bench/run-endpoints.sh --in-bed
 fi
-
-# Self cost per object and per function of one callgrind dump:
-# "total COST", "ob COST OBJECT" and "fn COST OBJECT<TAB>FUNCTION" lines.
-cg_costs() {
-	awk -f tests/bench/cg-costs.awk "$1"
-}
 
 res=$out/ep-results.txt
 cg=$out/ep-callgrind.txt
-: >"$cg"
-for impl in lfverbs verbs raw; do
-	f=$out/ep-cg.$impl
-	[ -f "$f.5" ] || continue
-	line=$(grep "^callgrind impl=$impl " "$res" || true)
-	[ -n "$line" ] || continue
-	# Dumps 2-5: K and 2K empty polls, N and 2N ping-pongs (1 settles).
-	for k in 2 3 4 5; do
-		cg_costs "$f.$k" | sed "s/^/$impl $((k - 1)) /" >>"$cg"
-	done
-	echo "$line" >>"$cg"
-done
+bench_cg_collect "$cg" "$res" lfverbs verbs raw
 
 # The table (tests/bench/ep-table.awk).
-awk -v cgfile="$cg" -f tests/bench/ep-table.awk "$res" "$cg" | tee "$out/ep-table.txt"
+awk -v cgfile="$cg" -f tests/bench/bench-lib.awk -f tests/bench/ep-table.awk "$res" "$cg" | tee "$out/ep-table.txt"

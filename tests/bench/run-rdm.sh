@@ -12,6 +12,11 @@
 #
 #   tests/bench/run-rdm.sh [--rounds R] [--quick]
 #   tests/bench/run-rdm.sh --table-only    tables of the last run again
+#   tests/bench/run-rdm.sh --eager-sweep   lfverbs' eager/rendezvous switch:
+#       ping-pong latency and bandwidth (bench_rdm --lat-size), 1 KiB to
+#       256 KiB, under several FI_LFVERBS_RDM_EAGER values (rdm-sweep-*)
+#   tests/bench/run-rdm.sh --mpi           Open MPI ping-pong latency and
+#       bandwidth (bench_mpi) over lfverbs, verbs;ofi_rxm and ob1 (rdm-mpi-*)
 #
 # lfverbs runs only when its own RDM endpoint exists (fi_info -p lfverbs
 # -t FI_EP_RDM answers "provider: lfverbs", not "lfverbs;ofi_rxm");
@@ -22,6 +27,9 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 out=$top/build/bench
+bench_name=run-rdm bench_pfx=rdm
+# shellcheck source=tests/bench/bench-lib.sh
+. tests/bench/bench-lib.sh
 
 # Counts; the environment may override them (they reach the bed through
 # the LFV_ prefix).
@@ -36,31 +44,37 @@ out=$top/build/bench
 : "${LFV_RDB_CG_N:=200}"	# callgrind: N and 2N ping-pongs
 : "${LFV_RDB_CG_K:=1000}"	# callgrind: K and 2K empty polls
 : "${LFV_RDB_TCP:=1}"		# 0: no "tcp;ofi_rxm" column
+: "${LFV_RDB_STALL:=1}"		# seconds of host-stall probe per round (0: none)
 # rxm's MSG CQ has (MSG tx + rx size) x universe size entries, 65536 by
 # default, and rxe's max_cqe is 32767: fi_enable fails with -FI_EINVAL.
 # FI_OFI_RXM_MSG_TX_SIZE / _RX_SIZE (64/64, 64/63, 32/64, 16/16) do not
 # help on Debian's 1.17; a universe of 16 peers does (README).
 : "${LFV_RDB_RXM_ENV:=FI_UNIVERSE_SIZE=16}"
+# --eager-sweep: rounds, sizes, FI_LFVERBS_RDM_EAGER values, iterations.
+: "${LFV_RDB_SWEEP_ROUNDS:=2}"
+: "${LFV_RDB_SWEEP_SIZES:=1024 2048 4096 8192 16384 32768 65536 131072 262144}"
+: "${LFV_RDB_SWEEP_EAGER:=2048 4096 8192 16384 32768 65536}"
+: "${LFV_RDB_SWEEP_ITERS:=300}"
+: "${LFV_RDB_SWEEP_ARGS:=}"	# more bench_rdm options for both sides (--desc)
+# --mpi: rounds, ping-pong iterations, bandwidth messages, sizes.
+: "${LFV_RDB_MPI_ROUNDS:=2}"
+: "${LFV_RDB_MPI_LAT:=200}"
+: "${LFV_RDB_MPI_BW:=32}"
+: "${LFV_RDB_MPI_SIZES:=64 1024 8192 65536 1048576}"
 export LFV_RDB_ROUNDS LFV_RDB_WARMUP LFV_RDB_LAT LFV_RDB_RATE LFV_RDB_BW \
 	LFV_RDB_BIG LFV_RDB_PT_ROUNDS LFV_RDB_PT_BIG LFV_RDB_CG_N LFV_RDB_CG_K LFV_RDB_TCP \
-	LFV_RDB_RXM_ENV
+	LFV_RDB_RXM_ENV LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
+	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_SWEEP_ARGS LFV_RDB_MPI_ROUNDS \
+	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL
+bench_stall_secs=$LFV_RDB_STALL
 
 # ---- inside the bed: run everything, write build/bench/rdm-*.txt -----------
 in_bed() {
 	dev=${LFV_BED_DEV:?not in the test bed}
 	ip=${LFV_BED_IP:?not in the test bed}
 	gid=1	# the IPv4-mapped RoCE v2 GID (tests/bed/README.md)
-	res=$out/rdm-results.txt
-	: >"$res"
-	# Every libfabric run loads the same providers, lfverbs included.
-	FI_PROVIDER_PATH=$top/build/.libs
-	export FI_PROVIDER_PATH
+	bench_in_bed "$out/rdm-results.txt"	# server on CPU 0, client on CPU 1
 	port=47700
-	# Server on CPU 0, client on CPU 1 (run-endpoints.sh says why).
-	pin_s="" pin_c=""
-	if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
-		pin_s="taskset -c 0" pin_c="taskset -c 1"
-	fi
 
 	# lfverbs' own RDM endpoint, not rxm layered over its MSG one.
 	lfv_rdm=0
@@ -90,17 +104,12 @@ in_bed() {
 		# shellcheck disable=SC2086 # word lists
 		env $penv timeout 600 $pin_s "$@" -s -P "$port" $both >"$slog" 2>&1 &
 		spid=$!
-		i=0
-		until grep -q '^listening' "$slog" 2>/dev/null; do
-			i=$((i + 1))
-			if [ "$i" -gt 1200 ] || ! kill -0 "$spid" 2>/dev/null; then
-				echo "run-rdm: server $tag did not start:" >&2
-				cat "$slog" >&2
-				wait "$spid" || true
-				return 1
-			fi
-			sleep 0.05
-		done
+		if ! bench_wait_listening "$slog" "$spid" 1200; then
+			echo "run-rdm: server $tag did not start:" >&2
+			cat "$slog" >&2
+			wait "$spid" || true
+			return 1
+		fi
 		# shellcheck disable=SC2086 # word lists
 		if ! env $penv timeout 600 $pin_c $vg "$@" -c -P "$port" $both $client >"$clog" 2>&1; then
 			echo "run-rdm: client $tag failed:" >&2
@@ -140,17 +149,6 @@ in_bed() {
 		run "check.$(echo "$impl" | tr ';' '+')" "$impl"
 	done
 
-	# rotate K WORDS...: the words, the first K moved to the end.
-	rotate() {
-		k=$1
-		shift
-		while [ "$k" -gt 0 ]; do
-			set -- "$@" "$1"
-			shift
-			k=$((k - 1))
-		done
-		echo "$@"
-	}
 	# shellcheck disable=SC2086 # a word list
 	nimpl=$(echo $rdm_impls raw | wc -w)
 	both=""
@@ -158,61 +156,20 @@ in_bed() {
 	round=1
 	while [ "$round" -le "$LFV_RDB_ROUNDS" ]; do
 		echo "--- round $round of $LFV_RDB_ROUNDS ($(date +%T))"
+		bench_stall_probe
 		# Rotate the order so no program always runs first.
 		# shellcheck disable=SC2086 # word lists
-		for impl in $(rotate $(((round - 1) % nimpl)) $rdm_impls raw); do
+		for impl in $(bench_rotate $(((round - 1) % nimpl)) $rdm_impls raw); do
 			run "$(echo "$impl" | tr ';' '+').$round" "$impl"
 		done
 		round=$((round + 1))
 	done
 
-	# perftest: its own defaults (inline sends, unsignaled sends in bw).
-	# ib_*_lat prints half round trips; MB there is MiB.
-	pt() { # TAG PROGRAM ARGS...
-		tag=$1
-		shift
-		# shellcheck disable=SC2086 # $pin_s is a word list
-		timeout 300 $pin_s "$@" >"$out/rdm-pt-server.log" 2>&1 &
-		spid=$!
-		try=0
-		sleep 0.5
-		# shellcheck disable=SC2086 # $pin_c is a word list
-		until timeout 300 $pin_c "$@" "$ip" >"$out/rdm-pt-client.log" 2>&1; do
-			try=$((try + 1))
-			if [ "$try" -ge 10 ] || ! kill -0 "$spid" 2>/dev/null; then
-				echo "run-rdm: perftest $tag failed:" >&2
-				cat "$out/rdm-pt-client.log" "$out/rdm-pt-server.log" >&2
-				kill "$spid" 2>/dev/null || true
-				wait "$spid" || true
-				return 0
-			fi
-			sleep 1
-		done
-		wait "$spid" || true
-		awk -v tag="$tag" -v round="$round" '
-			$1 ~ /^[0-9]+$/ && NF >= 5 {
-				if (tag == "lat")
-					printf "result impl=perftest test=lat size=%s iters=%s median_us=%s mean_us=%s round=%d\n", $1, $2, $5, $6, round
-				else if (tag == "rate")
-					printf "result impl=perftest test=rate size=%s msgs=%s msgs_per_s=%.1f round=%d\n", $1, $2, $5 * 1e6, round
-				else
-					printf "result impl=perftest test=bw size=%s msgs=%s MB_per_s=%.2f round=%d\n", $1, $2, $4 * 1.048576, round
-			}' "$out/rdm-pt-client.log" | tee -a "$res"
-	}
-	if command -v ib_send_lat >/dev/null 2>&1; then
-		round=1
-		while [ "$round" -le "$LFV_RDB_PT_ROUNDS" ]; do
-			echo "--- perftest round $round of $LFV_RDB_PT_ROUNDS ($(date +%T))"
-			pt lat ib_send_lat -d "$dev" -x "$gid" -F -s 64 -n "$LFV_RDB_LAT"
-			pt rate ib_send_bw -d "$dev" -x "$gid" -F -s 64 -t 64 -n "$LFV_RDB_RATE"
-			pt bw ib_send_bw -d "$dev" -x "$gid" -F -s 1048576 -t 4 -n "$LFV_RDB_BW"
-			# perftest wants at least 5 iterations.
-			[ "$LFV_RDB_PT_BIG" = 0 ] ||
-				pt big ib_send_bw -d "$dev" -x "$gid" -F -s 67108864 -t 2 \
-					-n $((LFV_RDB_BIG < 5 ? 5 : LFV_RDB_BIG))
-			round=$((round + 1))
-		done
-	fi
+	# perftest (bench-lib.sh): its own defaults; the 64 MiB run wants at
+	# least 5 iterations.
+	big=""
+	[ "$LFV_RDB_PT_BIG" = 0 ] || big=$((LFV_RDB_BIG < 5 ? 5 : LFV_RDB_BIG))
+	bench_pt_rounds 300 "$LFV_RDB_PT_ROUNDS" "$LFV_RDB_LAT" "$LFV_RDB_RATE" "$LFV_RDB_BW" $big
 
 	# Callgrind: the client only (the server runs natively). Dumps 2-5:
 	# K and 2K empty polls, N and 2N ping-pongs; bench_idle_wait is not
@@ -235,46 +192,118 @@ in_bed() {
 	fi
 }
 
-if [ "${1:-}" = "--in-bed" ]; then
-	in_bed
-	exit 0
-fi
+# ---- inside the bed, --eager-sweep: build/bench/rdm-sweep.txt --------------
+# bench_rdm's tagged ping-pong (--lat-size S: median of the half round
+# trips, robust to a few host stalls) over lfverbs' own RDM endpoint,
+# server on CPU 0, client on CPU 1, both sides with the same
+# FI_LFVERBS_RDM_EAGER. For each size every eager value runs back to back,
+# so that host load hits them alike; rounds repeat the whole grid.
+in_bed_sweep() {
+	bench_in_bed "$out/rdm-sweep.txt"
+	# One vCPU (LFV_BED_CPUS=1): both sides on it, yielding when idle.
+	yield=""
+	[ -n "$pin_s" ] || yield=--yield
+	port=47800
+	round=1
+	while [ "$round" -le "$LFV_RDB_SWEEP_ROUNDS" ]; do
+		echo "--- sweep round $round of $LFV_RDB_SWEEP_ROUNDS ($(date +%T))"
+		bench_stall_probe
+		for size in $LFV_RDB_SWEEP_SIZES; do
+			for eager in $LFV_RDB_SWEEP_EAGER; do
+				port=$((port + 1))
+				# shellcheck disable=SC2086 # $yield: a word or none
+				set -- env FI_LFVERBS_RDM_EAGER="$eager" timeout 300 \
+					"$out/bench_rdm" -p lfverbs $yield $LFV_RDB_SWEEP_ARGS
+				slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
+				# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
+				$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
+				spid=$!
+				# shellcheck disable=SC2086
+				if ! bench_wait_listening "$slog" "$spid" 1200 ||
+					! $pin_c "$@" -c -P "$port" --warmup 20 \
+						--lat "$LFV_RDB_SWEEP_ITERS" --lat-size "$size" \
+						--rate 0 --bw 0 --big 0 >"$clog" 2>&1; then
+					echo "fail eager=$eager size=$size round=$round" | tee -a "$res"
+					cat "$clog" "$slog" >&2
+					kill "$spid" 2>/dev/null || true
+				fi
+				wait "$spid" || true
+				awk -v e="$eager" -v r="$round" '/^result .*test=lat/ {
+					for (i = 1; i <= NF; i++) {
+						split($i, kv, "=")
+						v[kv[1]] = kv[2]
+					}
+					printf "sweep eager=%s size=%s median_us=%s mean_us=%s MB_per_s=%.2f round=%s\n", e, v["size"], v["median_us"], v["mean_us"], v["size"] / v["median_us"], r
+				}' "$clog" | tee -a "$res"
+			done
+		done
+		round=$((round + 1))
+	done
+}
+
+# ---- inside the bed, --mpi: build/bench/rdm-mpi.txt --------------------------
+# bench_mpi, 2 ranks bound to the two vCPUs, under Open MPI's cm pml with
+# mtl ofi over lfverbs (its own RDM: the utility providers left out, as in
+# func_mpi.sh) and over verbs;ofi_rxm (FI_UNIVERSE_SIZE=16, as above), and
+# under ob1 (shared memory, no libfabric). Rounds rotate the order.
+in_bed_mpi() {
+	bench_in_bed "$out/rdm-mpi.txt"	# mpirun binds the ranks itself
+	mpi="timeout -k 10 600 mpirun --allow-run-as-root --oversubscribe -np 2
+		--bind-to core --map-by core"
+	# One vCPU (LFV_BED_CPUS=1): both ranks on it, yielding when idle.
+	[ -n "$pin_s" ] || mpi="timeout -k 10 600 mpirun --allow-run-as-root
+		--oversubscribe -np 2 --bind-to none --mca mpi_yield_when_idle 1"
+	cm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include"
+	args="-i $LFV_RDB_MPI_LAT -w 100 -b $LFV_RDB_MPI_BW $LFV_RDB_MPI_SIZES"
+	round=1
+	while [ "$round" -le "$LFV_RDB_MPI_ROUNDS" ]; do
+		bench_stall_probe
+		for impl in $(bench_rotate $(((round - 1) % 3)) lfverbs rxm ob1); do
+			echo "--- mpi $impl round $round ($(date +%T))"
+			log=$out/rdm-mpi.$impl.$round.log
+			# shellcheck disable=SC2086 # word lists
+			case $impl in
+			lfverbs) env FI_PROVIDER='^ofi_rxm,ofi_rxd,ofi_mrail' \
+				$mpi $cm lfverbs "$out/bench_mpi" -n "$impl" $args ;;
+			rxm) env $LFV_RDB_RXM_ENV $mpi $cm 'verbs;ofi_rxm' \
+				"$out/bench_mpi" -n "$impl" $args ;;
+			ob1) $mpi --mca pml ob1 --mca btl self,vader \
+				"$out/bench_mpi" -n "$impl" $args ;;
+			esac </dev/null >"$log" 2>&1 ||
+				echo "fail impl=$impl round=$round" | tee -a "$res"
+			grep '^result ' "$log" | sed "s/\$/ round=$round/" | tee -a "$res"
+		done
+		round=$((round + 1))
+	done
+}
+
+case ${1:-} in
+--in-bed) in_bed; exit 0 ;;
+--in-bed-sweep) in_bed_sweep; exit 0 ;;
+--in-bed-mpi) in_bed_mpi; exit 0 ;;
+esac
 
 table_only=0
+mode=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) LFV_RDB_ROUNDS=$2; shift 2 ;;
 	--table-only) table_only=1; shift ;;
+	--eager-sweep) mode=-sweep; shift ;;
+	--mpi) mode=-mpi; shift ;;
 	--quick)
 		LFV_RDB_ROUNDS=1 LFV_RDB_PT_ROUNDS=1 LFV_RDB_PT_BIG=0
 		LFV_RDB_LAT=200 LFV_RDB_RATE=2048 LFV_RDB_BW=8 LFV_RDB_BIG=2
 		LFV_RDB_CG_N=50 LFV_RDB_CG_K=200
 		shift ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--rounds R] [--quick] [--table-only]" >&2; exit 2 ;;
+	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi]" >&2; exit 2 ;;
 	esac
 done
 
 # ---- on the host: dependencies, build, one bed session, the table ----------
 if [ "$table_only" = 0 ]; then
-	need=""
-	for p in valgrind perftest; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-			need="$need $p"
-	done
-	if [ -n "$need" ]; then
-		if [ "$(id -u)" -eq 0 ]; then
-			echo "bench: installing$need"
-			# shellcheck disable=SC2086 # one word per package
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need >/dev/null
-		else
-			echo "bench: missing$need (apt-get install as root); those parts are skipped" >&2
-		fi
-	fi
-	tests/deps.sh
-	tests/build.sh
-	mkdir -p "$out"
-	CFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -g"
+	bench_host_deps
 	# shellcheck disable=SC2046,SC2086 # pkg-config output is a word list
 	gcc $CFLAGS tests/bench/bench_rdm.c $(pkg-config --cflags --libs libfabric) \
 		-o "$out/bench_rdm"
@@ -284,36 +313,32 @@ if [ "$table_only" = 0 ]; then
 		-libverbs -lrdmacm -o "$out/bench_raw_big"
 	# shellcheck disable=SC2086
 	gcc $CFLAGS tests/bench/bench_raw.c -libverbs -lrdmacm -o "$out/bench_raw"
-	rm -f "$out"/rdm-*
+	if [ "$mode" = -mpi ]; then
+		# shellcheck disable=SC2086
+		mpicc $CFLAGS tests/bench/bench_mpi.c -o "$out/bench_mpi"
+	fi
+	# Each mode keeps the other modes' files.
+	for f in "$out"/rdm-*; do
+		case $f in
+		"$out"/rdm-sweep* | "$out"/rdm-mpi*) [ "${f#"$out"/rdm"$mode"}" = "$f" ] || rm -f "$f" ;;
+		*) [ -n "$mode" ] || rm -f "$f" ;;
+		esac
+	done
 
-	start=$(date +%s)
-	echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/rdm-load.txt"
-	{
-		st=0
-		tests/bed/rxe-bed --workdir "$top" -- sh tests/bench/run-rdm.sh --in-bed || st=$?
-		echo "$st" >"$out/rdm-bed.status"
-	} | tee "$out/rdm-bed.log"
-	echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/rdm-load.txt"
-	echo "(bed session: $(($(date +%s) - start)) s, $(date -u '+%Y-%m-%d %H:%M UTC'))" >>"$out/rdm-load.txt"
-	cat "$out/rdm-load.txt"
-	st=$(cat "$out/rdm-bed.status")
-	[ "$st" = 0 ] || echo "run-rdm: the bed session failed ($st); the tables are partial" >&2
+	bench_bed "$mode" tests/bench/run-rdm.sh --in-bed"$mode"
 fi
+
+case $mode in
+-sweep)
+	awk -f tests/bench/bench-lib.awk -f tests/bench/sweep-table.awk "$out/rdm-sweep.txt" | tee "$out/rdm-sweep-table.txt"
+	exit 0 ;;
+-mpi)
+	awk -f tests/bench/bench-lib.awk -f tests/bench/mpi-table.awk "$out/rdm-mpi.txt" | tee "$out/rdm-mpi-table.txt"
+	exit 0 ;;
+esac
 
 res=$out/rdm-results.txt
 cg=$out/rdm-callgrind.txt
-: >"$cg"
-for short in lfverbs verbs+ofi_rxm raw; do
-	f=$out/rdm-cg.$short
-	[ -f "$f.5" ] || continue
-	impl=$(echo "$short" | tr '+' ';')
-	line=$(grep "^callgrind impl=$impl " "$res" || true)
-	[ -n "$line" ] || continue
-	# Dumps 2-5: K and 2K empty polls, N and 2N ping-pongs (1 settles).
-	for k in 2 3 4 5; do
-		awk -f tests/bench/cg-costs.awk "$f.$k" | sed "s/^/$short $((k - 1)) /" >>"$cg"
-	done
-	echo "$line" >>"$cg"
-done
+bench_cg_collect "$cg" "$res" lfverbs verbs+ofi_rxm raw
 
-awk -v cgfile="$cg" -f tests/bench/rdm-table.awk "$res" "$cg" | tee "$out/rdm-table.txt"
+awk -v cgfile="$cg" -f tests/bench/bench-lib.awk -f tests/bench/rdm-table.awk "$res" "$cg" | tee "$out/rdm-table.txt"

@@ -1,0 +1,203 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Shell functions of the soft-RoCE benchmarks, sourced by run-endpoints.sh
+# and run-rdm.sh (POSIX sh). The caller sets, before using them:
+#
+#   top         the source tree (the scripts cd there)
+#   out         build/bench, where everything is written
+#   bench_name  the script's name for messages (run-endpoints, run-rdm)
+#   bench_pfx   the prefix of its files in $out (ep, rdm)
+#
+# and, inside the bed, res (the results file), round, ip, pin_s and pin_c
+# (bench_pins) for bench_pt.
+
+# bench_in_bed RESULTS: the start of an in-bed part: RESULTS emptied and
+# named $res, lfverbs' build tree on FI_PROVIDER_PATH (every libfabric run
+# loads the same providers, lfverbs included), pin_s / pin_c set.
+bench_in_bed() {
+	res=$1
+	: >"$res"
+	FI_PROVIDER_PATH=$top/build/.libs
+	export FI_PROVIDER_PATH
+	bench_pins
+}
+
+# bench_pins: server on CPU 0, client on CPU 1 (pin_s, pin_c: command
+# prefixes, empty on one CPU or without taskset). Unpinned, the scheduler
+# sometimes leaves both busy-polling processes on one vCPU, and every
+# message then waits for the other process's time slice (a 4 ms tick).
+bench_pins() {
+	pin_s="" pin_c=""
+	if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+		pin_s="taskset -c 0" pin_c="taskset -c 1"
+	fi
+}
+
+# bench_rotate K WORDS...: the words, the first K moved to the end.
+bench_rotate() {
+	k=$1
+	shift
+	while [ "$k" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		k=$((k - 1))
+	done
+	echo "$@"
+}
+
+# bench_stall_probe: bench_stall (built by bench_host_deps) on each of
+# the first two CPUs at once for $bench_stall_secs seconds (default 1; 0
+# skips), each line appended to $res with round=$round: how much of the
+# time the host did not run the VM's vCPUs just before the round.
+bench_stall_probe() {
+	[ "${bench_stall_secs:-1}" != 0 ] && [ -x "$out/bench_stall" ] || return 0
+	[ -n "$pin_s" ] || return 0
+	# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
+	{
+		$pin_s "$out/bench_stall" "${bench_stall_secs:-1}" &
+		$pin_c "$out/bench_stall" "${bench_stall_secs:-1}"
+		wait
+	} | sed "s/\$/ round=$round/" | tee -a "$res"
+}
+
+# bench_wait_listening LOG PID TRIES: waits (TRIES x 50 ms at most) for
+# the server's "listening" line in LOG; fails when it does not come or the
+# server PID is gone.
+bench_wait_listening() {
+	i=0
+	until grep -q '^listening' "$1" 2>/dev/null; do
+		i=$((i + 1))
+		if [ "$i" -gt "$3" ] || ! kill -0 "$2" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# bench_pt TIMEOUT TAG PROGRAM ARGS...: one perftest run (server pinned
+# to CPU 0, then the client on CPU 1 against $ip, retried while the server
+# comes up: it has no ready message), its result as a "result
+# impl=perftest ..." line appended to $res. perftest keeps its own
+# defaults (inline sends, unsignaled sends in bw); ib_*_lat prints half
+# round trips; MB there is MiB.
+bench_pt() {
+	ptmo=$1 tag=$2
+	shift 2
+	# shellcheck disable=SC2086 # $pin_s is a word list
+	timeout "$ptmo" $pin_s "$@" >"$out/$bench_pfx-pt-server.log" 2>&1 &
+	spid=$!
+	try=0
+	sleep 0.5
+	# shellcheck disable=SC2086 # $pin_c is a word list
+	until timeout "$ptmo" $pin_c "$@" "$ip" >"$out/$bench_pfx-pt-client.log" 2>&1; do
+		try=$((try + 1))
+		if [ "$try" -ge 10 ] || ! kill -0 "$spid" 2>/dev/null; then
+			echo "$bench_name: perftest $tag failed:" >&2
+			cat "$out/$bench_pfx-pt-client.log" "$out/$bench_pfx-pt-server.log" >&2
+			kill "$spid" 2>/dev/null || true
+			wait "$spid" || true
+			return 0
+		fi
+		sleep 1
+	done
+	wait "$spid" || true
+	awk -v tag="$tag" -v round="$round" '
+		$1 ~ /^[0-9]+$/ && NF >= 5 {
+			if (tag == "lat")
+				printf "result impl=perftest test=lat size=%s iters=%s median_us=%s mean_us=%s round=%d\n", $1, $2, $5, $6, round
+			else if (tag == "rate")
+				printf "result impl=perftest test=rate size=%s msgs=%s msgs_per_s=%.1f round=%d\n", $1, $2, $5 * 1e6, round
+			else
+				printf "result impl=perftest test=bw size=%s msgs=%s MB_per_s=%.2f round=%d\n", $1, $2, $4 * 1.048576, round
+		}' "$out/$bench_pfx-pt-client.log" | tee -a "$res"
+}
+
+# bench_pt_rounds TIMEOUT ROUNDS LAT RATE BW [BIG]: ROUNDS rounds of
+# perftest on $dev / $gid when it is installed: ib_send_lat 64 B (LAT
+# iterations), ib_send_bw 64 B window 64 (RATE), 1 MiB window 4 (BW) and,
+# with BIG, 64 MiB window 2 (BIG messages).
+bench_pt_rounds() {
+	command -v ib_send_lat >/dev/null 2>&1 || return 0
+	round=1
+	while [ "$round" -le "$2" ]; do
+		echo "--- perftest round $round of $2 ($(date +%T))"
+		bench_pt "$1" lat ib_send_lat -d "$dev" -x "$gid" -F -s 64 -n "$3"
+		bench_pt "$1" rate ib_send_bw -d "$dev" -x "$gid" -F -s 64 -t 64 -n "$4"
+		bench_pt "$1" bw ib_send_bw -d "$dev" -x "$gid" -F -s 1048576 -t 4 -n "$5"
+		[ -z "${6:-}" ] ||
+			bench_pt "$1" big ib_send_bw -d "$dev" -x "$gid" -F -s 67108864 -t 2 -n "$6"
+		round=$((round + 1))
+	done
+}
+
+# bench_host_deps: as root, installs valgrind and perftest when missing
+# (else says which parts are skipped); then tests/deps.sh, tests/build.sh
+# and $out. Sets CFLAGS for the benchmark programs and builds bench_stall.
+bench_host_deps() {
+	need=""
+	for p in valgrind perftest; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			need="$need $p"
+	done
+	if [ -n "$need" ]; then
+		if [ "$(id -u)" -eq 0 ]; then
+			echo "bench: installing$need"
+			# shellcheck disable=SC2086 # one word per package
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need >/dev/null
+		else
+			echo "bench: missing$need (apt-get install as root); those parts are skipped" >&2
+		fi
+	fi
+	tests/deps.sh
+	tests/build.sh
+	mkdir -p "$out"
+	CFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -O2 -g"
+	# shellcheck disable=SC2086 # a word list
+	gcc $CFLAGS tests/bench/bench_stall.c -o "$out/bench_stall"
+}
+
+# bench_bed TAG ARGS...: one test-bed session running "sh ARGS..." (the
+# script's in-bed part), its output also in $out/$bench_pfx$TAG-bed.log,
+# the host's load average before and after and the session's length in
+# $out/$bench_pfx$TAG-load.txt. TAG is empty or a mode suffix (-sweep).
+bench_bed() {
+	btag=$1
+	shift
+	start=$(date +%s)
+	# Other work on the host shows in every number: note how busy it was.
+	load=$out/$bench_pfx$btag-load.txt
+	echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$load"
+	{
+		st=0
+		tests/bed/rxe-bed --workdir "$top" -- sh "$@" || st=$?
+		echo "$st" >"$out/$bench_pfx$btag-bed.status"
+	} | tee "$out/$bench_pfx$btag-bed.log"
+	echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$load"
+	echo "(bed session: $(($(date +%s) - start)) s, $(date -u '+%Y-%m-%d %H:%M UTC'))" >>"$load"
+	cat "$load"
+	st=$(cat "$out/$bench_pfx$btag-bed.status")
+	[ "$st" = 0 ] || echo "$bench_name: the bed session failed ($st); the tables are partial" >&2
+}
+
+# bench_cg_collect CGFILE RESULTS SHORT...: for each SHORT (a file name's
+# implementation, "+" for ";") whose callgrind dumps $out/$bench_pfx-cg.SHORT.2
+# to .5 exist, with its client's "callgrind impl=..." line in RESULTS,
+# appends to CGFILE the self costs of dumps 2-5 (cg-costs.awk) as "SHORT
+# SEG ..." lines (SEG 1-4: K and 2K empty polls, N and 2N ping-pongs; dump
+# 1 settles), then that line.
+bench_cg_collect() {
+	cgf=$1 cres=$2
+	shift 2
+	: >"$cgf"
+	for short in "$@"; do
+		f=$out/$bench_pfx-cg.$short
+		[ -f "$f.5" ] || continue
+		impl=$(echo "$short" | tr '+' ';')
+		line=$(grep "^callgrind impl=$impl " "$cres" || true)
+		[ -n "$line" ] || continue
+		for k in 2 3 4 5; do
+			awk -f tests/bench/cg-costs.awk "$f.$k" | sed "s/^/$short $((k - 1)) /" >>"$cgf"
+		done
+		echo "$line" >>"$cgf"
+	done
+}
