@@ -14,7 +14,7 @@ struct lfv_params lfv_params = {
 	.bounce_size = 16384,
 	.buffered_recv = 0,
 	.rdm = 1,
-	.rdm_eager = 8192,
+	.rdm_eager = 16384,
 	.rdm_rx_bufs = 256,
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 };
