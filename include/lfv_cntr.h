@@ -99,6 +99,17 @@ static inline void lfv_cntr_inc_err(struct lfv_cntr *cntr)
 	lfv_cntr_updated(cntr);
 }
 
+/* One operation's outcome on an optional counter (NULL: none bound). */
+static inline void lfv_cntr_count(struct lfv_cntr *cntr, bool ok)
+{
+	if (!cntr)
+		return;
+	if (ok)
+		lfv_cntr_inc(cntr);
+	else
+		lfv_cntr_inc_err(cntr);
+}
+
 static inline struct lfv_cntr *lfv_cntr_from_fid(struct fid_cntr *cntr_fid)
 {
 	return lfv_container_of(cntr_fid, struct lfv_cntr, cntr_fid);

@@ -238,16 +238,6 @@ static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 	return lfv_container_of(fid, struct lfv_rdm_ep, ep_fid.fid);
 }
 
-static inline void lfv_rdm_count(struct lfv_cntr *cntr, bool ok)
-{
-	if (!cntr)
-		return;
-	if (ok)
-		lfv_cntr_inc(cntr);
-	else
-		lfv_cntr_inc_err(cntr);
-}
-
 /* One send call, whichever API it came through. */
 struct lfv_rdm_send {
 	const struct iovec *iov;

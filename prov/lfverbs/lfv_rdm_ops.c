@@ -87,42 +87,53 @@ static ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 		.flags = FI_REMOTE_CQ_DATA, .inject = true });
 }
 
-/* Receives are the SRX's (the endpoint's own or the bound one). */
-static ssize_t lfv_rdm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
-				void *desc, fi_addr_t src, void *context)
+/* Where receives are posted: the SRX the endpoint matches with (its own
+ * or the bound one); an owner's imported SRX takes them itself. */
+static ssize_t lfv_rdm_rx_srx(struct fid_ep *ep_fid, struct fid_ep **srx)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (!ep->srx)
-		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
-	return fi_recv(ep->srx, buf, len, desc, src, context);
+		return -FI_EOPNOTSUPP;
+	*srx = ep->srx;
+	return 0;
+}
+
+/* Receives are the SRX's (the endpoint's own or the bound one). */
+static ssize_t lfv_rdm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+				void *desc, fi_addr_t src, void *context)
+{
+	struct fid_ep *srx;
+	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
+
+	if (ret)
+		return ret;
+	return fi_recv(srx, buf, len, desc, src, context);
 }
 
 static ssize_t lfv_rdm_msg_recvv(struct fid_ep *ep_fid,
 				 const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t src, void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct fid_ep *srx;
+	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (!ep->srx)
-		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
-	return fi_recvv(ep->srx, iov, desc, count, src, context);
+	if (ret)
+		return ret;
+	return fi_recvv(srx, iov, desc, count, src, context);
 }
 
 static ssize_t lfv_rdm_msg_recvmsg(struct fid_ep *ep_fid,
 				   const struct fi_msg *msg, uint64_t flags)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct fid_ep *srx;
+	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (!ep->srx)
-		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
-	return fi_recvmsg(ep->srx, msg, flags);
+	if (ret)
+		return ret;
+	return fi_recvmsg(srx, msg, flags);
 }
 
 struct fi_ops_msg lfv_rdm_msg_ops = {
@@ -218,26 +229,24 @@ static ssize_t lfv_rdm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 			     void *desc, fi_addr_t src, uint64_t tag,
 			     uint64_t ignore, void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct fid_ep *srx;
+	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (!ep->srx)
-		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
-	return fi_trecv(ep->srx, buf, len, desc, src, tag, ignore, context);
+	if (ret)
+		return ret;
+	return fi_trecv(srx, buf, len, desc, src, tag, ignore, context);
 }
 
 static ssize_t lfv_rdm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t src,
 			      uint64_t tag, uint64_t ignore, void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct fid_ep *srx;
+	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (!ep->srx)
-		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
-	return fi_trecvv(ep->srx, iov, desc, count, src, tag, ignore,
+	if (ret)
+		return ret;
+	return fi_trecvv(srx, iov, desc, count, src, tag, ignore,
 			 context);
 }
 
@@ -245,13 +254,12 @@ static ssize_t lfv_rdm_trecvmsg(struct fid_ep *ep_fid,
 				const struct fi_msg_tagged *msg,
 				uint64_t flags)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
+	struct fid_ep *srx;
+	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (!ep->srx)
-		return -FI_EOPNOTSUPP; /* an owner's SRX takes receives */
-	return fi_trecvmsg(ep->srx, msg, flags);
+	if (ret)
+		return ret;
+	return fi_trecvmsg(srx, msg, flags);
 }
 
 struct fi_ops_tagged lfv_rdm_tagged_ops = {

@@ -349,7 +349,7 @@ void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 		.len = h->tag, .data = h->cq_data, .src = src,
 	};
 
-	lfv_rdm_count(ep->rwr_cntr, true);
+	lfv_cntr_count(ep->rwr_cntr, true);
 	if (ep->rx_cq && lfv_cq_write(ep->rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }

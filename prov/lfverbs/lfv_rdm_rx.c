@@ -69,7 +69,7 @@ static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 
 	if (got < m->len && !err)
 		err = -FI_ETRUNC;
-	lfv_rdm_count(ep->rx_cntr, !err);
+	lfv_cntr_count(ep->rx_cntr, !err);
 	if (!ep->rx_cq)
 		return;
 	if (err) {

@@ -38,7 +38,7 @@ void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	lfv_rdm_count(lfv_rdm_tx_cntr(ep, r), !err);
+	lfv_cntr_count(lfv_rdm_tx_cntr(ep, r), !err);
 	if (!ep->tx_cq)
 		return;
 	if (err) {

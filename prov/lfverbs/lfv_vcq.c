@@ -66,12 +66,7 @@ static void lfv_vcq_count(const struct lfv_ep *ep, bool is_tx, uint64_t flags,
 		cntr = ep->cntr_write;
 	else if (flags & FI_REMOTE_WRITE)
 		cntr = ep->cntr_rwrite;
-	if (!cntr)
-		return;
-	if (ok)
-		lfv_cntr_inc(cntr);
-	else
-		lfv_cntr_inc_err(cntr);
+	lfv_cntr_count(cntr, ok);
 }
 
 static void lfv_vcq_error(struct lfv_vcq *vcq, const struct lfv_op *op,
