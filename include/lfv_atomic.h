@@ -81,6 +81,12 @@ static inline uint64_t lfv_fetch_add64(lfv_atomic64_t *p, uint64_t v)
 	return atomic_fetch_add_explicit(p, v, memory_order_relaxed);
 }
 
+static inline uint64_t lfv_fetch_add_release64(lfv_atomic64_t *p,
+					       uint64_t v)
+{
+	return atomic_fetch_add_explicit(p, v, memory_order_release);
+}
+
 static inline uint64_t lfv_fetch_sub64(lfv_atomic64_t *p, uint64_t v)
 {
 	return atomic_fetch_sub_explicit(p, v, memory_order_relaxed);

@@ -553,6 +553,8 @@ static int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
 	 * that still sees the live tag is using the address while it is
 	 * removed, which fi_av(3) leaves undefined. */
 	lfv_store_relaxed32(&e->tag, 0);
+	/* Release: pairs with the acquire load in lfv_av_removals. */
+	lfv_fetch_add_release64(&av->removals, 1);
 	lfv_av_hash_unlink(av, e, idx);
 	if (e->sep) {
 		lfv_av_alias_del(av, e->sep, e->sep->ntx);

@@ -105,6 +105,10 @@ struct lfv_av {
 	 * lfv_av_dest, never changed afterwards. */
 	lfv_atomic64_t segs[LFV_AV_MAX_SEGS];
 
+	/* Entries removed so far: a user that checked an address at one
+	 * count needs no new lookup while the count stays (RDM). Written
+	 * with a release add after the entry is cleared. */
+	lfv_atomic64_t removals;
 	lfv_atomic32_t ref;		/* 1 + endpoints holding the AV */
 	struct lfv_domain *domain;
 	uint64_t flags;			/* FI_EVENT, FI_SYMMETRIC */
@@ -125,6 +129,13 @@ int lfv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 /* The fast path: the destination of addr, or NULL when addr is not a live
  * entry. Lock-free; entries never move once inserted. */
 const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr);
+
+/* How many entries were removed so far (see struct lfv_av). */
+static inline uint64_t lfv_av_removals(const struct lfv_av *av)
+{
+	/* Acquire: pairs with the release add in lfv_av_remove_entry. */
+	return lfv_load_acquire64(&av->removals);
+}
 
 /* FI_SOURCE: the fi_addr_t of the entry with this GID and QP number, or
  * FI_ADDR_NOTAVAIL. With duplicates, the most recently inserted one. */

@@ -118,7 +118,23 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	if (c->addr != FI_ADDR_NOTAVAIL || addr == FI_ADDR_NOTAVAIL)
 		return;
 	c->addr = addr;
+	c->av_seen = 0;
 	lfv_rdm_link_addr(ep, c);
+}
+
+/* Whether c's address is still in the AV: looked up only when an entry
+ * was removed since the last look (the AV counts removals). */
+static bool lfv_rdm_conn_addr_live(struct lfv_rdm_ep *ep,
+				   struct lfv_rdm_conn *c)
+{
+	uint64_t seen = lfv_av_removals(ep->av) + 1;
+
+	if (c->av_seen == seen)
+		return true;
+	if (!lfv_av_dest(ep->av, c->addr))
+		return false;
+	c->av_seen = seen;
+	return true;
 }
 
 /* Forgets an address fi_av_remove took away (false: it is still in the
@@ -126,7 +142,7 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 static bool lfv_rdm_conn_forget_addr(struct lfv_rdm_ep *ep,
 				     struct lfv_rdm_conn *c)
 {
-	if (c->addr == FI_ADDR_NOTAVAIL || lfv_av_dest(ep->av, c->addr))
+	if (c->addr == FI_ADDR_NOTAVAIL || lfv_rdm_conn_addr_live(ep, c))
 		return false;
 	lfv_rdm_unlink(&ep->by_addr[lfv_rdm_hash64(c->addr)], c,
 		       offsetof(struct lfv_rdm_conn, next_addr));
@@ -392,11 +408,13 @@ struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 
 	/* A removed address still names its connection here: sends to it
 	 * fail like sends to any address the AV does not have. */
+	c = lfv_rdm_conn_by_addr(ep, addr);
+	if (c && c->state != LFV_RDM_FAILED && lfv_rdm_conn_addr_live(ep, c))
+		return c;
 	if (!lfv_av_dest(ep->av, addr)) {
 		*err = -FI_EINVAL;
 		return NULL;
 	}
-	c = lfv_rdm_conn_by_addr(ep, addr);
 	if (c && c->state != LFV_RDM_FAILED)
 		return c;
 	if (c)

@@ -146,6 +146,8 @@ struct lfv_rdm_conn {
 	struct lfv_list node;		/* ep->conns */
 	struct lfv_rdm_conn *next_addr, *next_qpn, *next_name;
 	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL: not in the AV */
+	uint64_t av_seen;		/* 1 + the AV's removal count when addr
+					 * was last seen live; 0: never */
 	struct lfv_ud_name name;	/* the peer's control QP */
 	struct ibv_ah *ah;		/* for control messages */
 	struct ibv_ah *own_ah;		/* when the AV has none for it */
