@@ -104,6 +104,9 @@ struct lfv_match_side {
 	struct lfv_match_table msgs;	/* messages by (tag, UNSPEC/source) */
 	struct lfv_list arrivals;	/* messages in arrival order */
 	size_t nrecvs;
+	size_t nunspec;			/* exact receives from FI_ADDR_UNSPEC:
+					 * none, and a directed lookup is
+					 * the only one */
 	size_t nmsgs;
 };
 

@@ -270,6 +270,8 @@ int lfv_match_post_recv(struct lfv_match *m, enum lfv_match_kind kind,
 		if (ret)
 			return ret;
 		lfv_list_insert_tail(&q->entries, &recv->key_node);
+		if (recv->addr == FI_ADDR_UNSPEC)
+			s->nunspec++;
 	}
 	recv->key_queue = q;
 	recv->src_queue = NULL;
@@ -317,8 +319,8 @@ struct lfv_match_entry *lfv_match_find_recv(struct lfv_match *m,
 		best = lfv_match_head(m, lfv_match_table_find(m, &s->recvs,
 							      tag, addr),
 				      false);
-	any = lfv_match_head(m, lfv_match_table_find(m, &s->recvs, tag,
-						     FI_ADDR_UNSPEC), false);
+	any = s->nunspec ? lfv_match_head(m, lfv_match_table_find(m,
+				&s->recvs, tag, FI_ADDR_UNSPEC), false) : NULL;
 	best = lfv_match_earlier(best, any);
 	if (!lfv_list_empty(&s->wild_recvs))
 		best = lfv_match_earlier(best, lfv_match_first_wild(m, s, addr,
@@ -331,6 +333,8 @@ void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv)
 	struct lfv_match_side *s = &m->side[recv->kind];
 
 	lfv_list_remove(&recv->key_node);
+	if (recv->key_queue && recv->addr == FI_ADDR_UNSPEC)
+		s->nunspec--;
 	if (recv->key_queue)
 		lfv_match_table_release(m, &s->recvs, recv->key_queue);
 	recv->key_queue = NULL;

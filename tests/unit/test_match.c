@@ -239,6 +239,15 @@ static void test_engine_directed(void **state)
 	/* An unknown source only meets FI_ADDR_UNSPEC receives. */
 	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1), -1);
 	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 2, 1), 1);
+	/* With no FI_ADDR_UNSPEC receive left a directed lookup is the only
+	 * one; a new one is found again, and again after it is taken. */
+	post(&m, LFV_MATCH_TAG, 21, FI_ADDR_UNSPEC, 7, 0);
+	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 9, 7), 21);
+	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 9, 7), -1);
+	post(&m, LFV_MATCH_TAG, 22, 9, 7, 0);
+	post(&m, LFV_MATCH_TAG, 23, FI_ADDR_UNSPEC, 7, 0);
+	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 8, 7), 23);
+	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 9, 7), 22);
 
 	/* Untagged: per-source queues. */
 	post(&m, LFV_MATCH_MSG, 5, 7, 0, 0);
