@@ -292,23 +292,34 @@ static size_t lfv_cq_take(struct lfv_cq *cq, void *buf, size_t count,
 	return n;
 }
 
+/* Runs the progress hook with buf as where the completions it writes go
+ * (the caller saw the ring empty: nothing older waits); how many it put
+ * there. */
+static size_t lfv_cq_progress_into(struct lfv_cq *cq, void *buf,
+				   fi_addr_t *src, size_t count)
+{
+	struct lfv_cq_direct d = { .cq = cq, .buf = buf, .src = src,
+				   .room = count };
+
+	lfv_cq_direct_tls = &d;
+	cq->progress.fn(cq->progress.arg);
+	lfv_cq_direct_tls = NULL;
+	return d.n;
+}
+
 /* The full read: progress, errors, ring, then the hardware source. */
 static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 				  fi_addr_t *src)
 {
-	struct lfv_cq_direct d = { .cq = cq, .buf = buf, .src = src,
-				   .room = count };
 	ssize_t polled;
 	size_t n;
 
 	/* Relaxed: hints; the writers re-check the ring. */
 	if (count && cq->progress.fn && !cq->owner &&
 	    !lfv_load_relaxed64(&cq->err_count) && lfv_cq_ring_empty(cq)) {
-		lfv_cq_direct_tls = &d;
-		lfv_progress_run(&cq->progress);
-		lfv_cq_direct_tls = NULL;
-		if (d.n) /* older than anything queued since */
-			return (ssize_t)d.n;
+		n = lfv_cq_progress_into(cq, buf, src, count);
+		if (n) /* older than anything queued since */
+			return (ssize_t)n;
 	} else {
 		lfv_progress_run(&cq->progress);
 	}
@@ -344,8 +355,6 @@ static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 static ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf, size_t count,
 				  fi_addr_t *src)
 {
-	struct lfv_cq_direct d = { .cq = cq, .buf = buf, .src = src,
-				   .room = count };
 	size_t n;
 
 	/* Relaxed: hints; readerr takes err_lock, writers re-check the
@@ -353,11 +362,9 @@ static ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf, size_t count,
 	if (lfv_load_relaxed64(&cq->err_count))
 		return -FI_EAVAIL;
 	if (!lfv_ring_readable(&cq->ring)) {
-		lfv_cq_direct_tls = &d;
-		cq->progress.fn(cq->progress.arg);
-		lfv_cq_direct_tls = NULL;
-		if (d.n)
-			return (ssize_t)d.n;
+		n = lfv_cq_progress_into(cq, buf, src, count);
+		if (n)
+			return (ssize_t)n;
 		if (!lfv_ring_readable(&cq->ring))
 			return lfv_load_relaxed64(&cq->err_count) ?
 			       -FI_EAVAIL : -FI_EAGAIN;

@@ -231,9 +231,10 @@ static struct fi_ops lfv_rdm_isrx_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
-/* An SRX of ours needs its lock only when the domain's calls are not
- * serialised by the application, or a progress thread makes them too. */
-static bool lfv_rdm_srx_locked(const struct lfv_domain *domain)
+/* The endpoint and an SRX of ours need their locks only when the
+ * domain's calls are not serialised by the application, or a progress
+ * thread makes them too. */
+static bool lfv_rdm_needs_locks(const struct lfv_domain *domain)
 {
 	return domain->locked || domain->progress_auto;
 }
@@ -276,7 +277,7 @@ int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 	ret = lfv_peer_srx_open(&own, domain->info->caps & LFV_PEER_SRX_CAPS,
 				context, rx_ep);
 	if (!ret)
-		lfv_peer_srx_set_locking(*rx_ep, lfv_rdm_srx_locked(domain));
+		lfv_peer_srx_set_locking(*rx_ep, lfv_rdm_needs_locks(domain));
 	return ret;
 }
 
@@ -483,7 +484,8 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 		if (ret)
 			return ret;
 		ep->own_srx = true;
-		lfv_peer_srx_set_locking(ep->srx, lfv_rdm_srx_locked(ep->domain));
+		lfv_peer_srx_set_locking(ep->srx,
+					 lfv_rdm_needs_locks(ep->domain));
 	}
 	ret = lfv_peer_srx_export(ep->srx, &ep->peer_srx);
 	if (ret)
@@ -756,8 +758,7 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto free_ep;
 	}
-	ret = lfv_spin_init(&ep->lock, domain->locked ||
-			    domain->progress_auto);
+	ret = lfv_spin_init(&ep->lock, lfv_rdm_needs_locks(domain));
 	if (ret)
 		goto free_info;
 	ep->domain = domain;

@@ -55,6 +55,15 @@ struct lfv_rdm_seg {
 int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
 		  size_t n, struct ibv_sge *sge);
 
+static inline size_t lfv_rdm_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
 /* A rendezvous receive in progress (a K_READ/K_FIN request, malloc'd). */
 struct lfv_rdm_read {
 	struct fi_peer_rx_entry *entry;	/* the receive, until reported */
@@ -270,6 +279,10 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h);
 void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		       int err);
 void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);
+int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
+		 size_t count, size_t want, struct lfv_rdm_seg *seg,
+		 int *nseg, struct lfv_reg *regs, size_t *got);
+void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs);
 void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			   const struct ibv_wc *wc);
 

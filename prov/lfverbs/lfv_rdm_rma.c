@@ -25,15 +25,6 @@
 /* Where the local data of the request lives. */
 enum lfv_rdm_rma_mem { LFV_RMA_APP, LFV_RMA_BOUNCE, LFV_RMA_OURS };
 
-static size_t lfv_rdm_rma_len(const struct lfv_tx_req *r)
-{
-	size_t i, len = 0;
-
-	for (i = 0; i < r->count; i++)
-		len += r->iov[i].iov_len;
-	return len;
-}
-
 static bool lfv_rdm_rma_all_desc(const struct lfv_tx_req *r)
 {
 	size_t i;
@@ -69,42 +60,17 @@ static int lfv_rdm_rma_check(const struct lfv_rdm_ep *ep,
 
 static void lfv_rdm_rma_unreg(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma)
 {
-	int i;
-
-	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
-		lfv_reg_put(ep->domain, &rma->regs[i]);
+	lfv_rdm_regs_put(ep, rma->regs);
 }
-
 /* The segments of the application's memory: its keys, or registrations
  * of ours (a system call: not under ep->lock). */
 static int lfv_rdm_rma_segs(struct lfv_rdm_ep *ep, struct lfv_rdm_rma *rma,
 			    const struct lfv_tx_req *r)
 {
-	uint32_t lkey;
-	size_t i;
-	int ret;
+	size_t got;
 
-	rma->nseg = 0;
-	for (i = 0; i < r->count; i++) {
-		if (!r->iov[i].iov_len)
-			continue;
-		if (r->desc && r->desc[i]) {
-			lkey = ((struct lfv_mr *)r->desc[i])->ibv_mr->lkey;
-		} else {
-			ret = lfv_reg_get(ep->domain, r->iov[i].iov_base,
-					  r->iov[i].iov_len, &rma->regs[i]);
-			if (ret) {
-				lfv_rdm_rma_unreg(ep, rma);
-				return ret;
-			}
-			lkey = rma->regs[i].mr->lkey;
-		}
-		rma->seg[rma->nseg++] = (struct lfv_rdm_seg){
-			.addr = (uintptr_t)r->iov[i].iov_base,
-			.len = r->iov[i].iov_len, .lkey = lkey,
-		};
-	}
-	return 0;
+	return lfv_rdm_segs(ep, r->iov, r->desc, r->count, SIZE_MAX,
+			    rma->seg, &rma->nseg, rma->regs, &got);
 }
 
 /* The request's own buffer, behind the header that remote CQ data
@@ -309,7 +275,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	size_t len = lfv_rdm_rma_len(&q->r);
+	size_t len = lfv_rdm_iov_len(q->r.iov, q->r.count);
 	struct lfv_rdm_rma mem = { .nseg = 0 };
 	enum lfv_rdm_rma_mem how = LFV_RMA_APP;
 	struct lfv_rdm_req *r;

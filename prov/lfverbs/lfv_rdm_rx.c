@@ -138,47 +138,16 @@ static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
 
 static void lfv_rdm_read_unreg(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd)
 {
-	int i;
-
-	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
-		lfv_reg_put(ep->domain, &rd->regs[i]);
+	lfv_rdm_regs_put(ep, rd->regs);
 }
-
 /* The local SGEs of the read: the receive's iovs up to the message's
  * length, with the application's keys or ours. */
 static int lfv_rdm_read_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
 			     const struct fi_peer_rx_entry *e)
 {
-	size_t i, n, want = rd->len;
-	uint32_t lkey;
-	int ret;
-
-	rd->nseg = 0;
-	rd->got = 0;
-	for (i = 0; i < e->count && i < LFV_RDM_MAX_IOV && rd->got < want;
-	     i++) {
-		n = e->iov[i].iov_len < want - rd->got ? e->iov[i].iov_len :
-							 want - rd->got;
-		if (!n)
-			continue;
-		if (e->desc && e->desc[i]) {
-			lkey = ((struct lfv_mr *)e->desc[i])->ibv_mr->lkey;
-		} else {
-			ret = lfv_reg_get(ep->domain, e->iov[i].iov_base, n,
-					  &rd->regs[i]);
-			if (ret)
-				return ret;
-			lkey = rd->regs[i].mr->lkey;
-		}
-		rd->seg[rd->nseg].addr = (uintptr_t)e->iov[i].iov_base;
-		rd->seg[rd->nseg].len = n;
-		rd->seg[rd->nseg].lkey = lkey;
-		rd->nseg++;
-		rd->got += n;
-	}
-	return 0;
+	return lfv_rdm_segs(ep, e->iov, e->desc, e->count, rd->len, rd->seg,
+			    &rd->nseg, rd->regs, &rd->got);
 }
-
 /* A rendezvous request met its receive: read the payload into it. */
 static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 			       struct fi_peer_rx_entry *e,

@@ -76,6 +76,52 @@ int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
 	return k;
 }
 
+/* The segments of the first want bytes of iov (LFV_RDM_MAX_IOV at most):
+ * the application's keys, or registrations of ours in regs (all given
+ * back on failure); the bytes they cover in *got. */
+int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
+		 size_t count, size_t want, struct lfv_rdm_seg *seg,
+		 int *nseg, struct lfv_reg *regs, size_t *got)
+{
+	size_t i, n;
+	uint32_t lkey;
+	int ret;
+
+	*nseg = 0;
+	*got = 0;
+	for (i = 0; i < count && i < LFV_RDM_MAX_IOV && *got < want; i++) {
+		n = iov[i].iov_len < want - *got ? iov[i].iov_len :
+						   want - *got;
+		if (!n)
+			continue;
+		if (desc && desc[i]) {
+			lkey = ((struct lfv_mr *)desc[i])->ibv_mr->lkey;
+		} else {
+			ret = lfv_reg_get(ep->domain, iov[i].iov_base, n,
+					  &regs[i]);
+			if (ret) {
+				lfv_rdm_regs_put(ep, regs);
+				return ret;
+			}
+			lkey = regs[i].mr->lkey;
+		}
+		seg[(*nseg)++] = (struct lfv_rdm_seg){
+			.addr = (uintptr_t)iov[i].iov_base, .len = n,
+			.lkey = lkey,
+		};
+		*got += n;
+	}
+	return 0;
+}
+
+void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs)
+{
+	int i;
+
+	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
+		lfv_reg_put(ep->domain, &regs[i]);
+}
+
 /* Posts the read's chunks while the connection has room; 0 once all are
  * posted, -FI_EAGAIN while some wait (ep->lock). */
 static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
@@ -228,15 +274,6 @@ void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	while ((item = lfv_list_pop_head(&c->pending)))
 		lfv_rdm_req_abort(ep, lfv_container_of(item,
 					struct lfv_rdm_req, node), err);
-}
-
-static size_t lfv_rdm_iov_len(const struct iovec *iov, size_t count)
-{
-	size_t i, len = 0;
-
-	for (i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	return len;
 }
 
 static void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov,
