@@ -16,42 +16,46 @@
  * When several receives match a message, the earliest posted wins; when
  * several messages match a receive, the earliest arrived wins.
  *
- * Layout. Receives without ignore bits ("exact") live in FIFO queues keyed
- * by (tag, addr) in a hash table: one queue per distinct key, created on
- * the first entry and released with the last one. Receives with ignore
- * bits ("wildcards") live in one list in posting order. Every receive
- * carries a sequence number from one counter, so posting order is
- * comparable across all of these queues.
+ * Layout. Receives without ignore bits ("exact") are chained in a hash
+ * table keyed (tag, addr): each bucket is one list in posting order, so
+ * the entries with one key, which all hash to one bucket, are in posting
+ * order there too, and the first entry of the bucket with the key is the
+ * earliest posted. No object is made per key: posting is a hash and a
+ * list insertion, removal a list removal. Receives with ignore bits
+ * ("wildcards") live in one list in posting order. Every receive carries
+ * a sequence number from one counter, so posting order is comparable
+ * across all of these lists.
  *
- * Unexpected messages live in the FIFO queue keyed (tag, FI_ADDR_UNSPEC)
- * (all messages with that tag), with directed receive also in the queue
- * keyed (tag, source), and in one arrival-ordered list.
+ * Unexpected messages are chained the same way in a table keyed by tag
+ * (all sources), with directed receive also in one keyed (tag, source),
+ * and in one arrival-ordered list.
  *
  * Why the earliest-posted matching receive is found (message maddr, mtag):
  * a receive that can match is either exact with rtag == mtag and raddr in
- * {maddr, FI_ADDR_UNSPEC}, i.e. in exactly one of the two queues keyed
- * (mtag, maddr) and (mtag, FI_ADDR_UNSPEC), or a wildcard. Each queue is
- * in posting order, so its head is its earliest matching receive (every
- * receive in these two queues matches). The wildcard list is in posting
- * order too, so its first matching entry is the earliest matching
- * wildcard, and the scan may stop at the first wildcard posted after the
- * better of the two queue heads. The answer is the candidate with the
- * smallest sequence number. Exact receives for other tags or addresses
- * sit in other queues and are never looked at: the cost is two hash
- * lookups plus the wildcards posted before the winner.
+ * {maddr, FI_ADDR_UNSPEC}, i.e. one of the entries keyed (mtag, maddr) or
+ * (mtag, FI_ADDR_UNSPEC), or a wildcard. The first entry with each key in
+ * its bucket is the earliest posted with that key (every one of them
+ * matches). The wildcard list is in posting order too, so its first
+ * matching entry is the earliest matching wildcard, and the scan may stop
+ * at the first wildcard posted after the better of the two exact
+ * candidates. The answer is the candidate with the smallest sequence
+ * number. Exact receives for other keys are only passed over when they
+ * share a bucket: the table grows to keep a bucket per entry, so the cost
+ * is two short chain walks plus the wildcards posted before the winner.
  *
  * Why the earliest-arrived matching message is found (receive raddr,
- * rtag, ignore): with ignore == 0 the matching messages are exactly the
- * queue keyed (rtag, raddr) (raddr FI_ADDR_UNSPEC: all sources), kept in
- * arrival order, so its head is the answer in one lookup. With ignore
- * bits the arrival list is scanned from its oldest entry and the first
- * match is the answer.
+ * rtag, ignore): with ignore == 0 the matching messages are exactly those
+ * keyed (rtag, raddr) (raddr FI_ADDR_UNSPEC: keyed rtag in the all-sources
+ * table), chained in arrival order, so the first with the key is the
+ * answer. With ignore bits the arrival list is scanned from its oldest
+ * entry and the first match is the answer.
  *
- * Removal is O(1): an entry knows its queues, and a queue emptied by a
- * removal is released at once, so memory follows the live entries.
+ * Removal is O(1): an entry is unlinked from its lists. The buckets are
+ * the only memory the engine holds; they follow the largest number of
+ * entries seen.
  *
- * probes counts hash-chain queues and entries examined: a test hook that
- * shows the cost of a match without a timer.
+ * probes counts chained entries examined: a test hook that shows the
+ * cost of a match without a timer.
  */
 #ifndef LFV_MATCH_H
 #define LFV_MATCH_H
@@ -62,15 +66,12 @@
 #include <rdma/fabric.h>
 
 #include "lfv_list.h"
-#include "lfv_pool.h"
 
 enum lfv_match_kind {
 	LFV_MATCH_MSG,		/* untagged: fi_recv, get_msg */
 	LFV_MATCH_TAG,		/* tagged: fi_trecv, get_tag */
 	LFV_MATCH_KINDS,
 };
-
-struct lfv_match_queue;
 
 /*
  * One receive or one unexpected message. The caller sets addr, tag and
@@ -79,11 +80,11 @@ struct lfv_match_queue;
  * the directed setting require).
  */
 struct lfv_match_entry {
-	struct lfv_list key_node;	/* its (tag, addr) queue or wildcards */
-	struct lfv_list src_node;	/* message: its (tag, source) queue */
+	struct lfv_list key_node;	/* its bucket by key, or wildcards */
+	struct lfv_list src_node;	/* message: its (tag, source) bucket */
 	struct lfv_list arrival_node;	/* message: the arrival list */
-	struct lfv_match_queue *key_queue;	/* NULL: a wildcard receive */
-	struct lfv_match_queue *src_queue;	/* NULL: not in one */
+	bool wild;			/* receive: in the wildcard list */
+	bool by_source;			/* message: in the by-source table */
 	uint64_t seq;			/* posting (or arrival) order */
 	fi_addr_t addr;
 	uint64_t tag;
@@ -91,17 +92,21 @@ struct lfv_match_entry {
 	enum lfv_match_kind kind;
 };
 
-/* Queues by key: chained buckets, a power of two, grown to load factor 1. */
+/* Entries chained by key: a power of two of buckets, each a list in
+ * insertion order, grown to keep a bucket per entry. */
 struct lfv_match_table {
 	struct lfv_list *buckets;
 	size_t mask;			/* number of buckets - 1 */
-	size_t queues;			/* queues in the table */
+	size_t entries;			/* entries chained in the table */
+	size_t node_off;		/* of the chaining lfv_list in an entry */
+	bool any_source;		/* keyed by tag alone (all sources) */
 };
 
 struct lfv_match_side {
 	struct lfv_match_table recvs;	/* exact receives by (tag, addr) */
 	struct lfv_list wild_recvs;	/* receives with ignore bits */
-	struct lfv_match_table msgs;	/* messages by (tag, UNSPEC/source) */
+	struct lfv_match_table msgs;	/* messages by tag, all sources */
+	struct lfv_match_table srcs;	/* messages by (tag, source) */
 	struct lfv_list arrivals;	/* messages in arrival order */
 	size_t nrecvs;
 	size_t nunspec;			/* exact receives from FI_ADDR_UNSPEC:
@@ -112,7 +117,6 @@ struct lfv_match_side {
 
 struct lfv_match {
 	struct lfv_match_side side[LFV_MATCH_KINDS];
-	struct lfv_pool queue_pool;	/* struct lfv_match_queue */
 	uint64_t next_seq;
 	bool directed;			/* FI_DIRECTED_RECV semantics */
 	uint64_t probes;		/* test hook, see above */
@@ -134,8 +138,8 @@ static inline bool lfv_match_accepts(const struct lfv_match_entry *recv,
 
 /* ---- posted receives --------------------------------------------------- */
 
-/* Queues a receive after every receive posted before it. -FI_ENOMEM when
- * a new key queue cannot be allocated (nothing queued then). */
+/* Queues a receive after every receive posted before it. Cannot fail
+ * (a table that cannot grow keeps longer chains); 0. */
 int lfv_match_post_recv(struct lfv_match *m, enum lfv_match_kind kind,
 			struct lfv_match_entry *recv);
 /* The earliest-posted receive that accepts a message from addr with tag
@@ -148,7 +152,7 @@ void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv);
 /* ---- unexpected messages ----------------------------------------------- */
 
 /* Queues a message (addr: its source, or FI_ADDR_UNSPEC when unknown)
- * after every message added before it. -FI_ENOMEM as above. */
+ * after every message added before it. 0, as above. */
 int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
 		      struct lfv_match_entry *msg);
 /* The earliest-arrived message a receive (addr, tag, ignore) accepts,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* The tag-matching engine: see include/lfv_match.h for the layout and
  * the ordering argument. */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include <rdma/fi_errno.h>
@@ -8,15 +9,6 @@
 #include "lfv_match.h"
 
 #define LFV_MATCH_MIN_BUCKETS 64
-#define LFV_MATCH_QUEUE_CHUNK 64
-
-/* The FIFO of entries with one key. */
-struct lfv_match_queue {
-	struct lfv_list chain;		/* in its hash bucket */
-	struct lfv_list entries;	/* linked by key_node or src_node */
-	uint64_t tag;
-	fi_addr_t addr;
-};
 
 /* splitmix64's finaliser over both key words: every input bit reaches
  * every output bit, so sequential tags spread over all buckets. */
@@ -32,9 +24,10 @@ static size_t lfv_match_hash(uint64_t tag, fi_addr_t addr)
 	return (size_t)h;
 }
 
-/* ---- tables of queues -------------------------------------------------- */
+/* ---- tables of chained entries ----------------------------------------- */
 
-static int lfv_match_table_init(struct lfv_match_table *t)
+static int lfv_match_table_init(struct lfv_match_table *t, size_t node_off,
+				bool any_source)
 {
 	size_t i;
 
@@ -44,7 +37,9 @@ static int lfv_match_table_init(struct lfv_match_table *t)
 	for (i = 0; i < LFV_MATCH_MIN_BUCKETS; i++)
 		lfv_list_init(&t->buckets[i]);
 	t->mask = LFV_MATCH_MIN_BUCKETS - 1;
-	t->queues = 0;
+	t->entries = 0;
+	t->node_off = node_off;
+	t->any_source = any_source;
 	return 0;
 }
 
@@ -54,37 +49,35 @@ static void lfv_match_table_fini(struct lfv_match_table *t)
 	t->buckets = NULL;
 }
 
+static struct lfv_match_entry *lfv_match_of_node(const struct lfv_match_table *t,
+						 struct lfv_list *node)
+{
+	return (struct lfv_match_entry *)((char *)node - t->node_off);
+}
+
+/* The address part of an entry's key in this table. */
+static fi_addr_t lfv_match_key_addr(const struct lfv_match_table *t,
+				    const struct lfv_match_entry *e)
+{
+	return t->any_source ? FI_ADDR_UNSPEC : e->addr;
+}
+
 static struct lfv_list *lfv_match_bucket(const struct lfv_match_table *t,
 					 uint64_t tag, fi_addr_t addr)
 {
 	return &t->buckets[lfv_match_hash(tag, addr) & t->mask];
 }
 
-static struct lfv_match_queue *lfv_match_table_find(struct lfv_match *m,
-						    struct lfv_match_table *t,
-						    uint64_t tag,
-						    fi_addr_t addr)
+/* Doubles the bucket array. Each old bucket is moved in order, so the
+ * entries of one key (all in one bucket) keep their order. Best effort:
+ * without memory the chains only get longer, matching stays correct. Out
+ * of line, so that adding an entry saves no registers for it. */
+static __attribute__((noinline)) void
+lfv_match_table_grow(struct lfv_match_table *t)
 {
-	struct lfv_list *head = lfv_match_bucket(t, tag, addr), *item;
-	struct lfv_match_queue *q;
-
-	lfv_list_foreach(item, head) {
-		m->probes++;
-		q = lfv_container_of(item, struct lfv_match_queue, chain);
-		if (q->tag == tag && q->addr == addr)
-			return q;
-	}
-	return NULL;
-}
-
-/* Doubles the bucket array. Best effort: without memory the chains only
- * get longer, matching stays correct. */
-static void lfv_match_table_grow(struct lfv_match_table *t)
-{
-	size_t n = (t->mask + 1) * 2, i;
+	size_t n = (t->mask + 1) * 2, old_n = t->mask + 1, i;
 	struct lfv_list *old = t->buckets, *item;
-	size_t old_n = t->mask + 1;
-	struct lfv_match_queue *q;
+	struct lfv_match_entry *e;
 
 	t->buckets = malloc(n * sizeof(*t->buckets));
 	if (!t->buckets) {
@@ -96,52 +89,53 @@ static void lfv_match_table_grow(struct lfv_match_table *t)
 	t->mask = n - 1;
 	for (i = 0; i < old_n; i++) {
 		while ((item = lfv_list_pop_head(&old[i]))) {
-			q = lfv_container_of(item, struct lfv_match_queue,
-					     chain);
-			lfv_list_insert_tail(lfv_match_bucket(t, q->tag,
-							      q->addr),
-					     &q->chain);
+			e = lfv_match_of_node(t, item);
+			lfv_list_insert_tail(lfv_match_bucket(t, e->tag,
+						lfv_match_key_addr(t, e)),
+					     item);
 		}
 	}
 	free(old);
 }
 
-/* The queue for a key, created empty when there is none. */
-static int lfv_match_table_get(struct lfv_match *m, struct lfv_match_table *t,
-			       uint64_t tag, fi_addr_t addr,
-			       struct lfv_match_queue **out)
+/* Chains e (its key already normalised) after every entry before it. */
+static void lfv_match_table_add(struct lfv_match_table *t,
+				struct lfv_match_entry *e)
 {
-	struct lfv_match_queue *q = lfv_match_table_find(m, t, tag, addr);
-	void *obj;
-	int ret;
-
-	if (!q) {
-		ret = lfv_pool_get(&m->queue_pool, &obj);
-		if (ret)
-			return ret;
-		q = obj;
-		q->tag = tag;
-		q->addr = addr;
-		lfv_list_init(&q->entries);
-		if (t->queues >= t->mask + 1)
-			lfv_match_table_grow(t);
-		lfv_list_insert_tail(lfv_match_bucket(t, tag, addr),
-				     &q->chain);
-		t->queues++;
-	}
-	*out = q;
-	return 0;
+	if (t->entries > t->mask)
+		lfv_match_table_grow(t);
+	lfv_list_insert_tail(lfv_match_bucket(t, e->tag,
+					      lfv_match_key_addr(t, e)),
+			     (struct lfv_list *)((char *)e + t->node_off));
+	t->entries++;
 }
 
-static void lfv_match_table_release(struct lfv_match *m,
-				    struct lfv_match_table *t,
-				    struct lfv_match_queue *q)
+static void lfv_match_table_del(struct lfv_match_table *t,
+				struct lfv_match_entry *e)
 {
-	if (!lfv_list_empty(&q->entries))
-		return;
-	lfv_list_remove(&q->chain);
-	t->queues--;
-	lfv_pool_put(&m->queue_pool, q);
+	lfv_list_remove((struct lfv_list *)((char *)e + t->node_off));
+	t->entries--;
+}
+
+/* The first entry chained with key (tag, addr): the earliest with it. */
+static struct lfv_match_entry *lfv_match_table_first(struct lfv_match *m,
+						     struct lfv_match_table *t,
+						     uint64_t tag,
+						     fi_addr_t addr)
+{
+	struct lfv_list *head, *item;
+	struct lfv_match_entry *e;
+
+	if (!t->entries)
+		return NULL;
+	head = lfv_match_bucket(t, tag, addr);
+	lfv_list_foreach(item, head) {
+		m->probes++;
+		e = lfv_match_of_node(t, item);
+		if (e->tag == tag && lfv_match_key_addr(t, e) == addr)
+			return e;
+	}
+	return NULL;
 }
 
 /* ---- the engine -------------------------------------------------------- */
@@ -150,23 +144,38 @@ static int lfv_match_side_init(struct lfv_match_side *s)
 {
 	int ret;
 
-	ret = lfv_match_table_init(&s->recvs);
+	ret = lfv_match_table_init(&s->recvs,
+				   offsetof(struct lfv_match_entry, key_node),
+				   false);
 	if (ret)
 		return ret;
-	ret = lfv_match_table_init(&s->msgs);
-	if (ret) {
-		lfv_match_table_fini(&s->recvs);
-		return ret;
-	}
+	ret = lfv_match_table_init(&s->msgs,
+				   offsetof(struct lfv_match_entry, key_node),
+				   true);
+	if (ret)
+		goto fini_recvs;
+	ret = lfv_match_table_init(&s->srcs,
+				   offsetof(struct lfv_match_entry, src_node),
+				   false);
+	if (ret)
+		goto fini_msgs;
 	lfv_list_init(&s->wild_recvs);
 	lfv_list_init(&s->arrivals);
 	s->nrecvs = 0;
+	s->nunspec = 0;
 	s->nmsgs = 0;
 	return 0;
+
+fini_msgs:
+	lfv_match_table_fini(&s->msgs);
+fini_recvs:
+	lfv_match_table_fini(&s->recvs);
+	return ret;
 }
 
 static void lfv_match_side_fini(struct lfv_match_side *s)
 {
+	lfv_match_table_fini(&s->srcs);
 	lfv_match_table_fini(&s->msgs);
 	lfv_match_table_fini(&s->recvs);
 }
@@ -178,16 +187,14 @@ int lfv_match_init(struct lfv_match *m, bool directed)
 
 	if (!m)
 		return -FI_EINVAL;
-	ret = lfv_pool_init(&tmp.queue_pool, sizeof(struct lfv_match_queue),
-			    LFV_MATCH_QUEUE_CHUNK, 0);
-	if (ret)
-		return ret;
 	ret = lfv_match_side_init(&tmp.side[LFV_MATCH_MSG]);
 	if (ret)
-		goto fini_pool;
+		return ret;
 	ret = lfv_match_side_init(&tmp.side[LFV_MATCH_TAG]);
-	if (ret)
-		goto fini_msg_side;
+	if (ret) {
+		lfv_match_side_fini(&tmp.side[LFV_MATCH_MSG]);
+		return ret;
+	}
 	*m = tmp;
 	/* The list heads point at themselves: re-home them in *m. */
 	lfv_list_init(&m->side[LFV_MATCH_MSG].wild_recvs);
@@ -195,19 +202,12 @@ int lfv_match_init(struct lfv_match *m, bool directed)
 	lfv_list_init(&m->side[LFV_MATCH_TAG].wild_recvs);
 	lfv_list_init(&m->side[LFV_MATCH_TAG].arrivals);
 	return 0;
-
-fini_msg_side:
-	lfv_match_side_fini(&tmp.side[LFV_MATCH_MSG]);
-fini_pool:
-	lfv_pool_fini(&tmp.queue_pool);
-	return ret;
 }
 
 void lfv_match_fini(struct lfv_match *m)
 {
 	lfv_match_side_fini(&m->side[LFV_MATCH_TAG]);
 	lfv_match_side_fini(&m->side[LFV_MATCH_MSG]);
-	lfv_pool_fini(&m->queue_pool);
 }
 
 /* Untagged traffic has no tag; without directed receive no receive has an
@@ -222,24 +222,6 @@ static void lfv_match_normalise(const struct lfv_match *m,
 	}
 	if (recv_addr && !m->directed)
 		*recv_addr = FI_ADDR_UNSPEC;
-}
-
-/* The oldest entry of a queue, linked through key_node or src_node. */
-static struct lfv_match_entry *lfv_match_head(struct lfv_match *m,
-					      struct lfv_match_queue *q,
-					      bool by_source)
-{
-	struct lfv_list *first;
-
-	if (!q)
-		return NULL;
-	first = lfv_list_first(&q->entries);
-	if (!first)
-		return NULL;
-	m->probes++;
-	return by_source ?
-	       lfv_container_of(first, struct lfv_match_entry, src_node) :
-	       lfv_container_of(first, struct lfv_match_entry, key_node);
 }
 
 static struct lfv_match_entry *lfv_match_earlier(struct lfv_match_entry *a,
@@ -258,23 +240,17 @@ int lfv_match_post_recv(struct lfv_match *m, enum lfv_match_kind kind,
 			struct lfv_match_entry *recv)
 {
 	struct lfv_match_side *s = &m->side[kind];
-	struct lfv_match_queue *q = NULL;
-	int ret;
 
 	lfv_match_normalise(m, kind, &recv->addr, &recv->tag, &recv->ignore);
-	if (recv->ignore) {
+	recv->wild = recv->ignore != 0;
+	if (recv->wild) {
 		lfv_list_insert_tail(&s->wild_recvs, &recv->key_node);
 	} else {
-		ret = lfv_match_table_get(m, &s->recvs, recv->tag, recv->addr,
-					  &q);
-		if (ret)
-			return ret;
-		lfv_list_insert_tail(&q->entries, &recv->key_node);
+		lfv_match_table_add(&s->recvs, recv);
 		if (recv->addr == FI_ADDR_UNSPEC)
 			s->nunspec++;
 	}
-	recv->key_queue = q;
-	recv->src_queue = NULL;
+	recv->by_source = false;
 	recv->kind = kind;
 	recv->seq = m->next_seq++;
 	s->nrecvs++;
@@ -316,11 +292,9 @@ struct lfv_match_entry *lfv_match_find_recv(struct lfv_match *m,
 	if (!s->nrecvs)
 		return NULL;
 	if (m->directed && addr != FI_ADDR_UNSPEC)
-		best = lfv_match_head(m, lfv_match_table_find(m, &s->recvs,
-							      tag, addr),
-				      false);
-	any = s->nunspec ? lfv_match_head(m, lfv_match_table_find(m,
-				&s->recvs, tag, FI_ADDR_UNSPEC), false) : NULL;
+		best = lfv_match_table_first(m, &s->recvs, tag, addr);
+	any = s->nunspec ? lfv_match_table_first(m, &s->recvs, tag,
+						 FI_ADDR_UNSPEC) : NULL;
 	best = lfv_match_earlier(best, any);
 	if (!lfv_list_empty(&s->wild_recvs))
 		best = lfv_match_earlier(best, lfv_match_first_wild(m, s, addr,
@@ -332,12 +306,13 @@ void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv)
 {
 	struct lfv_match_side *s = &m->side[recv->kind];
 
-	lfv_list_remove(&recv->key_node);
-	if (recv->key_queue && recv->addr == FI_ADDR_UNSPEC)
-		s->nunspec--;
-	if (recv->key_queue)
-		lfv_match_table_release(m, &s->recvs, recv->key_queue);
-	recv->key_queue = NULL;
+	if (recv->wild) {
+		lfv_list_remove(&recv->key_node);
+	} else {
+		lfv_match_table_del(&s->recvs, recv);
+		if (recv->addr == FI_ADDR_UNSPEC)
+			s->nunspec--;
+	}
 	s->nrecvs--;
 }
 
@@ -347,27 +322,15 @@ int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
 		      struct lfv_match_entry *msg)
 {
 	struct lfv_match_side *s = &m->side[kind];
-	struct lfv_match_queue *all, *src = NULL;
-	int ret;
 
 	lfv_match_normalise(m, kind, NULL, &msg->tag, &msg->ignore);
 	msg->ignore = 0;
-	ret = lfv_match_table_get(m, &s->msgs, msg->tag, FI_ADDR_UNSPEC, &all);
-	if (ret)
-		return ret;
-	if (m->directed && msg->addr != FI_ADDR_UNSPEC) {
-		ret = lfv_match_table_get(m, &s->msgs, msg->tag, msg->addr,
-					  &src);
-		if (ret) {
-			lfv_match_table_release(m, &s->msgs, all);
-			return ret;
-		}
-		lfv_list_insert_tail(&src->entries, &msg->src_node);
-	}
-	lfv_list_insert_tail(&all->entries, &msg->key_node);
+	msg->wild = false;
+	lfv_match_table_add(&s->msgs, msg);
+	msg->by_source = m->directed && msg->addr != FI_ADDR_UNSPEC;
+	if (msg->by_source)
+		lfv_match_table_add(&s->srcs, msg);
 	lfv_list_insert_tail(&s->arrivals, &msg->arrival_node);
-	msg->key_queue = all;
-	msg->src_queue = src;
 	msg->kind = kind;
 	msg->seq = m->next_seq++;
 	s->nmsgs++;
@@ -407,23 +370,19 @@ struct lfv_match_entry *lfv_match_find_msg(struct lfv_match *m,
 		return NULL;
 	if (ignore)
 		return lfv_match_scan_arrivals(m, s, addr, tag, ignore);
-	return lfv_match_head(m, lfv_match_table_find(m, &s->msgs, tag, addr),
-			      addr != FI_ADDR_UNSPEC);
+	if (addr == FI_ADDR_UNSPEC)
+		return lfv_match_table_first(m, &s->msgs, tag, FI_ADDR_UNSPEC);
+	return lfv_match_table_first(m, &s->srcs, tag, addr);
 }
 
 void lfv_match_remove_msg(struct lfv_match *m, struct lfv_match_entry *msg)
 {
 	struct lfv_match_side *s = &m->side[msg->kind];
 
-	lfv_list_remove(&msg->key_node);
-	lfv_match_table_release(m, &s->msgs, msg->key_queue);
-	if (msg->src_queue) {
-		lfv_list_remove(&msg->src_node);
-		lfv_match_table_release(m, &s->msgs, msg->src_queue);
-	}
+	lfv_match_table_del(&s->msgs, msg);
+	if (msg->by_source)
+		lfv_match_table_del(&s->srcs, msg);
 	lfv_list_remove(&msg->arrival_node);
-	msg->key_queue = NULL;
-	msg->src_queue = NULL;
 	s->nmsgs--;
 }
 

@@ -184,13 +184,20 @@ static struct lfv_srx_entry *lfv_srx_entry_new(struct lfv_peer_srx *srx,
 	if (lfv_pool_get(&srx->entries, &obj))
 		return NULL;
 	e = obj;
-	memset(e, 0, sizeof(*e));
-	e->peer.iov = e->iov;
-	e->peer.desc = lfv_srx_descs(srx, e);
-	e->peer.addr = FI_ADDR_UNSPEC;
-	e->srx = srx;
-	e->kind = kind;
+	/* Field by field, not a memset of the whole entry: this is on every
+	 * receive's path. The match fields are the engine's: it sets them
+	 * when the entry is posted or added. */
+	e->peer = (struct fi_peer_rx_entry){
+		.iov = e->iov,
+		.desc = lfv_srx_descs(srx, e),
+		.addr = FI_ADDR_UNSPEC,
+	};
 	lfv_list_init(&e->node);
+	e->srx = srx;
+	e->exp = NULL;
+	e->claim_context = NULL;
+	e->kind = kind;
+	e->state = LFV_SRX_POSTED;
 	return e;
 }
 
@@ -220,12 +227,16 @@ static void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
 
 	e->peer.context = req->context;
 	e->peer.count = req->count;
-	if (req->count)
+	if (req->count == 1) {	/* fi_recv, fi_trecv: no library calls */
+		e->iov[0] = req->iov[0];
+		descs[0] = req->desc ? req->desc[0] : NULL;
+	} else if (req->count) {
 		memcpy(e->iov, req->iov, req->count * sizeof(*e->iov));
-	if (req->count && req->desc)
-		memcpy(descs, req->desc, req->count * sizeof(*descs));
-	else
-		memset(descs, 0, req->count * sizeof(*descs));
+		if (req->desc)
+			memcpy(descs, req->desc, req->count * sizeof(*descs));
+		else
+			memset(descs, 0, req->count * sizeof(*descs));
+	}
 	e->peer.flags = lfv_srx_kind_flags(req->kind) |
 			(req->flags & LFV_SRX_PASSED_FLAGS);
 }
@@ -682,8 +693,9 @@ static struct fi_ops_srx_owner lfv_srx_owner_ops = {
 
 /* ---- application receives ---------------------------------------------- */
 
-static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
-			     const struct lfv_srx_req *req)
+static __attribute__((noinline)) int
+lfv_srx_check_req_full(const struct lfv_peer_srx *srx,
+		       const struct lfv_srx_req *req)
 {
 	uint64_t allowed = req->kind == LFV_MATCH_TAG ? LFV_SRX_TAG_FLAGS :
 						       LFV_SRX_MSG_FLAGS;
@@ -711,6 +723,19 @@ static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
 	return 0;
 }
 
+/* fi_recv's and fi_trecv's case (one buffer, no special flag) checked
+ * in a few instructions; everything else by the full check. */
+static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
+			     const struct lfv_srx_req *req)
+{
+	if (req->count == 1 && req->iov &&
+	    !(req->flags & ~(uint64_t)(FI_COMPLETION | FI_MORE)) &&
+	    lfv_srx_supports(srx, req->kind))
+		return req->iov[0].iov_len && !req->iov[0].iov_base ?
+		       -FI_EINVAL : 0;
+	return lfv_srx_check_req_full(srx, req);
+}
+
 /* An ordinary receive: the oldest matching queued message, or posted. */
 static ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
 			    const struct lfv_srx_req *req)
@@ -720,7 +745,8 @@ static ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
 	int ret;
 
 	lfv_srx_lock(srx);
-	m = lfv_match_find_msg(&srx->match, req->kind, req->addr, req->tag,
+	m = !lfv_match_msg_count(&srx->match, req->kind) ? NULL :
+	    lfv_match_find_msg(&srx->match, req->kind, req->addr, req->tag,
 			       req->ignore);
 	if (!m) {
 		ret = lfv_srx_queue_recv(srx, req, &e);
@@ -737,7 +763,7 @@ static ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
 
 /* A multi-receive buffer: posted, then fed the queued messages it
  * accepts, oldest first, until they run out or it is released. */
-static ssize_t lfv_srx_post_multi(struct lfv_peer_srx *srx,
+static __attribute__((noinline)) ssize_t lfv_srx_post_multi(struct lfv_peer_srx *srx,
 				  const struct lfv_srx_req *req)
 {
 	struct lfv_srx_entry *mrecv, *msg;
@@ -769,7 +795,7 @@ static ssize_t lfv_srx_post_multi(struct lfv_peer_srx *srx,
 }
 
 /* FI_PEEK, with FI_CLAIM or FI_DISCARD. */
-static ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
+static __attribute__((noinline)) ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
 			    const struct lfv_srx_req *req)
 {
 	struct lfv_srx_report report = {
@@ -818,7 +844,7 @@ static ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
 }
 
 /* FI_CLAIM without FI_PEEK: receive (or discard) the claimed message. */
-static ssize_t lfv_srx_claim(struct lfv_peer_srx *srx,
+static __attribute__((noinline)) ssize_t lfv_srx_claim(struct lfv_peer_srx *srx,
 			     const struct lfv_srx_req *req)
 {
 	bool discard = req->flags & FI_DISCARD;

@@ -82,8 +82,10 @@ static void lfv_pool_push_free(struct lfv_pool *pool, void *obj)
 			pool->obj_size - sizeof(*link));
 }
 
-/* Adds one chunk (smaller than chunk_objs only to stay within the bound). */
-static int lfv_pool_grow(struct lfv_pool *pool)
+/* Adds one chunk (smaller than chunk_objs only to stay within the bound).
+ * Out of line: inlined, its registers would make every get save and
+ * restore six of them. */
+static __attribute__((noinline)) int lfv_pool_grow(struct lfv_pool *pool)
 {
 	size_t n = pool->chunk_objs, i;
 	struct lfv_pool_chunk *chunk;

@@ -46,6 +46,29 @@ static void lfv_rdm_report_unknown(struct lfv_rdm_ep *ep,
 		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
 }
 
+/* A receive's error completion (err, or FI_ETRUNC when got < len), or
+ * FI_SOURCE_ERR's; out of the success path, which builds no error entry. */
+static __attribute__((noinline)) void
+lfv_rdm_report_err(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
+		   const struct lfv_rdm_unexp *m, uint64_t flags, size_t got,
+		   int err)
+{
+	struct fi_cq_err_entry ee = {
+		.op_context = e->context, .flags = flags, .len = got,
+		.buf = e->count ? e->iov[0].iov_base : NULL,
+		.data = m->cq_data, .tag = m->tag,
+		.olen = m->len - got, .err = err ? -err : FI_ETRUNC,
+		.prov_errno = err ? err : -FI_ETRUNC,
+	};
+
+	if (!err && got == m->len) {
+		lfv_rdm_report_unknown(ep, &ee, m->conn);
+		return;
+	}
+	if (lfv_cq_write_err(ep->rx_cq, &ee))
+		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
+}
+
 /* Reports a receive: got bytes of a len-byte message (fewer: FI_ETRUNC),
  * or the error err. */
 static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
@@ -55,35 +78,25 @@ static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 	uint64_t flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
 			 ((m->flags & LFV_RDM_HDR_DATA) ? FI_REMOTE_CQ_DATA : 0) |
 			 (e->flags & FI_MULTI_RECV);
-	struct lfv_cq_comp comp = {
+	struct lfv_cq_comp comp;
+	bool failed = err || got < m->len;
+
+	lfv_cntr_count(ep->rx_cntr, !failed);
+	if (!ep->rx_cq)
+		return;
+	if (failed || (m->src == FI_ADDR_NOTAVAIL && m->conn &&
+		       (ep->info->caps & FI_SOURCE_ERR))) {
+		lfv_rdm_report_err(ep, e, m, flags, got, err);
+		return;
+	}
+	if (ep->rx_selective && !(e->flags & (FI_COMPLETION | FI_MULTI_RECV)))
+		return;
+	comp = (struct lfv_cq_comp){
 		.context = e->context, .flags = flags, .len = got,
 		.buf = e->count ? e->iov[0].iov_base : NULL,
 		.data = m->cq_data, .tag = m->tag, .src = m->src,
 	};
-	struct fi_cq_err_entry ee = {
-		.op_context = e->context, .flags = flags, .len = got,
-		.buf = comp.buf, .data = m->cq_data, .tag = m->tag,
-		.olen = m->len - got, .err = err ? -err : FI_ETRUNC,
-		.prov_errno = err ? err : -FI_ETRUNC,
-	};
-
-	if (got < m->len && !err)
-		err = -FI_ETRUNC;
-	lfv_cntr_count(ep->rx_cntr, !err);
-	if (!ep->rx_cq)
-		return;
-	if (err) {
-		if (lfv_cq_write_err(ep->rx_cq, &ee))
-			LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
-		return;
-	}
-	if (m->src == FI_ADDR_NOTAVAIL && m->conn &&
-	    (ep->info->caps & FI_SOURCE_ERR)) {
-		lfv_rdm_report_unknown(ep, &ee, m->conn);
-		return;
-	}
-	if ((!ep->rx_selective || (e->flags & (FI_COMPLETION | FI_MULTI_RECV))) &&
-	    lfv_cq_write(ep->rx_cq, &comp))
+	if (lfv_cq_write(ep->rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 

@@ -108,7 +108,7 @@ static int peek_msg(struct lfv_match *m, enum lfv_match_kind kind,
 	return e ? lfv_container_of(e, struct item, m)->id : -1;
 }
 
-/* Everything removed: no queue may be left behind. */
+/* Everything removed: nothing may be left chained anywhere. */
 static void assert_engine_empty(struct lfv_match *m)
 {
 	int k;
@@ -116,10 +116,12 @@ static void assert_engine_empty(struct lfv_match *m)
 	for (k = 0; k < LFV_MATCH_KINDS; k++) {
 		assert_int_equal(lfv_match_recv_count(m, k), 0);
 		assert_int_equal(lfv_match_msg_count(m, k), 0);
-		assert_int_equal(m->side[k].recvs.queues, 0);
-		assert_int_equal(m->side[k].msgs.queues, 0);
+		assert_int_equal(m->side[k].recvs.entries, 0);
+		assert_int_equal(m->side[k].msgs.entries, 0);
+		assert_int_equal(m->side[k].srcs.entries, 0);
+		assert_true(lfv_list_empty(&m->side[k].wild_recvs));
+		assert_true(lfv_list_empty(&m->side[k].arrivals));
 	}
-	assert_int_equal(lfv_pool_in_use(&m->queue_pool), 0);
 }
 
 static void test_engine_init_bad_input(void **state)
@@ -373,6 +375,39 @@ static void test_engine_unrelated_messages_o1(void **state)
 	for (i = 0; i < UNRELATED; i++)
 		assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0,
 					  ~0ULL), 1000 + i);
+	assert_engine_empty(&m);
+	lfv_match_fini(&m);
+}
+
+/*
+ * The entries of one key stay in posting (arrival) order while the table
+ * grows under them (64 buckets to 2048): 1000 receives and 1000 messages,
+ * every other one with one shared key, the rest each with its own.
+ */
+static void test_engine_order_across_growth(void **state)
+{
+	struct lfv_match m;
+	int i;
+
+	(void)state;
+	assert_int_equal(lfv_match_init(&m, true), 0);
+	for (i = 0; i < 1000; i++) {
+		post(&m, LFV_MATCH_TAG, i, 5, i % 2 ? 7 : 1000 + (uint64_t)i, 0);
+		arrive(&m, LFV_MATCH_TAG, i, i % 2 ? 5 : 6,
+		       i % 2 ? 7 : 1000 + (uint64_t)i);
+	}
+	assert_true(m.side[LFV_MATCH_TAG].recvs.mask + 1 >= 1000);
+	for (i = 1; i < 1000; i += 2) {
+		assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5, 7), i);
+		assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 5, 7, 0), i);
+	}
+	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5, 7), -1);
+	for (i = 0; i < 1000; i += 2) {
+		assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5,
+					   1000 + (uint64_t)i), i);
+		assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC,
+					  1000 + (uint64_t)i, 0), i);
+	}
 	assert_engine_empty(&m);
 	lfv_match_fini(&m);
 }
@@ -1567,6 +1602,7 @@ int main(void)
 		cmocka_unit_test(test_engine_unrelated_receives_o1),
 		cmocka_unit_test(test_engine_unrelated_messages_o1),
 		cmocka_unit_test(test_engine_arrival_walk),
+		cmocka_unit_test(test_engine_order_across_growth),
 		cmocka_unit_test(test_srx_open_bad_input),
 		cmocka_unit_test(test_srx_send_side_enosys),
 		cmocka_unit_test(test_srx_posted_then_get),
