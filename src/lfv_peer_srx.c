@@ -218,15 +218,12 @@ static void lfv_srx_name_peer(struct lfv_srx_entry *e,
 	e->peer.srx = &exp->peer_srx;
 }
 
-/* The application's buffers, context and completion flags into e. */
-static void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
-				struct lfv_srx_entry *e,
-				const struct lfv_srx_req *req)
+/* The application's iovecs and descriptors into e. */
+static void lfv_srx_copy_iov(struct lfv_peer_srx *srx, struct lfv_srx_entry *e,
+			     const struct lfv_srx_req *req)
 {
 	void **descs = lfv_srx_descs(srx, e);
 
-	e->peer.context = req->context;
-	e->peer.count = req->count;
 	if (req->count == 1) {	/* fi_recv, fi_trecv: no library calls */
 		e->iov[0] = req->iov[0];
 		descs[0] = req->desc ? req->desc[0] : NULL;
@@ -237,6 +234,16 @@ static void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
 		else
 			memset(descs, 0, req->count * sizeof(*descs));
 	}
+}
+
+/* The application's buffers, context and completion flags into e. */
+static void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
+				struct lfv_srx_entry *e,
+				const struct lfv_srx_req *req)
+{
+	e->peer.context = req->context;
+	e->peer.count = req->count;
+	lfv_srx_copy_iov(srx, e, req);
 	e->peer.flags = lfv_srx_kind_flags(req->kind) |
 			(req->flags & LFV_SRX_PASSED_FLAGS);
 }
@@ -256,40 +263,45 @@ static void lfv_srx_copy_buffers(struct lfv_peer_srx *srx,
 
 /* ---- posted receives --------------------------------------------------- */
 
-static int lfv_srx_post_entry(struct lfv_peer_srx *srx, struct lfv_srx_entry *e,
-			      const struct lfv_srx_req *req)
-{
-	int ret;
-
-	e->peer.addr = req->addr;
-	e->peer.tag = req->tag;
-	e->match.addr = req->addr;
-	e->match.tag = req->tag;
-	e->match.ignore = req->ignore;
-	ret = lfv_match_post_recv(&srx->match, req->kind, &e->match);
-	if (ret)
-		return ret;
-	e->state = LFV_SRX_POSTED;
-	lfv_list_insert_tail(&srx->posted, &e->node);
-	return 0;
-}
-
-/* A new posted receive for req, returned in *out. */
+/* A new posted receive for req, returned in *out. Every field written
+ * once (this is every pre-posted receive's path): lfv_srx_entry_new and
+ * lfv_srx_set_buffers in one pass, then into the engine. */
 static int lfv_srx_queue_recv(struct lfv_peer_srx *srx,
 			      const struct lfv_srx_req *req,
 			      struct lfv_srx_entry **out)
 {
-	struct lfv_srx_entry *e = lfv_srx_entry_new(srx, req->kind);
+	struct lfv_srx_entry *e;
+	void *obj;
 	int ret;
 
-	if (!e)
+	if (lfv_pool_get(&srx->entries, &obj))
 		return -FI_ENOMEM;
-	lfv_srx_set_buffers(srx, e, req);
-	ret = lfv_srx_post_entry(srx, e, req);
+	e = obj;
+	e->peer = (struct fi_peer_rx_entry){
+		.iov = e->iov,
+		.desc = lfv_srx_descs(srx, e),
+		.addr = req->addr,
+		.tag = req->tag,
+		.flags = lfv_srx_kind_flags(req->kind) |
+			 (req->flags & LFV_SRX_PASSED_FLAGS),
+		.context = req->context,
+		.count = req->count,
+	};
+	lfv_srx_copy_iov(srx, e, req);
+	e->srx = srx;
+	e->exp = NULL;
+	e->claim_context = NULL;
+	e->kind = req->kind;
+	e->match.addr = req->addr;
+	e->match.tag = req->tag;
+	e->match.ignore = req->ignore;
+	ret = lfv_match_post_recv(&srx->match, req->kind, &e->match);
 	if (ret) {
-		lfv_srx_entry_free(e);
+		lfv_pool_put(&srx->entries, e);
 		return ret;
 	}
+	e->state = LFV_SRX_POSTED;
+	lfv_list_insert_tail(&srx->posted, &e->node);
 	*out = e;
 	return 0;
 }

@@ -457,8 +457,17 @@ static int lfv_rdm_srq_create(struct lfv_rdm_ep *ep)
 	ep->srq = ibv_create_srq(ep->domain->pd, &attr);
 	if (!ep->srq)
 		return lfv_verbs_errno();
+	/* Chains of up to 1/16 of the buffers: the few held back never
+	 * starve the SRQ. */
+	ep->repost_batch = (uint32_t)(ep->nrx / 16);
+	if (ep->repost_batch > LFV_RDM_REPOST_MAX)
+		ep->repost_batch = LFV_RDM_REPOST_MAX;
+	if (!ep->repost_batch)
+		ep->repost_batch = 1;
+	ep->nrepost = 0;
 	for (i = 0; i < ep->nrx; i++)
 		lfv_rdm_post_rx(ep, &ep->reqs[ep->ntx + i]);
+	lfv_rdm_flush_rx(ep);
 	return 0;
 }
 

@@ -184,6 +184,9 @@ struct lfv_rdm_unexp {
 	uint8_t data[];
 };
 
+/* Receive buffers returned to the SRQ per ibv_post_srq_recv, at most. */
+#define LFV_RDM_REPOST_MAX 8
+
 struct lfv_rdm_ep {
 	struct fid_ep ep_fid;
 	struct lfv_domain *domain;
@@ -201,6 +204,11 @@ struct lfv_rdm_ep {
 	int tx_reserve, rx_reserve;
 	struct ibv_qp *ctl_qp;		/* UD */
 	struct ibv_srq *srq;
+	/* Receive buffers waiting to go back to the SRQ as one chain (rx
+	 * completion handler, under rx_vcq's lock): see lfv_rdm_post_rx. */
+	struct ibv_recv_wr repost_wr[LFV_RDM_REPOST_MAX];
+	struct ibv_sge repost_sge[LFV_RDM_REPOST_MAX];
+	uint32_t nrepost, repost_batch;
 	struct ibv_mr *mr;		/* all of mem */
 	uint8_t *mem;
 	size_t mem_len;
@@ -293,6 +301,7 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			     bool ok);
 void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep);
 void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_av.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_rdm_ep.h"
@@ -330,7 +331,10 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	}
 	lfv_spin_lock(&ep->lock);
 	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
-	if (c)
+	/* A peer with an address that no fi_av_remove since the last look
+	 * can have touched needs no lookup (the usual arrival). */
+	if (c && (c->addr == FI_ADDR_NOTAVAIL ||
+		  c->av_seen != lfv_av_removals(ep->av) + 1))
 		lfv_rdm_conn_lookup_addr(ep, c);
 	m = (struct lfv_rdm_unexp){
 		.ep = ep, .src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
@@ -426,16 +430,42 @@ struct fi_ops_srx_peer lfv_rdm_srx_peer_ops = {
 	.discard_tag = lfv_rdm_discard,
 };
 
+/* Posts the waiting chain of receive buffers. */
+void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep)
+{
+	struct ibv_recv_wr *bad;
+
+	if (!ep->nrepost)
+		return;
+	ep->repost_wr[ep->nrepost - 1].next = NULL;
+	ep->nrepost = 0;
+	if (ibv_post_srq_recv(ep->srq, ep->repost_wr, &bad))
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: receive buffers were lost\n");
+}
+
+/*
+ * A receive buffer goes back to the SRQ in a chain of repost_batch: one
+ * ibv_post_srq_recv, and one device lock, per chain instead of per
+ * buffer. At most repost_batch - 1 of the nrx buffers wait out of the
+ * SRQ (repost_batch is 1 for small SRQs).
+ */
 void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)r->buf,
-			       .length = (uint32_t)ep->buf_size,
-			       .lkey = ep->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = (uintptr_t)&r->op, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
+	uint32_t i = ep->nrepost;
 
-	if (ibv_post_srq_recv(ep->srq, &wr, &bad))
-		LFV_WARN(FI_LOG_EP_DATA, "RDM: a receive buffer was lost\n");
+	ep->repost_sge[i] = (struct ibv_sge){
+		.addr = (uintptr_t)r->buf,
+		.length = (uint32_t)ep->buf_size,
+		.lkey = ep->mr->lkey,
+	};
+	ep->repost_wr[i] = (struct ibv_recv_wr){
+		.wr_id = (uintptr_t)&r->op,
+		.sg_list = &ep->repost_sge[i],
+		.num_sge = 1,
+		.next = &ep->repost_wr[i + 1],
+	};
+	if (++ep->nrepost == ep->repost_batch)
+		lfv_rdm_flush_rx(ep);
 }
 
 void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)

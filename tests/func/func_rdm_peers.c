@@ -356,7 +356,7 @@ struct a2a {
 	struct op *sops, *rops;		/* [local][peer][size] */
 	struct fid_mr *smr;		/* half the senders pass it as desc */
 	int done, stray;
-	char why[256];
+	char why[512];
 };
 
 static size_t a2a_idx(const struct a2a *x, int r, int s, int z)
@@ -512,15 +512,82 @@ static int a2a_expected(const struct a2a *x)
 	return 2 * x->k * (x->g - 1) * NSIZES;
 }
 
+static void a2a_dump(const struct a2a *x)
+{
+	const struct op *so, *ro;
+	int r, s, z;
+
+	for (r = 0; r < x->k; r++)
+		for (s = 0; s < x->g; s++)
+			for (z = 0; z < NSIZES; z++) {
+				if (s == x->base + r)
+					continue;
+				so = &x->sops[a2a_idx(x, r, s, z)];
+				ro = &x->rops[a2a_idx(x, r, s, z)];
+				if (!so->ndone || so->err)
+					fprintf(stderr, "send %d -> %d size %zu: "
+						"%d completions, err %d\n",
+						x->base + r, s, x->size[z],
+						so->ndone, so->err);
+				if (!ro->ndone)
+					fprintf(stderr, "receive %d <- %d size "
+						"%zu: none\n", x->base + r, s,
+						x->size[z]);
+			}
+}
+
+/* What a timed-out run still waits for: missing send and receive
+ * completions by message size, and the first missing pair of each. */
+static void a2a_missing(const struct a2a *x, char *out, size_t len)
+{
+	int ns[NSIZES] = { 0 }, nr[NSIZES] = { 0 }, r, s, z, used;
+	int fs = -1, fr = -1;
+
+	for (r = 0; r < x->k; r++)
+		for (s = 0; s < x->g; s++)
+			for (z = 0; z < NSIZES; z++) {
+				if (s == x->base + r)
+					continue;
+				if (!x->sops[a2a_idx(x, r, s, z)].ndone) {
+					ns[z]++;
+					if (fs < 0)
+						fs = (int)a2a_idx(x, r, s, z);
+				}
+				if (!x->rops[a2a_idx(x, r, s, z)].ndone) {
+					nr[z]++;
+					if (fr < 0)
+						fr = (int)a2a_idx(x, r, s, z);
+				}
+			}
+	used = snprintf(out, len, "missing sends/receives by size:");
+	for (z = 0; z < NSIZES && used > 0 && (size_t)used < len; z++)
+		used += snprintf(out + used, len - (size_t)used, " %zu:%d/%d",
+				 x->size[z], ns[z], nr[z]);
+	/* LFV_A2A_DEBUG: every unfinished pair and every send error. */
+	if (getenv("LFV_A2A_DEBUG"))
+		a2a_dump(x);
+	if (used > 0 && (size_t)used < len)
+		snprintf(out + used, len - (size_t)used,
+			 "; first send %d -> %d, first receive %d <- %d",
+			 fs < 0 ? -1 : x->base + fs / NSIZES / x->g,
+			 fs < 0 ? -1 : fs / NSIZES % x->g,
+			 fr < 0 ? -1 : x->base + fr / NSIZES / x->g,
+			 fr < 0 ? -1 : fr / NSIZES % x->g);
+}
+
 static int a2a_wait(struct a2a *x, int64_t deadline)
 {
+	char missing[200];
+
 	while (x->done < a2a_expected(x)) {
 		if (a2a_drain(x))
 			return -1;
-		if (now_ms() > deadline)
+		if (now_ms() > deadline) {
+			a2a_missing(x, missing, sizeof(missing));
 			return a2a_fail(x, "timed out with %d of %d "
-					"completions", x->done,
-					a2a_expected(x));
+					"completions; %s", x->done,
+					a2a_expected(x), missing);
+		}
 	}
 	return 0;
 }
