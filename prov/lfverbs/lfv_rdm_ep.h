@@ -130,6 +130,11 @@ struct lfv_rdm_req {
 	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
 	bool rndv;			/* the RTS of a rendezvous send */
 	struct lfv_rdm_rma rma;		/* K_RMA */
+	/* The send of an eager message or RTS (K_TX), built on the first
+	 * use (wr.wr_id is 0 until then): a send sets only sge.length and
+	 * the inline flag. */
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
 };
 
 /* Both halves of a rendezvous receive, one allocation. */
@@ -207,6 +212,14 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_req *reqs;	/* tx, then rx, then control */
 	size_t ntx, nrx;
 	struct lfv_list tx_free, ctl_free;
+	/* The send fast path (lfv_rdm_send_small): payloads below tx_small
+	 * (0 until the first send found the endpoint enabled), and the
+	 * connection the last send to tx_last_addr took while the AV's
+	 * removal count was tx_last_seen - 1. */
+	size_t tx_small;
+	struct lfv_rdm_conn *tx_last;
+	fi_addr_t tx_last_addr;
+	uint64_t tx_last_seen;
 	uint32_t max_inline;
 	size_t max_rdma;		/* bytes of one RDMA read */
 	size_t eager;			/* payload bytes per buffer */
@@ -264,6 +277,16 @@ struct lfv_rdm_send {
 
 /* lfv_rdm_tx.c */
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
+
+/* The calls of lfv_rdm_send_small (how). */
+#define LFV_RDM_SMALL_TAGGED 0x1	/* fi_tagged */
+#define LFV_RDM_SMALL_INJECT 0x2	/* fi_inject*: never a completion */
+#define LFV_RDM_SMALL_DATA 0x4		/* FI_REMOTE_CQ_DATA */
+
+ssize_t lfv_rdm_send_small(struct lfv_rdm_ep *ep, const void *buf,
+			   size_t len, void *desc, fi_addr_t dest,
+			   uint64_t tag, uint64_t data, void *context,
+			   unsigned int how);
 struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 				    int *err);
 void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,

@@ -18,13 +18,8 @@ static ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf,
 				size_t len, void *desc, fi_addr_t dest,
 				void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
-		.context = context,
-		.flags = lfv_rdm_tx_flags(ep) });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc,
+				  dest, 0, 0, context, 0);
 }
 
 static ssize_t lfv_rdm_msg_sendv(struct fid_ep *ep_fid,
@@ -56,35 +51,25 @@ static ssize_t lfv_rdm_msg_sendmsg(struct fid_ep *ep_fid,
 static ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
 				  size_t len, fi_addr_t dest)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .inject = true });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL,
+				  dest, 0, 0, NULL, LFV_RDM_SMALL_INJECT);
 }
 
 static ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 				    size_t len, void *desc, uint64_t data,
 				    fi_addr_t dest, void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
-		.context = context,
-		.data = data,
-		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc,
+				  dest, 0, data, context, LFV_RDM_SMALL_DATA);
 }
 
 static ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 				      size_t len, uint64_t data,
 				      fi_addr_t dest)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .data = data,
-		.flags = FI_REMOTE_CQ_DATA, .inject = true });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL,
+				  dest, 0, data, NULL,
+				  LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
 }
 
 /* Where receives are posted: the SRX the endpoint matches with (its own
@@ -153,13 +138,8 @@ static ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest,
 			     uint64_t tag, void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
-		.context = context, .flags = lfv_rdm_tx_flags(ep),
-		.tagged = true });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc,
+				  dest, tag, 0, context, LFV_RDM_SMALL_TAGGED);
 }
 
 static ssize_t lfv_rdm_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -192,37 +172,28 @@ static ssize_t lfv_rdm_tsendmsg(struct fid_ep *ep_fid,
 static ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf,
 			       size_t len, fi_addr_t dest, uint64_t tag)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
-		.tagged = true, .inject = true });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL,
+				  dest, tag, 0, NULL,
+				  LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT);
 }
 
 static ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
 				 size_t len, void *desc, uint64_t data,
 				 fi_addr_t dest, uint64_t tag, void *context)
 {
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
-		.context = context, .data = data,
-		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA,
-		.tagged = true });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc,
+				  dest, tag, data, context,
+				  LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA);
 }
 
 static ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 				   size_t len, uint64_t data, fi_addr_t dest,
 				   uint64_t tag)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
-		.data = data, .flags = FI_REMOTE_CQ_DATA, .tagged = true,
-		.inject = true });
+	return lfv_rdm_send_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL,
+				  dest, tag, data, NULL,
+				  LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT |
+				  LFV_RDM_SMALL_DATA);
 }
 
 static ssize_t lfv_rdm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
