@@ -212,7 +212,7 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_req *reqs;	/* tx, then rx, then control */
 	size_t ntx, nrx;
 	struct lfv_list tx_free, ctl_free;
-	/* The send fast path (lfv_rdm_send_small): payloads below tx_small
+	/* The send fast path (lfv_rdm_tx.c): payloads below tx_small
 	 * (0 until the first send found the endpoint enabled), and the
 	 * connection the last send to tx_last_addr took while the AV's
 	 * removal count was tx_last_seen - 1. */
@@ -278,15 +278,27 @@ struct lfv_rdm_send {
 /* lfv_rdm_tx.c */
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
 
-/* The calls of lfv_rdm_send_small (how). */
-#define LFV_RDM_SMALL_TAGGED 0x1	/* fi_tagged */
-#define LFV_RDM_SMALL_INJECT 0x2	/* fi_inject*: never a completion */
-#define LFV_RDM_SMALL_DATA 0x4		/* FI_REMOTE_CQ_DATA */
-
-ssize_t lfv_rdm_send_small(struct lfv_rdm_ep *ep, const void *buf,
-			   size_t len, void *desc, fi_addr_t dest,
-			   uint64_t tag, uint64_t data, void *context,
-			   unsigned int how);
+/* The one-buffer sends of fi_msg and fi_tagged, with a fast path for
+ * eager messages to a connected peer (lfv_rdm_ops.c's tables). */
+ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, void *context);
+ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
+			   size_t len, fi_addr_t dest);
+ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, void *desc, uint64_t data,
+			     fi_addr_t dest, void *context);
+ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+			       size_t len, uint64_t data, fi_addr_t dest);
+ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, uint64_t tag, void *context);
+ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t tag);
+ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
+			  size_t len, void *desc, uint64_t data,
+			  fi_addr_t dest, uint64_t tag, void *context);
+ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, uint64_t data, fi_addr_t dest,
+			    uint64_t tag);
 struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 				    int *err);
 void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,

@@ -566,19 +566,46 @@ static inline struct lfv_rdm_conn *lfv_rdm_last_conn(struct lfv_rdm_ep *ep,
 	return c;
 }
 
-/* An eager message of one contiguous buffer on a connected peer: the
- * checks lfv_rdm_send makes, reduced to what can fail here, and no
- * descriptor built; anything else goes to lfv_rdm_send. */
-ssize_t lfv_rdm_send_small(struct lfv_rdm_ep *ep, const void *buf,
-			   size_t len, void *desc, fi_addr_t dest,
-			   uint64_t tag, uint64_t data, void *context,
-			   unsigned int how)
+/* The calls the small-send entry points stand for (how). */
+#define LFV_RDM_SMALL_TAGGED 0x1	/* fi_tagged */
+#define LFV_RDM_SMALL_INJECT 0x2	/* fi_inject*: never a completion */
+#define LFV_RDM_SMALL_DATA 0x4		/* FI_REMOTE_CQ_DATA */
+
+/* The operation flags of a call, as the generic path takes them. */
+static inline uint64_t lfv_rdm_small_flags(const struct lfv_rdm_ep *ep,
+					   unsigned int how)
 {
-	bool inject = how & LFV_RDM_SMALL_INJECT;
-	bool tagged = how & LFV_RDM_SMALL_TAGGED;
-	uint64_t flags = (inject ? 0 : ep->tx_op_flags) |
-			 ((how & LFV_RDM_SMALL_DATA) ? FI_REMOTE_CQ_DATA : 0);
+	return (how & LFV_RDM_SMALL_INJECT ? 0 : ep->tx_op_flags) |
+	       (how & LFV_RDM_SMALL_DATA ? FI_REMOTE_CQ_DATA : 0);
+}
+
+/* Out of line: the fast path then keeps its arguments in registers and
+ * builds no descriptor. */
+static ssize_t __attribute__((noinline))
+lfv_rdm_small_slow(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+		   void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+		   void *context, unsigned int how)
+{
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.tag = tag, .data = data, .flags = lfv_rdm_small_flags(ep, how),
+		.context = context, .tagged = how & LFV_RDM_SMALL_TAGGED,
+		.inject = how & LFV_RDM_SMALL_INJECT });
+}
+
+/* An eager message of one contiguous buffer on a connected peer: the
+ * checks lfv_rdm_send makes, reduced to what can fail here; anything
+ * else goes to lfv_rdm_send. Inlined into each entry point below, where
+ * how is a constant. */
+static inline __attribute__((always_inline)) ssize_t
+lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+	      void *context, unsigned int how)
+{
+	bool tagged = how & LFV_RDM_SMALL_TAGGED;
+	uint64_t flags = lfv_rdm_small_flags(ep, how);
 	struct lfv_rdm_conn *c;
 	struct lfv_rdm_req *r;
 	struct lfv_rdm_hdr *h;
@@ -590,8 +617,8 @@ ssize_t lfv_rdm_send_small(struct lfv_rdm_ep *ep, const void *buf,
 	c = lfv_rdm_last_conn(ep, dest);
 	if (!c)
 		goto slow;
-	r = lfv_container_of(lfv_list_pop_head(&ep->tx_free),
-			     struct lfv_rdm_req, node);
+	r = lfv_container_of(ep->tx_free.next, struct lfv_rdm_req, node);
+	lfv_list_remove(&r->node);
 	h = (struct lfv_rdm_hdr *)r->buf;
 	h->op = tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG;
 	h->flags = (flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0;
@@ -606,7 +633,8 @@ ssize_t lfv_rdm_send_small(struct lfv_rdm_ep *ep, const void *buf,
 	r->len = (uint32_t)(sizeof(*h) + len);
 	r->paylen = len;
 	r->context = context;
-	r->cflags = !inject && (!ep->tx_selective || (flags & FI_COMPLETION)) ?
+	r->cflags = !(how & LFV_RDM_SMALL_INJECT) &&
+		    (!ep->tx_selective || (flags & FI_COMPLETION)) ?
 		    FI_SEND | (tagged ? FI_TAGGED : FI_MSG) : 0;
 	r->rndv = false;
 	if (lfv_rdm_post_tx(ep, c, r))
@@ -615,10 +643,72 @@ ssize_t lfv_rdm_send_small(struct lfv_rdm_ep *ep, const void *buf,
 	return 0;
 slow:
 	lfv_spin_unlock(&ep->lock);
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1,
-		.dest = dest, .tag = tag, .data = data, .flags = flags,
-		.context = context, .tagged = tagged, .inject = inject });
+	return lfv_rdm_small_slow(ep, buf, len, desc, dest, tag, data,
+				  context, how);
+}
+
+/* The one-buffer calls of fi_msg and fi_tagged (lfv_rdm_ops.c's tables). */
+ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     0, 0, context, 0);
+}
+
+ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
+			   size_t len, fi_addr_t dest)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     0, 0, NULL, LFV_RDM_SMALL_INJECT);
+}
+
+ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, void *desc, uint64_t data,
+			     fi_addr_t dest, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     0, data, context, LFV_RDM_SMALL_DATA);
+}
+
+ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+			       size_t len, uint64_t data, fi_addr_t dest)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     0, data, NULL,
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
+}
+
+ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, uint64_t tag, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     tag, 0, context, LFV_RDM_SMALL_TAGGED);
+}
+
+ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t tag)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     tag, 0, NULL,
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT);
+}
+
+ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
+			  size_t len, void *desc, uint64_t data,
+			  fi_addr_t dest, uint64_t tag, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     tag, data, context,
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA);
+}
+
+ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, uint64_t data, fi_addr_t dest,
+			    uint64_t tag)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     tag, data, NULL, LFV_RDM_SMALL_TAGGED |
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
 }
 
 /* Posts r on its connection, or queues it behind what waits (ep->lock). */
@@ -717,7 +807,7 @@ void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 /* ---- the completion handler ------------------------------------------------ */
 
 void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-				  const struct ibv_wc *wc)
+			   const struct ibv_wc *wc)
 {
 	struct lfv_rdm_conn *c = r->conn;
 	bool ok = wc->status == IBV_WC_SUCCESS;
