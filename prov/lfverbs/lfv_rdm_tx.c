@@ -596,13 +596,12 @@ lfv_rdm_small_slow(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 }
 
 /* An eager message of one contiguous buffer on a connected peer: the
- * checks lfv_rdm_send makes, reduced to what can fail here; anything
- * else goes to lfv_rdm_send. Inlined into each entry point below, where
- * how is a constant. */
-static inline __attribute__((always_inline)) ssize_t
-lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
-	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
-	      void *context, unsigned int how)
+ * checks lfv_rdm_send makes, reduced to what can fail here (ep->lock).
+ * False, having changed nothing, when the call needs lfv_rdm_send. */
+static inline __attribute__((always_inline)) bool
+lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+		  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+		  unsigned int how)
 {
 	bool tagged = how & LFV_RDM_SMALL_TAGGED;
 	uint64_t flags = lfv_rdm_small_flags(ep, how);
@@ -610,13 +609,12 @@ lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 	struct lfv_rdm_req *r;
 	struct lfv_rdm_hdr *h;
 
-	lfv_spin_lock(&ep->lock);
 	if (!LFV_RDM_LIKELY(len < ep->tx_small && (buf || !len) &&
 			    ep->enabled && !lfv_list_empty(&ep->tx_free)))
-		goto slow;
+		return false;
 	c = lfv_rdm_last_conn(ep, dest);
 	if (!c)
-		goto slow;
+		return false;
 	r = lfv_container_of(ep->tx_free.next, struct lfv_rdm_req, node);
 	lfv_list_remove(&r->node);
 	h = (struct lfv_rdm_hdr *)r->buf;
@@ -626,8 +624,6 @@ lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 	h->len = (uint32_t)len;
 	h->tag = tag;
 	h->cq_data = data;
-	if (len)
-		memcpy(h + 1, buf, len);
 	r->kind = LFV_RDM_K_TX;
 	r->conn = c;
 	r->len = (uint32_t)(sizeof(*h) + len);
@@ -637,12 +633,45 @@ lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 		    (!ep->tx_selective || (flags & FI_COMPLETION)) ?
 		    FI_SEND | (tagged ? FI_TAGGED : FI_MSG) : 0;
 	r->rndv = false;
+	/* Last before the post: fewer values live across the call. */
+	if (len)
+		memcpy(h + 1, buf, len);
 	if (lfv_rdm_post_tx(ep, c, r))
 		lfv_list_insert_tail(&c->pending, &r->node); /* as queued */
+	return true;
+}
+
+/* The fast path with ep->lock on (FI_THREAD_SAFE and the like). */
+static ssize_t __attribute__((noinline))
+lfv_rdm_small_locked(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+		     void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+		     void *context, unsigned int how)
+{
+	bool sent;
+
+	lfv_spin_lock(&ep->lock);
+	sent = lfv_rdm_small_try(ep, buf, len, dest, tag, data, context,
+				 how);
 	lfv_spin_unlock(&ep->lock);
-	return 0;
-slow:
-	lfv_spin_unlock(&ep->lock);
+	if (sent)
+		return 0;
+	return lfv_rdm_small_slow(ep, buf, len, desc, dest, tag, data,
+				  context, how);
+}
+
+/* Inlined into each entry point below, where how is a constant. Without
+ * a lock (the domain's threading model serialises the calls) nothing is
+ * called before the copy, so the arguments need no saving. */
+static inline __attribute__((always_inline)) ssize_t
+lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+	      void *context, unsigned int how)
+{
+	if (ep->lock.on)
+		return lfv_rdm_small_locked(ep, buf, len, desc, dest, tag,
+					    data, context, how);
+	if (lfv_rdm_small_try(ep, buf, len, dest, tag, data, context, how))
+		return 0;
 	return lfv_rdm_small_slow(ep, buf, len, desc, dest, tag, data,
 				  context, how);
 }
