@@ -835,26 +835,14 @@ void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 
 /* ---- the completion handler ------------------------------------------------ */
 
-void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+/* An RTS's completion, or a failed send's. */
+static void __attribute__((noinline))
+lfv_rdm_tx_completion_slow(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			   const struct ibv_wc *wc)
 {
 	struct lfv_rdm_conn *c = r->conn;
 	bool ok = wc->status == IBV_WC_SUCCESS;
 
-	if (LFV_RDM_LIKELY(ok && !r->rndv)) {
-		/* An eager send: reported, its request and its room on the
-		 * send queue given back under one lock. */
-		lfv_cntr_count(ep->tx_cntr, true);
-		lfv_rdm_tx_report(ep, r);
-		lfv_spin_lock(&ep->lock);
-		lfv_list_insert_head(&ep->tx_free, &r->node);
-		c->posted--;
-		if (c->state == LFV_RDM_CONNECTED &&
-		    !lfv_list_empty(&c->pending))
-			lfv_rdm_flush_pending(ep, c);
-		lfv_spin_unlock(&ep->lock);
-		return;
-	}
 	if (r->rndv) {
 		/* The RTS left (or not: then no FIN will come). Before the
 		 * room goes back: a failing connection then finds it done. */
@@ -874,4 +862,43 @@ void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_list_insert_head(&ep->tx_free, &r->node);
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_sq_done(ep, c, ok);
+}
+
+/* A successful eager send's bookkeeping (ep->lock): its request and its
+ * room on the send queue back, what waited for the room posted. */
+static inline void lfv_rdm_tx_put(struct lfv_rdm_ep *ep,
+				  struct lfv_rdm_req *r,
+				  struct lfv_rdm_conn *c)
+{
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	c->posted--;
+	if (c->state == LFV_RDM_CONNECTED && !lfv_list_empty(&c->pending))
+		lfv_rdm_flush_pending(ep, c);
+}
+
+/* Out of line: the common case then saves fewer registers. */
+static void __attribute__((noinline))
+lfv_rdm_tx_put_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+		      struct lfv_rdm_conn *c)
+{
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_tx_put(ep, r, c);
+	lfv_spin_unlock(&ep->lock);
+}
+
+void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			   const struct ibv_wc *wc)
+{
+	struct lfv_rdm_conn *c = r->conn;
+
+	if (!LFV_RDM_LIKELY(wc->status == IBV_WC_SUCCESS && !r->rndv)) {
+		lfv_rdm_tx_completion_slow(ep, r, wc);
+		return;
+	}
+	lfv_cntr_count(ep->tx_cntr, true);
+	lfv_rdm_tx_report(ep, r);
+	if (ep->lock.on)
+		lfv_rdm_tx_put_locked(ep, r, c);
+	else
+		lfv_rdm_tx_put(ep, r, c);
 }
