@@ -214,8 +214,8 @@ struct lfv_rdm_ep {
 	struct lfv_list tx_free, ctl_free;
 	/* The send fast path (lfv_rdm_tx.c): payloads below tx_small
 	 * (0 until the first send found the endpoint enabled), and the
-	 * connection the last send to tx_last_addr took while the AV's
-	 * removal count was tx_last_seen - 1. */
+	 * connection of the last send, to tx_last_addr, good while the
+	 * AV's removal count is tx_last_seen - 1. */
 	size_t tx_small;
 	struct lfv_rdm_conn *tx_last;
 	fi_addr_t tx_last_addr;
@@ -247,6 +247,8 @@ struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				      int *err);
 struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
 					  fi_addr_t addr);
+struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
+				       uint64_t seen);
 struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
 			  size_t len);

@@ -548,19 +548,35 @@ unlock:
 	return ret;
 }
 
-/* The connection the last send to dest took, when this send may go out
- * on it at once (ep->lock): no AV entry removed since (tx_last_seen is 0,
- * never equal, until tx_last is set), connected, nothing queued on it
+/* The connection to dest when this send may go out on it at once
+ * (ep->lock): its address needs no AV lookup (the one the last send took,
+ * or with lookup one seen live, while no AV entry was removed since; tx_last_seen is
+ * 0, never equal, until tx_last is set), connected, nothing queued on it
  * (FI_ORDER_SAS), room on its send queue, and no handshake whose timer
  * the slow path would run. */
-static inline struct lfv_rdm_conn *lfv_rdm_last_conn(struct lfv_rdm_ep *ep,
-						     fi_addr_t dest)
+static inline __attribute__((always_inline)) struct lfv_rdm_conn *
+lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
 {
-	struct lfv_rdm_conn *c = ep->tx_last;
+	uint64_t seen = lfv_av_removals(ep->av) + 1;
+	struct lfv_rdm_conn *c;
 
-	if (ep->tx_last_addr != dest ||
-	    ep->tx_last_seen != lfv_av_removals(ep->av) + 1 ||
-	    c->state != LFV_RDM_CONNECTED || !lfv_list_empty(&c->pending) ||
+	if (LFV_RDM_LIKELY(ep->tx_last_addr == dest &&
+			   ep->tx_last_seen == seen)) {
+		c = ep->tx_last;
+	} else {
+		/* Another peer: its table entry, still no AV lookup (out
+		 * of line, lookup set: a call here would make the common
+		 * case save its arguments). */
+		if (!lookup)
+			return NULL;
+		c = lfv_rdm_conn_seen(ep, dest, seen);
+		if (!c)
+			return NULL;
+		ep->tx_last = c;
+		ep->tx_last_addr = dest;
+		ep->tx_last_seen = seen;
+	}
+	if (c->state != LFV_RDM_CONNECTED || !lfv_list_empty(&c->pending) ||
 	    c->posted >= LFV_RDM_SQ_DEPTH || ep->handshakes)
 		return NULL;
 	return c;
@@ -579,29 +595,13 @@ static inline uint64_t lfv_rdm_small_flags(const struct lfv_rdm_ep *ep,
 	       (how & LFV_RDM_SMALL_DATA ? FI_REMOTE_CQ_DATA : 0);
 }
 
-/* Out of line: the fast path then keeps its arguments in registers and
- * builds no descriptor. */
-static ssize_t __attribute__((noinline))
-lfv_rdm_small_slow(struct lfv_rdm_ep *ep, const void *buf, size_t len,
-		   void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
-		   void *context, unsigned int how)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
-		.tag = tag, .data = data, .flags = lfv_rdm_small_flags(ep, how),
-		.context = context, .tagged = how & LFV_RDM_SMALL_TAGGED,
-		.inject = how & LFV_RDM_SMALL_INJECT });
-}
-
 /* An eager message of one contiguous buffer on a connected peer: the
  * checks lfv_rdm_send makes, reduced to what can fail here (ep->lock).
  * False, having changed nothing, when the call needs lfv_rdm_send. */
 static inline __attribute__((always_inline)) bool
 lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 		  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
-		  unsigned int how)
+		  unsigned int how, bool lookup)
 {
 	bool tagged = how & LFV_RDM_SMALL_TAGGED;
 	uint64_t flags = lfv_rdm_small_flags(ep, how);
@@ -612,7 +612,7 @@ lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 	if (!LFV_RDM_LIKELY(len < ep->tx_small && (buf || !len) &&
 			    ep->enabled && !lfv_list_empty(&ep->tx_free)))
 		return false;
-	c = lfv_rdm_last_conn(ep, dest);
+	c = lfv_rdm_ready_conn(ep, dest, lookup);
 	if (!c)
 		return false;
 	r = lfv_container_of(ep->tx_free.next, struct lfv_rdm_req, node);
@@ -641,39 +641,43 @@ lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 	return true;
 }
 
-/* The fast path with ep->lock on (FI_THREAD_SAFE and the like). */
+/* Out of line, so that the common case keeps its arguments in registers:
+ * the fast path with ep->lock on (FI_THREAD_SAFE and the like) or to
+ * another peer than the last send's, else lfv_rdm_send. */
 static ssize_t __attribute__((noinline))
-lfv_rdm_small_locked(struct lfv_rdm_ep *ep, const void *buf, size_t len,
-		     void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
-		     void *context, unsigned int how)
+lfv_rdm_small_other(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+		    void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+		    void *context, unsigned int how)
 {
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	bool sent;
 
 	lfv_spin_lock(&ep->lock);
 	sent = lfv_rdm_small_try(ep, buf, len, dest, tag, data, context,
-				 how);
+				 how, true);
 	lfv_spin_unlock(&ep->lock);
 	if (sent)
 		return 0;
-	return lfv_rdm_small_slow(ep, buf, len, desc, dest, tag, data,
-				  context, how);
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.tag = tag, .data = data, .flags = lfv_rdm_small_flags(ep, how),
+		.context = context, .tagged = how & LFV_RDM_SMALL_TAGGED,
+		.inject = how & LFV_RDM_SMALL_INJECT });
 }
 
 /* Inlined into each entry point below, where how is a constant. Without
- * a lock (the domain's threading model serialises the calls) nothing is
- * called before the copy, so the arguments need no saving. */
+ * a lock (the domain's threading model serialises the calls) a send to
+ * the last send's peer calls nothing before the copy. */
 static inline __attribute__((always_inline)) ssize_t
 lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
 	      void *context, unsigned int how)
 {
-	if (ep->lock.on)
-		return lfv_rdm_small_locked(ep, buf, len, desc, dest, tag,
-					    data, context, how);
-	if (lfv_rdm_small_try(ep, buf, len, dest, tag, data, context, how))
+	if (!ep->lock.on && lfv_rdm_small_try(ep, buf, len, dest, tag, data,
+					      context, how, false))
 		return 0;
-	return lfv_rdm_small_slow(ep, buf, len, desc, dest, tag, data,
-				  context, how);
+	return lfv_rdm_small_other(ep, buf, len, desc, dest, tag, data,
+				   context, how);
 }
 
 /* The one-buffer calls of fi_msg and fi_tagged (lfv_rdm_ops.c's tables). */
