@@ -549,11 +549,11 @@ unlock:
 }
 
 /* The connection to dest when this send may go out on it at once
- * (ep->lock): its address needs no AV lookup (the one the last send took,
- * or with lookup one seen live, while no AV entry was removed since; tx_last_seen is
- * 0, never equal, until tx_last is set), connected, nothing queued on it
- * (FI_ORDER_SAS), room on its send queue, and no handshake whose timer
- * the slow path would run. */
+ * (ep->lock): its address needs no AV lookup (the one the last send took
+ * or, with lookup, one seen live, while no AV entry was removed since;
+ * tx_last_seen is 0, never equal, until tx_last is set), it is connected,
+ * nothing is queued on it (FI_ORDER_SAS), its send queue has room, and no
+ * handshake waits for the timers the slow path runs. */
 static inline __attribute__((always_inline)) struct lfv_rdm_conn *
 lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
 {
