@@ -137,6 +137,17 @@ static bool lfv_rdm_conn_addr_live(struct lfv_rdm_ep *ep,
 	return true;
 }
 
+/* The connection to addr when its address was seen live in the AV at the
+ * removal count seen - 1, the current one (the send fast path: no AV
+ * lookup), else NULL. */
+struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
+				       uint64_t seen)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_addr(ep, addr);
+
+	return c && c->av_seen == seen ? c : NULL;
+}
+
 /* Forgets an address fi_av_remove took away (false: it is still in the
  * AV): the peer is unknown until it is inserted again. */
 static bool lfv_rdm_conn_forget_addr(struct lfv_rdm_ep *ep,

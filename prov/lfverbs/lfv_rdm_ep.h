@@ -130,6 +130,11 @@ struct lfv_rdm_req {
 	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
 	bool rndv;			/* the RTS of a rendezvous send */
 	struct lfv_rdm_rma rma;		/* K_RMA */
+	/* The send of an eager message or RTS (K_TX), built on the first
+	 * use (wr.wr_id is 0 until then): a send sets only sge.length and
+	 * the inline flag. */
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
 };
 
 /* Both halves of a rendezvous receive, one allocation. */
@@ -215,6 +220,14 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_req *reqs;	/* tx, then rx, then control */
 	size_t ntx, nrx;
 	struct lfv_list tx_free, ctl_free;
+	/* The send fast path (lfv_rdm_tx.c): payloads below tx_small
+	 * (0 until the first send found the endpoint enabled), and the
+	 * connection of the last send, to tx_last_addr, good while the
+	 * AV's removal count is tx_last_seen - 1. */
+	size_t tx_small;
+	struct lfv_rdm_conn *tx_last;
+	fi_addr_t tx_last_addr;
+	uint64_t tx_last_seen;
 	uint32_t max_inline;
 	size_t max_rdma;		/* bytes of one RDMA read */
 	size_t eager;			/* payload bytes per buffer */
@@ -242,6 +255,8 @@ struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				      int *err);
 struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
 					  fi_addr_t addr);
+struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
+				       uint64_t seen);
 struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
 			  size_t len);
@@ -272,6 +287,28 @@ struct lfv_rdm_send {
 
 /* lfv_rdm_tx.c */
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
+
+/* The one-buffer sends of fi_msg and fi_tagged, with a fast path for
+ * eager messages to a connected peer (lfv_rdm_ops.c's tables). */
+ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, void *context);
+ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
+			   size_t len, fi_addr_t dest);
+ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, void *desc, uint64_t data,
+			     fi_addr_t dest, void *context);
+ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+			       size_t len, uint64_t data, fi_addr_t dest);
+ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, uint64_t tag, void *context);
+ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t tag);
+ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
+			  size_t len, void *desc, uint64_t data,
+			  fi_addr_t dest, uint64_t tag, void *context);
+ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, uint64_t data, fi_addr_t dest,
+			    uint64_t tag);
 struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 				    int *err);
 void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,

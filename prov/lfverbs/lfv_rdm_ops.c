@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-/* FI_EP_RDM: fi_ops_msg and fi_ops_tagged. Sends go to lfv_rdm_send;
- * receives to the SRX the endpoint matches with. */
+/* FI_EP_RDM: fi_ops_msg and fi_ops_tagged. Sends go to lfv_rdm_send (the
+ * one-buffer calls are lfv_rdm_tx.c's, with their fast path); receives to
+ * the SRX the endpoint matches with. */
 #include <rdma/fi_tagged.h>
 
 #include "lfv_rdm_ep.h"
@@ -12,19 +13,6 @@
 static uint64_t lfv_rdm_tx_flags(const struct lfv_rdm_ep *ep)
 {
 	return ep->tx_op_flags;
-}
-
-static ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf,
-				size_t len, void *desc, fi_addr_t dest,
-				void *context)
-{
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
-		.context = context,
-		.flags = lfv_rdm_tx_flags(ep) });
 }
 
 static ssize_t lfv_rdm_msg_sendv(struct fid_ep *ep_fid,
@@ -51,40 +39,6 @@ static ssize_t lfv_rdm_msg_sendmsg(struct fid_ep *ep_fid,
 		.count = msg->iov_count,
 		.dest = msg->addr, .context = msg->context,
 		.data = msg->data, .flags = flags });
-}
-
-static ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
-				  size_t len, fi_addr_t dest)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .inject = true });
-}
-
-static ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
-				    size_t len, void *desc, uint64_t data,
-				    fi_addr_t dest, void *context)
-{
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
-		.context = context,
-		.data = data,
-		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA });
-}
-
-static ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
-				      size_t len, uint64_t data,
-				      fi_addr_t dest)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .data = data,
-		.flags = FI_REMOTE_CQ_DATA, .inject = true });
 }
 
 /* Where receives are posted: the SRX the endpoint matches with (its own
@@ -149,19 +103,6 @@ struct fi_ops_msg lfv_rdm_msg_ops = {
 	.injectdata = lfv_rdm_msg_injectdata,
 };
 
-static ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf,
-			     size_t len, void *desc, fi_addr_t dest,
-			     uint64_t tag, void *context)
-{
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
-		.context = context, .flags = lfv_rdm_tx_flags(ep),
-		.tagged = true });
-}
-
 static ssize_t lfv_rdm_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest,
 			      uint64_t tag, void *context)
@@ -187,42 +128,6 @@ static ssize_t lfv_rdm_tsendmsg(struct fid_ep *ep_fid,
 		.count = msg->iov_count,
 		.dest = msg->addr, .tag = msg->tag, .context = msg->context,
 		.data = msg->data, .flags = flags, .tagged = true });
-}
-
-static ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf,
-			       size_t len, fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
-		.tagged = true, .inject = true });
-}
-
-static ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
-				 size_t len, void *desc, uint64_t data,
-				 fi_addr_t dest, uint64_t tag, void *context)
-{
-	struct lfv_rdm_ep *ep = lfv_rdm_of(&ep_fid->fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest, .tag = tag,
-		.context = context, .data = data,
-		.flags = lfv_rdm_tx_flags(ep) | FI_REMOTE_CQ_DATA,
-		.tagged = true });
-}
-
-static ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
-				   size_t len, uint64_t data, fi_addr_t dest,
-				   uint64_t tag)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
-		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
-		.data = data, .flags = FI_REMOTE_CQ_DATA, .tagged = true,
-		.inject = true });
 }
 
 static ssize_t lfv_rdm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,

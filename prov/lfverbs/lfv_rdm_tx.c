@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_av.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_rdm_ep.h"
+
+#define LFV_RDM_LIKELY(x) __builtin_expect(!!(x), 1)
 
 /* ---- completions -------------------------------------------------------- */
 
@@ -23,8 +26,27 @@ static struct lfv_cntr *lfv_rdm_tx_cntr(const struct lfv_rdm_ep *ep,
 	return r->rma.read ? ep->rd_cntr : ep->wr_cntr;
 }
 
-void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
-		     int prov_errno)
+/* A successful request's completion, if one is wanted (not counted). */
+static inline void lfv_rdm_tx_report(struct lfv_rdm_ep *ep,
+				     const struct lfv_rdm_req *r)
+{
+	struct lfv_cq_comp comp;
+
+	if (!r->cflags || !ep->tx_cq)
+		return;
+	comp = (struct lfv_cq_comp){
+		.context = r->context,
+		.flags = r->cflags,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	if (lfv_cq_write(ep->tx_cq, &comp))
+		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
+}
+
+/* Out of line: the error entry is large and failures are rare. */
+static void __attribute__((noinline))
+lfv_rdm_tx_report_err(struct lfv_rdm_ep *ep, const struct lfv_rdm_req *r,
+		      int err, int prov_errno)
 {
 	struct fi_cq_err_entry e = {
 		.op_context = r->context,
@@ -32,21 +54,19 @@ void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
 		.err = -err,
 		.prov_errno = prov_errno,
 	};
-	struct lfv_cq_comp comp = {
-		.context = r->context,
-		.flags = r->cflags,
-		.src = FI_ADDR_NOTAVAIL,
-	};
 
+	if (ep->tx_cq && lfv_cq_write_err(ep->tx_cq, &e))
+		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
+}
+
+void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
+		     int prov_errno)
+{
 	lfv_cntr_count(lfv_rdm_tx_cntr(ep, r), !err);
-	if (!ep->tx_cq)
-		return;
-	if (err) {
-		if (lfv_cq_write_err(ep->tx_cq, &e))
-			LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
-	} else if (r->cflags && lfv_cq_write(ep->tx_cq, &comp)) {
-		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
-	}
+	if (err)
+		lfv_rdm_tx_report_err(ep, r, err, prov_errno);
+	else
+		lfv_rdm_tx_report(ep, r);
 }
 
 /* ---- posting ---------------------------------------------------------------- */
@@ -154,34 +174,68 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	return 0;
 }
 
-static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			struct lfv_rdm_req *r)
+/* A FIN, inline: the header needs no registration. FIN requests are
+ * allocated by the receive side and have no prepared work request. */
+static int lfv_rdm_post_fin(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = r->len,
-			       .lkey = ep->mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)&r->read->fin,
+			       .length = sizeof(r->read->fin) };
 	struct ibv_send_wr wr = {
 		.wr_id = (uintptr_t)&r->op, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
 	}, *bad;
 	int ret;
 
-	if (r->kind == LFV_RDM_K_READ)
-		return lfv_rdm_post_read(ep, c, r);
-	if (r->kind == LFV_RDM_K_RMA)
-		return lfv_rdm_rma_post_wr(ep, c, r);
-	if (r->kind == LFV_RDM_K_FIN) {
-		/* Inline: the header needs no registration. */
-		sge = (struct ibv_sge){ .addr = (uintptr_t)&r->read->fin,
-					.length = sizeof(r->read->fin) };
-		wr.send_flags |= IBV_SEND_INLINE;
-	} else if (r->len <= ep->max_inline) {
-		wr.send_flags |= IBV_SEND_INLINE;
-	}
 	ret = ibv_post_send(c->qp, &wr, &bad);
 	if (ret)
 		return lfv_post_ret(ret);
 	c->posted++;
 	return 0;
+}
+
+/* Posts the r->len bytes of a K_TX request's buffer. Its work request is
+ * built once (the transmit requests are calloc'd, so wr_id 0 means not
+ * yet) instead of zero-filled on the stack for every send. */
+static inline int lfv_rdm_post_tx(struct lfv_rdm_ep *ep,
+				  struct lfv_rdm_conn *c,
+				  struct lfv_rdm_req *r)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (!LFV_RDM_LIKELY(r->wr.wr_id)) {
+		r->sge.addr = (uintptr_t)r->buf;
+		r->sge.lkey = ep->mr->lkey;
+		r->wr.wr_id = (uintptr_t)&r->op;
+		r->wr.sg_list = &r->sge;
+		r->wr.num_sge = 1;
+		r->wr.opcode = IBV_WR_SEND;
+	}
+	r->sge.length = r->len;
+	r->wr.send_flags = r->len <= ep->max_inline ?
+			   IBV_SEND_SIGNALED | IBV_SEND_INLINE :
+			   IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->qp, &r->wr, &bad);
+	if (ret)
+		return lfv_post_ret(ret);
+	c->posted++;
+	return 0;
+}
+
+static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			struct lfv_rdm_req *r)
+{
+	switch (r->kind) {
+	case LFV_RDM_K_READ:
+		return lfv_rdm_post_read(ep, c, r);
+	case LFV_RDM_K_RMA:
+		return lfv_rdm_rma_post_wr(ep, c, r);
+	case LFV_RDM_K_FIN:
+		return lfv_rdm_post_fin(c, r);
+	default:
+		return lfv_rdm_post_tx(ep, c, r);
+	}
 }
 
 void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
@@ -417,6 +471,9 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 {
 	struct lfv_rdm_conn *c;
 	struct lfv_rdm_req *r;
+	/* Read before the lookup: a removal after it makes the remembered
+	 * connection stale for the fast path. */
+	uint64_t seen = lfv_av_removals(ep->av) + 1;
 
 	lfv_rdm_timers(ep);
 	if (lfv_list_empty(&ep->tx_free)) {
@@ -431,11 +488,28 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 	c = lfv_rdm_conn_get(ep, dest, err);
 	if (!c)
 		return NULL;
+	ep->tx_last = c;
+	ep->tx_last_addr = dest;
+	ep->tx_last_seen = seen;
 	r = lfv_container_of(lfv_list_pop_head(&ep->tx_free),
 			     struct lfv_rdm_req, node);
 	r->kind = LFV_RDM_K_TX;		/* fi_rma / fi_atomic reset it */
 	r->conn = c;
 	return r;
+}
+
+/* What the fast path takes: 1 + the largest payload that is eager, may be
+ * injected and is not over max_msg_size (set by the first send, which
+ * found the endpoint enabled). */
+static size_t lfv_rdm_small_limit(const struct lfv_rdm_ep *ep)
+{
+	size_t lim = ep->eager;
+
+	if (ep->info->tx_attr->inject_size < lim)
+		lim = ep->info->tx_attr->inject_size;
+	if (ep->info->ep_attr->max_msg_size < lim)
+		lim = ep->info->ep_attr->max_msg_size;
+	return lim + 1;
 }
 
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
@@ -457,6 +531,7 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 			return ret;
 	}
 	lfv_spin_lock(&ep->lock);
+	ep->tx_small = lfv_rdm_small_limit(ep);
 	r = lfv_rdm_take_tx(ep, s->dest, &ret);
 	if (!r)
 		goto unlock;
@@ -471,6 +546,202 @@ unlock:
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_src_free(ep, &src.own_reg, src.own_copy); /* on failure only */
 	return ret;
+}
+
+/* The connection to dest when this send may go out on it at once
+ * (ep->lock): its address needs no AV lookup (the one the last send took
+ * or, with lookup, one seen live, while no AV entry was removed since;
+ * tx_last_seen is 0, never equal, until tx_last is set), it is connected,
+ * nothing is queued on it (FI_ORDER_SAS), its send queue has room, and no
+ * handshake waits for the timers the slow path runs. */
+static inline __attribute__((always_inline)) struct lfv_rdm_conn *
+lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
+{
+	uint64_t seen = lfv_av_removals(ep->av) + 1;
+	struct lfv_rdm_conn *c;
+
+	if (LFV_RDM_LIKELY(ep->tx_last_addr == dest &&
+			   ep->tx_last_seen == seen)) {
+		c = ep->tx_last;
+	} else {
+		/* Another peer: its table entry, still no AV lookup (out
+		 * of line, lookup set: a call here would make the common
+		 * case save its arguments). */
+		if (!lookup)
+			return NULL;
+		c = lfv_rdm_conn_seen(ep, dest, seen);
+		if (!c)
+			return NULL;
+		ep->tx_last = c;
+		ep->tx_last_addr = dest;
+		ep->tx_last_seen = seen;
+	}
+	if (c->state != LFV_RDM_CONNECTED || !lfv_list_empty(&c->pending) ||
+	    c->posted >= LFV_RDM_SQ_DEPTH || ep->handshakes)
+		return NULL;
+	return c;
+}
+
+/* The calls the small-send entry points stand for (how). */
+#define LFV_RDM_SMALL_TAGGED 0x1	/* fi_tagged */
+#define LFV_RDM_SMALL_INJECT 0x2	/* fi_inject*: never a completion */
+#define LFV_RDM_SMALL_DATA 0x4		/* FI_REMOTE_CQ_DATA */
+
+/* The operation flags of a call, as the generic path takes them. */
+static inline uint64_t lfv_rdm_small_flags(const struct lfv_rdm_ep *ep,
+					   unsigned int how)
+{
+	return (how & LFV_RDM_SMALL_INJECT ? 0 : ep->tx_op_flags) |
+	       (how & LFV_RDM_SMALL_DATA ? FI_REMOTE_CQ_DATA : 0);
+}
+
+/* An eager message of one contiguous buffer on a connected peer: the
+ * checks lfv_rdm_send makes, reduced to what can fail here (ep->lock).
+ * False, having changed nothing, when the call needs lfv_rdm_send. */
+static inline __attribute__((always_inline)) bool
+lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+		  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+		  unsigned int how, bool lookup)
+{
+	bool tagged = how & LFV_RDM_SMALL_TAGGED;
+	uint64_t flags = lfv_rdm_small_flags(ep, how);
+	struct lfv_rdm_conn *c;
+	struct lfv_rdm_req *r;
+	struct lfv_rdm_hdr *h;
+
+	if (!LFV_RDM_LIKELY(len < ep->tx_small && (buf || !len) &&
+			    ep->enabled && !lfv_list_empty(&ep->tx_free)))
+		return false;
+	c = lfv_rdm_ready_conn(ep, dest, lookup);
+	if (!c)
+		return false;
+	r = lfv_container_of(ep->tx_free.next, struct lfv_rdm_req, node);
+	lfv_list_remove(&r->node);
+	h = (struct lfv_rdm_hdr *)r->buf;
+	h->op = tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG;
+	h->flags = (flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0;
+	h->reserved = 0;
+	h->len = (uint32_t)len;
+	h->tag = tag;
+	h->cq_data = data;
+	r->kind = LFV_RDM_K_TX;
+	r->conn = c;
+	r->len = (uint32_t)(sizeof(*h) + len);
+	r->paylen = len;
+	r->context = context;
+	r->cflags = !(how & LFV_RDM_SMALL_INJECT) &&
+		    (!ep->tx_selective || (flags & FI_COMPLETION)) ?
+		    FI_SEND | (tagged ? FI_TAGGED : FI_MSG) : 0;
+	r->rndv = false;
+	/* Last before the post: fewer values live across the call. */
+	if (len)
+		memcpy(h + 1, buf, len);
+	if (lfv_rdm_post_tx(ep, c, r))
+		lfv_list_insert_tail(&c->pending, &r->node); /* as queued */
+	return true;
+}
+
+/* Out of line, so that the common case keeps its arguments in registers:
+ * the fast path with ep->lock on (FI_THREAD_SAFE and the like) or to
+ * another peer than the last send's, else lfv_rdm_send. */
+static ssize_t __attribute__((noinline))
+lfv_rdm_small_other(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+		    void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+		    void *context, unsigned int how)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	bool sent;
+
+	lfv_spin_lock(&ep->lock);
+	sent = lfv_rdm_small_try(ep, buf, len, dest, tag, data, context,
+				 how, true);
+	lfv_spin_unlock(&ep->lock);
+	if (sent)
+		return 0;
+	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
+		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
+		.tag = tag, .data = data, .flags = lfv_rdm_small_flags(ep, how),
+		.context = context, .tagged = how & LFV_RDM_SMALL_TAGGED,
+		.inject = how & LFV_RDM_SMALL_INJECT });
+}
+
+/* Inlined into each entry point below, where how is a constant. Without
+ * a lock (the domain's threading model serialises the calls) a send to
+ * the last send's peer calls nothing before the copy. */
+static inline __attribute__((always_inline)) ssize_t
+lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+	      void *context, unsigned int how)
+{
+	if (!ep->lock.on && lfv_rdm_small_try(ep, buf, len, dest, tag, data,
+					      context, how, false))
+		return 0;
+	return lfv_rdm_small_other(ep, buf, len, desc, dest, tag, data,
+				   context, how);
+}
+
+/* The one-buffer calls of fi_msg and fi_tagged (lfv_rdm_ops.c's tables). */
+ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     0, 0, context, 0);
+}
+
+ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
+			   size_t len, fi_addr_t dest)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     0, 0, NULL, LFV_RDM_SMALL_INJECT);
+}
+
+ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, void *desc, uint64_t data,
+			     fi_addr_t dest, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     0, data, context, LFV_RDM_SMALL_DATA);
+}
+
+ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+			       size_t len, uint64_t data, fi_addr_t dest)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     0, data, NULL,
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
+}
+
+ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, uint64_t tag, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     tag, 0, context, LFV_RDM_SMALL_TAGGED);
+}
+
+ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t tag)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     tag, 0, NULL,
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT);
+}
+
+ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
+			  size_t len, void *desc, uint64_t data,
+			  fi_addr_t dest, uint64_t tag, void *context)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
+			     tag, data, context,
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA);
+}
+
+ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, uint64_t data, fi_addr_t dest,
+			    uint64_t tag)
+{
+	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
+			     tag, data, NULL, LFV_RDM_SMALL_TAGGED |
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
 }
 
 /* Posts r on its connection, or queues it behind what waits (ep->lock). */
@@ -568,8 +839,10 @@ void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 
 /* ---- the completion handler ------------------------------------------------ */
 
-void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-				  const struct ibv_wc *wc)
+/* An RTS's completion, or a failed send's. */
+static void __attribute__((noinline))
+lfv_rdm_tx_completion_slow(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			   const struct ibv_wc *wc)
 {
 	struct lfv_rdm_conn *c = r->conn;
 	bool ok = wc->status == IBV_WC_SUCCESS;
@@ -593,4 +866,43 @@ void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_list_insert_head(&ep->tx_free, &r->node);
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_sq_done(ep, c, ok);
+}
+
+/* A successful eager send's bookkeeping (ep->lock): its request and its
+ * room on the send queue back, what waited for the room posted. */
+static inline void lfv_rdm_tx_put(struct lfv_rdm_ep *ep,
+				  struct lfv_rdm_req *r,
+				  struct lfv_rdm_conn *c)
+{
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	c->posted--;
+	if (c->state == LFV_RDM_CONNECTED && !lfv_list_empty(&c->pending))
+		lfv_rdm_flush_pending(ep, c);
+}
+
+/* Out of line: the common case then saves fewer registers. */
+static void __attribute__((noinline))
+lfv_rdm_tx_put_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+		      struct lfv_rdm_conn *c)
+{
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_tx_put(ep, r, c);
+	lfv_spin_unlock(&ep->lock);
+}
+
+void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			   const struct ibv_wc *wc)
+{
+	struct lfv_rdm_conn *c = r->conn;
+
+	if (!LFV_RDM_LIKELY(wc->status == IBV_WC_SUCCESS && !r->rndv)) {
+		lfv_rdm_tx_completion_slow(ep, r, wc);
+		return;
+	}
+	lfv_cntr_count(ep->tx_cntr, true);
+	lfv_rdm_tx_report(ep, r);
+	if (ep->lock.on)
+		lfv_rdm_tx_put_locked(ep, r, c);
+	else
+		lfv_rdm_tx_put(ep, r, c);
 }
