@@ -92,7 +92,7 @@ struct lfv_rdm_ctrl {
 	struct lfv_ud_name name;	/* the sender's control QP */
 };
 
-#define LFV_RDM_WIRE_VERSION 1
+#define LFV_RDM_WIRE_VERSION 2
 
 /* Data messages on RC QPs. */
 enum lfv_rdm_op {
@@ -102,6 +102,7 @@ enum lfv_rdm_op {
 	LFV_RDM_RTS_TAG = 4,
 	LFV_RDM_FIN = 5,		/* rendezvous read done */
 	LFV_RDM_WDATA = 6,		/* an RDMA write's remote CQ data */
+	LFV_RDM_RTU = 7,		/* the requester's QP is ready */
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */

@@ -185,7 +185,7 @@ static void lfv_rdm_conn_retire(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	lfv_rdm_unlink(&ep->by_name[lfv_rdm_name_hash(&c->name)], c,
 		       offsetof(struct lfv_rdm_conn, next_name));
 	c->retired = true;
-	if (c->state == LFV_RDM_REQ_SENT)
+	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
 }
 
@@ -199,7 +199,8 @@ static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		.recv_cq = ep->rx_vcq->ibv_cq,
 		.srq = ep->srq,
 		.cap = {
-			.max_send_wr = LFV_RDM_SQ_DEPTH,
+			/* + the unsignaled RTU of a requester */
+			.max_send_wr = LFV_RDM_SQ_DEPTH + 1,
 			.max_send_sge = LFV_RDM_MAX_IOV,
 			.max_inline_data = ep->max_inline,
 		},
@@ -351,9 +352,40 @@ static void lfv_rdm_arm_retry(struct lfv_rdm_conn *c)
 	c->retry_at = lfv_now_ns() + LFV_RDM_RETRY_NS;
 }
 
-/* The peer answered or asked: the QP goes to RTS and waiting sends go. */
+/* The requester's first message on its new QP (inline, unsignaled: the
+ * QP has a send slot for it). RC delivers it before anything sent after
+ * it, and only once the acceptor's QP receives. */
+static int lfv_rdm_send_rtu(struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_RTU };
+	struct ibv_sge sge = { .addr = (uintptr_t)&h, .length = sizeof(h) };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_INLINE,
+	}, *bad;
+
+	return lfv_post_ret(ibv_post_send(c->qp, &wr, &bad));
+}
+
+static void lfv_rdm_connected(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	c->state = LFV_RDM_CONNECTED;
+	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: connected to %x: qp %x -> %x\n",
+		 ep->name.qpn, c->name.qpn, c->qp->qp_num, c->peer_qpn);
+	lfv_rdm_flush_pending(ep, c);
+}
+
+/*
+ * The peer answered (requester: REP) or asked (acceptor: its REQ won):
+ * the QP goes to RTS. The requester sends its RTU and its waiting sends
+ * at once. The acceptor's QP may be ready before the requester's: what it
+ * sent now could reach a QP that drops it, and the retries could run out
+ * while the REP is still on its way (a loaded host), failing a healthy
+ * connection. So the acceptor waits (ACCEPTED, a handshake still) for the
+ * RTU, which proves the requester's QP ready, before its sends go.
+ */
 static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			       const struct lfv_rdm_ctrl *m)
+			       const struct lfv_rdm_ctrl *m, bool requester)
 {
 	int ret;
 
@@ -361,20 +393,46 @@ static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	c->peer_psn = m->psn;
 	c->peer_inc = m->incarnation;
 	ret = lfv_rdm_qp_connect(ep, c);
-	if (c->state == LFV_RDM_REQ_SENT)
-		ep->handshakes--;
+	if (!ret && requester)
+		ret = lfv_rdm_send_rtu(c);
 	if (ret) {
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM connect: %s\n",
 			 fi_strerror(-ret));
+		if (lfv_rdm_in_handshake(c))
+			ep->handshakes--;
 		c->state = LFV_RDM_FAILED;
 		lfv_rdm_fail_pending(ep, c, ret);
 		return ret;
 	}
-	c->state = LFV_RDM_CONNECTED;
-	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: connected to %x: qp %x -> %x\n",
-		 ep->name.qpn, c->name.qpn, c->qp->qp_num, c->peer_qpn);
-	lfv_rdm_flush_pending(ep, c);
+	if (requester) {
+		ep->handshakes--;	/* it was REQ_SENT */
+		lfv_rdm_connected(ep, c);
+		return 0;
+	}
+	/* A send to ourselves: one QP, connected to itself, is ready. */
+	if (m->qpn == c->qp->qp_num && lfv_rdm_same_name(&m->name, &ep->name)) {
+		if (lfv_rdm_in_handshake(c))
+			ep->handshakes--;
+		lfv_rdm_connected(ep, c);
+		return 0;
+	}
+	if (!lfv_rdm_in_handshake(c))
+		ep->handshakes++;
+	c->state = LFV_RDM_ACCEPTED;
+	c->tries = 0;
+	lfv_rdm_arm_retry(c);
 	return 0;
+}
+
+/* The RTU on an accepted connection's QP: its sends may go. */
+void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_qpn(ep, qpn);
+
+	if (!c || c->state != LFV_RDM_ACCEPTED)
+		return;
+	ep->handshakes--;
+	lfv_rdm_connected(ep, c);
 }
 
 static struct lfv_rdm_conn *lfv_rdm_conn_new(struct lfv_rdm_ep *ep,
@@ -469,7 +527,7 @@ static void lfv_rdm_accept_new(struct lfv_rdm_ep *ep,
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM accept: %s\n", fi_strerror(-err));
 		return; /* the peer retries */
 	}
-	if (!lfv_rdm_established(ep, c, m))
+	if (!lfv_rdm_established(ep, c, m, false))
 		lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
 }
 
@@ -486,9 +544,10 @@ static void lfv_rdm_on_req(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 		/* Both sides asked: the lower name's request wins. */
 		if (lfv_rdm_name_cmp(&ep->name, &m->name) < 0)
 			return;
-		if (!lfv_rdm_established(ep, c, m))
+		if (!lfv_rdm_established(ep, c, m, false))
 			lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
 		return;
+	case LFV_RDM_ACCEPTED:
 	case LFV_RDM_CONNECTED:
 		if (c->peer_inc == m->incarnation && c->peer_qpn == m->qpn) {
 			/* Our REP was lost. */
@@ -512,7 +571,7 @@ static void lfv_rdm_on_rep(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 	struct lfv_rdm_conn *c = lfv_rdm_conn_by_name(ep, &m->name);
 
 	if (c && c->state == LFV_RDM_REQ_SENT)
-		lfv_rdm_established(ep, c, m);
+		lfv_rdm_established(ep, c, m, true);
 }
 
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
@@ -541,7 +600,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 	now = lfv_now_ns();
 	lfv_list_foreach(item, &ep->conns) {
 		c = lfv_container_of(item, struct lfv_rdm_conn, node);
-		if (c->retired || c->state != LFV_RDM_REQ_SENT ||
+		if (c->retired || !lfv_rdm_in_handshake(c) ||
 		    now < c->retry_at)
 			continue;
 		if (++c->tries > LFV_RDM_MAX_TRIES) {
@@ -552,7 +611,10 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 			continue;
 		}
 		lfv_rdm_arm_retry(c);
-		lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REQ);
+		/* An acceptor repeats its REP: the requester may not have
+		 * it (it also asks again). */
+		lfv_rdm_ctrl_send(ep, c, c->state == LFV_RDM_REQ_SENT ?
+				  LFV_RDM_CTRL_REQ : LFV_RDM_CTRL_REP);
 	}
 }
 
@@ -560,7 +622,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
  * peer connects again. */
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 {
-	if (c->state == LFV_RDM_REQ_SENT)
+	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
 	c->state = LFV_RDM_FAILED;
 	lfv_rdm_fail_pending(ep, c, err);

@@ -151,7 +151,8 @@ struct lfv_rdm_ctrl_buf {
 
 enum lfv_rdm_state {
 	LFV_RDM_IDLE,
-	LFV_RDM_REQ_SENT,
+	LFV_RDM_REQ_SENT,		/* requester: REQ out, no REP yet */
+	LFV_RDM_ACCEPTED,		/* acceptor: REP out, no RTU yet */
 	LFV_RDM_CONNECTED,
 	LFV_RDM_FAILED,
 };
@@ -175,6 +176,12 @@ struct lfv_rdm_conn {
 	struct lfv_list pending;	/* sends waiting to be posted */
 	uint32_t posted;		/* sends on qp not yet completed */
 };
+
+/* A handshake the endpoint's timers watch (ep->handshakes counts them). */
+static inline bool lfv_rdm_in_handshake(const struct lfv_rdm_conn *c)
+{
+	return c->state == LFV_RDM_REQ_SENT || c->state == LFV_RDM_ACCEPTED;
+}
 
 /* A message that came before its receive: a copy (the bounce buffer goes
  * back to the SRQ at once). For a rendezvous, the RTS (no data). */
@@ -265,6 +272,7 @@ void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
 void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     fi_addr_t addr);
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
+void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)

@@ -279,6 +279,7 @@ static bool lfv_rdm_hdr_ok(const struct lfv_rdm_hdr *h, uint32_t byte_len)
 		return h->len == sizeof(struct lfv_rdm_rts);
 	case LFV_RDM_FIN:
 	case LFV_RDM_WDATA:
+	case LFV_RDM_RTU:
 		return !h->len;
 	default:
 		return false;
@@ -327,6 +328,12 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	}
 	if (h->op == LFV_RDM_FIN) {
 		lfv_rdm_on_fin(ep, h);
+		return;
+	}
+	if (h->op == LFV_RDM_RTU) {
+		lfv_spin_lock(&ep->lock);
+		lfv_rdm_on_rtu(ep, wc->qp_num);
+		lfv_spin_unlock(&ep->lock);
 		return;
 	}
 	lfv_spin_lock(&ep->lock);
