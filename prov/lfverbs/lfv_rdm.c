@@ -73,6 +73,9 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	case LFV_RDM_K_RMA:
 		lfv_rdm_rma_completion(ep, r, wc);
 		return;
+	case LFV_RDM_K_PING:
+		lfv_rdm_ping_done(ep, wc);
+		return;
 	}
 }
 
@@ -109,7 +112,7 @@ static void lfv_rdm_cq_progress(void *arg)
 		 * the lock. */
 		if (!lfv_list_empty(&ep->aborted))
 			lfv_rdm_aborted_drain(ep);
-		if (!ep->handshakes)
+		if (!ep->handshakes && !ep->rndv_out)
 			continue;
 		lfv_spin_lock(&ep->lock);
 		lfv_rdm_timers(ep);
@@ -416,6 +419,8 @@ static int lfv_rdm_alloc_bufs(struct lfv_rdm_ep *ep)
 		ep->mem = NULL;
 		return lfv_verbs_errno();
 	}
+	ep->ping.op.q = &ep->wq;
+	ep->ping.kind = LFV_RDM_K_PING;
 	for (i = 0; i < ep->ntx + ep->nrx + nctl; i++) {
 		r = &ep->reqs[i];
 		r->op.q = &ep->wq;

@@ -588,16 +588,13 @@ void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
 		lfv_rdm_on_rep(ep, m);
 }
 
-/* Resends requests whose answer is late; gives up after a while. */
-void lfv_rdm_timers(struct lfv_rdm_ep *ep)
+/* Resends requests (and REPs) whose answer is late; gives up after a
+ * while. */
+static void lfv_rdm_handshake_timers(struct lfv_rdm_ep *ep, int64_t now)
 {
 	struct lfv_list *item;
 	struct lfv_rdm_conn *c;
-	int64_t now;
 
-	if (!ep->handshakes)
-		return;
-	now = lfv_now_ns();
 	lfv_list_foreach(item, &ep->conns) {
 		c = lfv_container_of(item, struct lfv_rdm_conn, node);
 		if (c->retired || !lfv_rdm_in_handshake(c) ||
@@ -615,6 +612,75 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 		 * it (it also asks again). */
 		lfv_rdm_ctrl_send(ep, c, c->state == LFV_RDM_REQ_SENT ?
 				  LFV_RDM_CTRL_REQ : LFV_RDM_CTRL_REP);
+	}
+}
+
+/* A zero-byte RDMA write (no receive buffer, no completion at the peer)
+ * that the peer's QP has to acknowledge. */
+static void lfv_rdm_ping(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&ep->ping.op,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (c->state != LFV_RDM_CONNECTED || c->posted >= LFV_RDM_SQ_DEPTH ||
+	    c->pinged == ep->ping_round)
+		return;
+	c->pinged = ep->ping_round;
+	if (!ibv_post_send(c->qp, &wr, &bad))
+		c->posted++;
+}
+
+/* Probes, once a round, every connection a rendezvous send waits on for
+ * its FIN (the RTS went: the peer holds it). A connection with other
+ * traffic needs none, but one probe a second costs nothing. */
+static void lfv_rdm_ping_fin_waits(struct lfv_rdm_ep *ep)
+{
+	struct lfv_rdm_req *r;
+	size_t i;
+
+	ep->ping_round++;
+	for (i = 0; i < ep->ntx; i++) {
+		r = &ep->reqs[i];
+		if (r->rndv && r->rts_done && r->rndv_wait && r->conn)
+			lfv_rdm_ping(ep, r->conn);
+	}
+}
+
+void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
+{
+	struct lfv_rdm_conn *c;
+
+	lfv_spin_lock(&ep->lock);
+	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
+	lfv_spin_unlock(&ep->lock);
+	if (c)
+		lfv_rdm_sq_done(ep, c, wc->status == IBV_WC_SUCCESS);
+}
+
+/* The endpoint's timers (ep->lock): handshakes, and probes of idle
+ * connections a rendezvous send waits on. For the probes the clock is
+ * read once every 256 calls: a rendezvous stream polls all the time, and
+ * reading the clock may be a system call (a VM's clock source). */
+void lfv_rdm_timers(struct lfv_rdm_ep *ep)
+{
+	int64_t now = 0;
+
+	if (ep->handshakes) {
+		now = lfv_now_ns();
+		lfv_rdm_handshake_timers(ep, now);
+	}
+	if (!ep->rndv_out || (++ep->ping_polls & 255))
+		return;
+	if (!now)
+		now = lfv_now_ns();
+	if (!ep->ping_at) {
+		ep->ping_at = now + LFV_RDM_PING_NS;
+	} else if (now >= ep->ping_at) {
+		ep->ping_at = now + LFV_RDM_PING_NS;
+		lfv_rdm_ping_fin_waits(ep);
 	}
 }
 

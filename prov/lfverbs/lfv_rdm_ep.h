@@ -33,6 +33,10 @@
 #define LFV_RDM_SQ_DEPTH 128		/* per connection */
 #define LFV_RDM_RETRY_NS (50 * 1000 * 1000LL)
 #define LFV_RDM_MAX_TRIES 100		/* 5 s without an answer */
+/* A connection with a rendezvous send waiting for its FIN and nothing
+ * else to send is probed this often: a dead peer fails it (the QP's
+ * retries run out) instead of leaving the send waiting forever. */
+#define LFV_RDM_PING_NS (1000 * 1000 * 1000LL)
 
 enum lfv_rdm_kind {
 	LFV_RDM_K_CTRL_RX = 1,
@@ -42,6 +46,7 @@ enum lfv_rdm_kind {
 	LFV_RDM_K_READ,			/* rendezvous: reading the payload */
 	LFV_RDM_K_FIN,			/* rendezvous: telling the sender */
 	LFV_RDM_K_RMA,			/* fi_rma / fi_atomic */
+	LFV_RDM_K_PING,			/* a probe of an idle connection */
 };
 
 /* Local memory of a transfer that may be posted in chunks (an SGE's
@@ -175,6 +180,7 @@ struct lfv_rdm_conn {
 	int tries;
 	struct lfv_list pending;	/* sends waiting to be posted */
 	uint32_t posted;		/* sends on qp not yet completed */
+	uint32_t pinged;		/* ep->ping_round it was last probed */
 };
 
 /* A handshake the endpoint's timers watch (ep->handshakes counts them). */
@@ -247,7 +253,12 @@ struct lfv_rdm_ep {
 	struct lfv_list conns;
 	struct lfv_list aborted;	/* rendezvous reads of failed
 					 * connections, to report */
-	uint32_t handshakes;		/* connections in REQ_SENT */
+	uint32_t handshakes;		/* connections in REQ_SENT, ACCEPTED */
+	uint32_t rndv_out;		/* rendezvous sends not finished */
+	int64_t ping_at;		/* next probe of FIN-waiting conns */
+	uint32_t ping_round;
+	uint32_t ping_polls;		/* timer calls: the clock every 256 */
+	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
 	struct fid_ep *srx;		/* where receives match (NULL: an
 					 * owner's, imported) */
 	bool own_srx;
@@ -273,6 +284,7 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     fi_addr_t addr);
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
+void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)

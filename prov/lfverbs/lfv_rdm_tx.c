@@ -282,6 +282,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
 			r->own_copy = NULL;
 			r->rndv = false;
+			ep->rndv_out--;
 		}
 		break;
 	}
@@ -316,6 +317,7 @@ void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
 			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
 			r->own_copy = NULL;
 			r->rndv = false;
+			ep->rndv_out--;
 		}
 	}
 }
@@ -455,6 +457,7 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->context = s->context;
 	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
 	r->rndv = true;
+	ep->rndv_out++;
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
 	r->rts_done = false;
 	r->rndv_err = 0;
@@ -781,6 +784,7 @@ static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	r->own_copy = NULL;
 	lfv_spin_lock(&ep->lock);
 	r->rndv = false;
+	ep->rndv_out--;
 	lfv_list_insert_head(&ep->tx_free, &r->node);
 	lfv_spin_unlock(&ep->lock);
 }

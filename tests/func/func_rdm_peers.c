@@ -1823,12 +1823,27 @@ static void test_close_with_rendezvous_pending(void **state)
 	free(big);
 }
 
+/* Host A and one echo peer B that said hello; B's address in A's AV. */
+static fi_addr_t host_start_echo(struct host *h, int *kid)
+{
+	struct op hb;
+	fi_addr_t fb;
+
+	*kid = kid_spawn("echo", 1, 0);
+	host_open(h);
+	fb = host_meet(h, *kid);
+	host_post_hello(h, 1, &hb);
+	kid_put(*kid, M_GO, NULL, 0);
+	host_expect_hello(h, &hb, fb);
+	return fb;
+}
+
 /* B sends A a rendezvous message A has not received when B is killed; A's
  * connection to B fails (A sends B something); then A posts the receive:
  * it completes, in error, as the payload cannot be read. */
 static void test_peer_exit_unexpected_rendezvous(void **state)
 {
-	struct op hb, ping, pong, after;
+	struct op ping, pong, after;
 	uint8_t *sbuf, *rbuf;
 	struct host h;
 	fi_addr_t fb;
@@ -1837,18 +1852,13 @@ static void test_peer_exit_unexpected_rendezvous(void **state)
 	int64_t deadline;
 
 	(void)state;
-	b = kid_spawn("echo", 1, 0);
-	host_open(&h);
+	fb = host_start_echo(&h, &b);
 	len = 4 * h.f.eager;
 	sbuf = malloc(len);
 	rbuf = malloc(len);
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
 	fill(sbuf, len, 5);
-	fb = host_meet(&h, b);
-	host_post_hello(&h, 1, &hb);
-	kid_put(b, M_GO, NULL, 0);
-	host_expect_hello(&h, &hb, fb);
 	/* A ping whose pong (an RTS) nobody receives yet. */
 	host_send(&h, sbuf, len, fb, TAG_PING | 77, &ping);
 	host_wait(&h, &ping, WAIT_MS);
@@ -1867,6 +1877,40 @@ static void test_peer_exit_unexpected_rendezvous(void **state)
 	assert_int_not_equal(pong.err, 0);
 	free(sbuf);
 	free(rbuf);
+	host_close(&h);
+}
+
+/* A's rendezvous send waits for B's FIN (B got the RTS, nobody receives
+ * it) when B is killed; A sends nothing more. Its send still completes,
+ * in error: an idle connection with a FIN outstanding is probed. */
+static void test_peer_exit_fin_wait(void **state)
+{
+	struct op fin;
+	struct host h;
+	uint8_t *sbuf;
+	fi_addr_t fb;
+	size_t len;
+	int64_t deadline, t0;
+	int b;
+
+	(void)state;
+	fb = host_start_echo(&h, &b);
+	len = 4 * h.f.eager;
+	sbuf = malloc(len);
+	assert_non_null(sbuf);
+	fill(sbuf, len, 6);
+	host_send(&h, sbuf, len, fb, TAG_SINK | 2, &fin);
+	deadline = now_ms() + 500;
+	while (now_ms() < deadline)
+		host_drain(&h);
+	assert_int_equal(fin.ndone, 0);	/* the FIN cannot have come */
+	kid_kill(b);
+	t0 = now_ms();
+	host_wait(&h, &fin, STEP_MS / 2);
+	assert_true(peer_gone_err(fin.err));
+	print_message("a FIN-waiting send to the dead peer failed within "
+		      "%ld ms\n", (long)(now_ms() - t0));
+	free(sbuf);
 	host_close(&h);
 }
 
@@ -2282,6 +2326,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_peer_restart, kids_teardown),
 		cmocka_unit_test(test_failed_rendezvous_close),
 		cmocka_unit_test_teardown(test_peer_exit_unexpected_rendezvous,
+					  kids_teardown),
+		cmocka_unit_test_teardown(test_peer_exit_fin_wait,
 					  kids_teardown),
 		/* Each of these showed a bug once: a NULL send iov faulted,
 		 * a NULL receive buffer was taken, a rendezvous send to a
