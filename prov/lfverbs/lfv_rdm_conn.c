@@ -556,6 +556,16 @@ static void lfv_rdm_on_req(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 		}
 		/* The peer restarted at the same address. */
 		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
+		/* Sends still posted on the old QP would go on being resent
+		 * (some 7.5 s) to the old incarnation's RC QP number, which
+		 * the new one may own now (rxe hands out numbers in order:
+		 * a restart that got the old control QP number gets the
+		 * old RC QP number too), where a resend that passes for a
+		 * duplicate may be acknowledged: a message that never
+		 * arrived would complete as sent. Stop the QP: they flush
+		 * now (FI_ECANCELED). */
+		ibv_modify_qp(c->qp, &(struct ibv_qp_attr){
+				.qp_state = IBV_QPS_ERR }, IBV_QP_STATE);
 		lfv_rdm_conn_retire(ep, c);
 		lfv_rdm_accept_new(ep, m);
 		return;
