@@ -465,6 +465,17 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->own_copy = src->own_copy;
 }
 
+/* The connection the fast path reuses for dest while the AV's removal
+ * count stays at seen (ep->lock). */
+static inline void lfv_rdm_remember_conn(struct lfv_rdm_ep *ep,
+					 struct lfv_rdm_conn *c,
+					 fi_addr_t dest, uint64_t seen)
+{
+	ep->tx_last = c;
+	ep->tx_last_addr = dest;
+	ep->tx_last_seen = seen;
+}
+
 /* A free transmit request, its conn set to the connection to dest (made
  * if need be); NULL and *err when there is none. ep->lock held: dropped
  * and taken again to poll the send completions that free requests (the
@@ -491,9 +502,7 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 	c = lfv_rdm_conn_get(ep, dest, err);
 	if (!c)
 		return NULL;
-	ep->tx_last = c;
-	ep->tx_last_addr = dest;
-	ep->tx_last_seen = seen;
+	lfv_rdm_remember_conn(ep, c, dest, seen);
 	r = lfv_container_of(lfv_list_pop_head(&ep->tx_free),
 			     struct lfv_rdm_req, node);
 	r->kind = LFV_RDM_K_TX;		/* fi_rma / fi_atomic reset it */
@@ -575,9 +584,7 @@ lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
 		c = lfv_rdm_conn_seen(ep, dest, seen);
 		if (!c)
 			return NULL;
-		ep->tx_last = c;
-		ep->tx_last_addr = dest;
-		ep->tx_last_seen = seen;
+		lfv_rdm_remember_conn(ep, c, dest, seen);
 	}
 	if (c->state != LFV_RDM_CONNECTED || !lfv_list_empty(&c->pending) ||
 	    c->posted >= LFV_RDM_SQ_DEPTH || ep->handshakes)
