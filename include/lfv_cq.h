@@ -47,6 +47,10 @@
 #include "lfv_wait.h"
 
 #define LFV_CQ_DEFAULT_SIZE 1024
+/* Completions one read's progress may keep past the caller's buffer
+ * (struct lfv_cq's spare): a hardware poll batch, two entries per work
+ * completion at most. */
+#define LFV_CQ_SPARE 32
 
 /* A hardware completion source (one verbs CQ), provided by the transport. */
 struct lfv_cq_hw {
@@ -75,8 +79,23 @@ struct lfv_cq_params {
 	uint32_t api_version;		/* err_data rules */
 	lfv_atomic32_t *parent_ref;	/* the domain's child count */
 	bool store_src;			/* FI_SOURCE: keep source addresses */
+	/* The application serialises fi_cq_read calls (FI_THREAD_DOMAIN,
+	 * FI_THREAD_COMPLETION): lets the CQ keep a spare (see struct
+	 * lfv_cq). */
+	bool serial_reads;
 	/* Text for provider error codes (prov_errno); NULL: fi_strerror. */
 	const char *(*prov_strerror)(int prov_errno);
+};
+
+/* One completion as a producer describes it. */
+struct lfv_cq_comp {
+	void *context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
 };
 
 struct lfv_cq {
@@ -87,6 +106,8 @@ struct lfv_cq {
 	bool hook_polls_hw;		/* the progress hook polls the hardware
 					 * and its handlers write completions */
 	bool hooked;			/* read = the hook, into the buffer */
+	bool serial_reads;		/* lfv_cq_params.serial_reads */
+	bool spare_ok;			/* hooked, serial_reads, FI_WAIT_NONE */
 	enum fi_cq_format format;
 	uint32_t fmt_size;		/* bytes of one entry for the caller */
 	bool store_src;			/* slots end with a fi_addr_t */
@@ -109,18 +130,22 @@ struct lfv_cq {
 	struct lfv_mutex err_lock;	/* errors, err_data_held */
 	struct lfv_list errors;
 	void *err_data_held;
+
+	/*
+	 * The spare: what a read's progress found after the caller's buffer
+	 * was full, kept in order for the next read instead of going through
+	 * the ring (a reader that takes one entry at a time gets its second
+	 * one without a ring write and read). Only the thread inside a read
+	 * touches it, so only when reads are serialised, no one sleeps on
+	 * the CQ (no waiter to wake) and the hook writes through a direct
+	 * window (spare_ok). Entries spare[spare_pos..spare_len) are older
+	 * than anything in the ring: the spare fills only while the ring is
+	 * empty, and reads take it first.
+	 */
+	uint32_t spare_pos, spare_len;
+	struct lfv_cq_comp spare[LFV_CQ_SPARE];
 };
 
-/* One completion as a producer describes it. */
-struct lfv_cq_comp {
-	void *context;
-	uint64_t flags;
-	size_t len;
-	void *buf;
-	uint64_t data;
-	uint64_t tag;
-	fi_addr_t src;
-};
 
 int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
 		const struct lfv_cq_params *params, struct fid_cq **cq_fid);

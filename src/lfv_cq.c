@@ -43,7 +43,7 @@ size_t lfv_cq_slot_size(const struct lfv_cq *cq)
 
 bool lfv_cq_ring_empty(const struct lfv_cq *cq)
 {
-	return lfv_ring_empty(&cq->ring);
+	return cq->spare_pos == cq->spare_len && lfv_ring_empty(&cq->ring);
 }
 
 void lfv_cq_format_slot(const struct lfv_cq *cq, void *slot,
@@ -170,13 +170,28 @@ struct lfv_cq_direct {
 static __thread struct lfv_cq_direct *lfv_cq_direct_tls
 	__attribute__((tls_model("initial-exec")));
 
+/* Past the reader's buffer: into the spare, if the CQ keeps one and it has
+ * room (the caller saw the ring empty). */
+static bool lfv_cq_keep_spare(struct lfv_cq *cq, const struct lfv_cq_comp *comp)
+{
+	if (!cq->spare_ok || cq->spare_len == LFV_CQ_SPARE)
+		return false;
+	cq->spare[cq->spare_len++] = *comp;
+	return true;
+}
+
 static bool lfv_cq_write_direct(struct lfv_cq *cq,
 				const struct lfv_cq_comp *comp)
 {
 	struct lfv_cq_direct *d = lfv_cq_direct_tls;
 
-	if (!d || d->cq != cq || d->n == d->room || !lfv_cq_ring_empty(cq))
+	/* A window opens only with the spare empty, and the spare fills only
+	 * once the window is full: a window with room has nothing older in
+	 * the spare. */
+	if (!d || d->cq != cq || !lfv_ring_empty(&cq->ring))
 		return false;
+	if (d->n == d->room)
+		return lfv_cq_keep_spare(cq, comp);
 	lfv_cq_format_entry(cq, d->buf + d->n * cq->fmt_size, comp);
 	if (d->src)
 		d->src[d->n] = cq->store_src ? comp->src : FI_ADDR_NOTAVAIL;
@@ -279,11 +294,33 @@ static size_t lfv_cq_take_split(struct lfv_cq *cq, void *buf, size_t count,
 	return total;
 }
 
+/* The spare's entries, oldest first, up to count; only those (the ring's
+ * are newer). */
+static __attribute__((noinline)) size_t
+lfv_cq_take_spare(struct lfv_cq *cq, void *buf, size_t count, fi_addr_t *src)
+{
+	const struct lfv_cq_comp *c = &cq->spare[cq->spare_pos];
+	size_t n = cq->spare_len - cq->spare_pos, i;
+
+	if (n > count)
+		n = count;
+	for (i = 0; i < n; i++)
+		lfv_cq_format_entry(cq, (char *)buf + i * cq->fmt_size, &c[i]);
+	for (i = 0; src && i < n; i++)
+		src[i] = cq->store_src ? c[i].src : FI_ADDR_NOTAVAIL;
+	cq->spare_pos += (uint32_t)n;
+	if (cq->spare_pos == cq->spare_len)
+		cq->spare_pos = cq->spare_len = 0;
+	return n;
+}
+
 static size_t lfv_cq_take(struct lfv_cq *cq, void *buf, size_t count,
 			  fi_addr_t *src)
 {
 	size_t n, i;
 
+	if (cq->spare_len)
+		return lfv_cq_take_spare(cq, buf, count, src);
 	if (cq->store_src)
 		return lfv_cq_take_split(cq, buf, count, src);
 	n = lfv_ring_dequeue(&cq->ring, buf, count);
@@ -361,6 +398,8 @@ static ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf, size_t count,
 	 * ring. */
 	if (lfv_load_relaxed64(&cq->err_count))
 		return -FI_EAVAIL;
+	if (cq->spare_len)	/* older than the ring's */
+		return (ssize_t)lfv_cq_take_spare(cq, buf, count, src);
 	if (!lfv_ring_readable(&cq->ring)) {
 		n = lfv_cq_progress_into(cq, buf, src, count);
 		if (n)
@@ -380,6 +419,8 @@ static void lfv_cq_update_plain(struct lfv_cq *cq)
 	cq->plain = !cq->progress.fn && !cq->hw.poll && !cq->store_src;
 	cq->direct = !cq->progress.fn && cq->hw.poll && !cq->store_src;
 	cq->hooked = cq->progress.fn && cq->hook_polls_hw && !cq->owner;
+	cq->spare_ok = cq->hooked && cq->serial_reads &&
+		       cq->wait.type == FI_WAIT_NONE;
 }
 
 /* Everything but the empty plain CQ; out of line so that the empty check
@@ -925,6 +966,7 @@ int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->fmt_size = lfv_cq_format_size(cq->format);
 	cq->store_src = params->store_src;
+	cq->serial_reads = params->serial_reads;
 	cq->cond_threshold = attr->wait_cond == FI_CQ_COND_THRESHOLD;
 	cq->signaling_vector = (attr->flags & FI_AFFINITY) ?
 			       attr->signaling_vector : -1;

@@ -54,6 +54,7 @@ static int lfv_domain_cq_open(struct fid_domain *domain_fid,
 		.api_version = domain->fabric->api_version,
 		.parent_ref = &domain->ref,
 		.store_src = (domain->info->caps & FI_SOURCE) != 0,
+		.serial_reads = !domain->locked,
 		.prov_strerror = lfv_prov_strerror,
 	};
 

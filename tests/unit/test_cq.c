@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* Completion queues: every format, errors and err_data, wait objects,
  * thresholds, fi_cq_signal, trywait/FD, overflow, multi-threaded stress,
- * both peer roles (fi_peer(3)) and a synthetic hardware source. */
+ * both peer roles (fi_peer(3)), a synthetic hardware source, and a hook
+ * that polls the hardware itself (the direct window and the spare). */
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -932,6 +933,146 @@ static void test_hw_source(void **state)
 	cq_close(cq);
 }
 
+/* ---- a hook that polls the hardware itself (RDM): the direct window and
+ * the spare ------------------------------------------------------------------ */
+
+/* Writes up to per_call completions per progress call, as a transport's
+ * handlers would while fi_cq_read runs the hook. */
+struct fake_poller {
+	struct lfv_cq *cq;
+	uint64_t next, end, per_call;
+	int calls;
+};
+
+static void fake_poller_run(void *arg)
+{
+	struct fake_poller *p = arg;
+	struct lfv_cq_comp c;
+	uint64_t k;
+
+	p->calls++;
+	for (k = 0; k < p->per_call && p->next < p->end; k++) {
+		c = comp_n(p->next++);
+		assert_int_equal(lfv_cq_write(p->cq, &c), 0);
+	}
+}
+
+static struct fid_cq *cq_open_polled(struct fake_poller *p, bool serial,
+				     bool store_src, enum fi_wait_obj wait)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
+				   .wait_obj = wait };
+	struct lfv_cq_params prm = params(store_src, FI_VERSION(1, 17));
+	struct fid_cq *cq = NULL;
+
+	prm.serial_reads = serial;
+	assert_int_equal(lfv_cq_open(&attr, NULL, &prm, &cq), 0);
+	p->cq = lfv_cq_from_fid(cq);
+	lfv_cq_set_progress_polling(p->cq, (struct lfv_progress_hook){
+		fake_poller_run, p });
+	return cq;
+}
+
+/* Reads one entry at a time and checks it is number want. */
+static void read_one(struct fid_cq *cq, uint64_t want)
+{
+	struct fi_cq_tagged_entry e;
+
+	assert_int_equal(fi_cq_read(cq, &e, 1), 1);
+	assert_int_equal(e.data, 1000 + want);
+	assert_int_equal(e.tag, 2000 + want);
+	assert_ptr_equal(e.op_context, (void *)(uintptr_t)(want + 1));
+}
+
+/* Serialised reads: what one read's progress finds past the caller's
+ * buffer waits in the spare (not the ring), comes back in order, ahead of
+ * what was queued in the ring after it; past the spare's room the ring
+ * takes the rest, still in order. */
+static void test_spare_keeps_order(void **state)
+{
+	struct fake_poller p = { .end = 5, .per_call = 5 };
+	struct fid_cq *cq = cq_open_polled(&p, true, false, FI_WAIT_NONE);
+	struct fi_cq_tagged_entry e[4];
+	uint64_t i;
+
+	(void)state;
+	read_one(cq, 0);
+	/* 1..4 are in the spare: the ring is empty. */
+	assert_true(lfv_ring_empty(&p.cq->ring));
+	assert_false(lfv_cq_ring_empty(p.cq));
+	put(cq, 100);		/* a write outside a read: the ring */
+	read_one(cq, 1);
+	/* A bigger read takes what the spare holds, and only that. */
+	assert_int_equal(fi_cq_read(cq, e, 4), 3);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(e[i].data, 1000 + 2 + i);
+	read_one(cq, 100);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(fi_cq_read(cq, e, 1), -FI_EAGAIN);
+	assert_true(lfv_cq_ring_empty(p.cq));
+
+	/* More than the spare holds: the rest goes to the ring behind it. */
+	p.next = 10;
+	p.end = 10 + 2 + LFV_CQ_SPARE + 7;
+	p.per_call = p.end;
+	for (i = 10; i < p.end; i++)
+		read_one(cq, i);
+	assert_int_equal(fi_cq_read(cq, e, 1), -FI_EAGAIN);
+	cq_close(cq);
+}
+
+/* Errors still come first; fi_cq_readfrom gets the spare's sources. */
+static void test_spare_errors_and_sources(void **state)
+{
+	struct fake_poller p = { .end = 3, .per_call = 3 };
+	struct fid_cq *cq = cq_open_polled(&p, true, true, FI_WAIT_NONE);
+	struct fi_cq_err_entry ee = { .err = FI_EIO }, got = { 0 };
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+
+	(void)state;
+	assert_int_equal(fi_cq_readfrom(cq, &e, 1, &src), 1);
+	assert_int_equal(src, 3000);
+	assert_int_equal(lfv_cq_write_err(p.cq, &ee), 0);
+	assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(cq, &got, 0), 1);
+	assert_int_equal(got.err, FI_EIO);
+	assert_int_equal(fi_cq_readfrom(cq, &e, 1, &src), 1);
+	assert_int_equal(e.data, 1001);
+	assert_int_equal(src, 3001);
+	read_one(cq, 2);
+	assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+	cq_close(cq);
+}
+
+/* No spare where another thread may read, or a waiter may sleep: the
+ * ring holds what the buffer could not, in order. */
+static void test_no_spare_unless_serial_and_no_wait(void **state)
+{
+	static const struct {
+		bool serial;
+		enum fi_wait_obj wait;
+	} cases[] = {
+		{ false, FI_WAIT_NONE }, { true, FI_WAIT_UNSPEC },
+	};
+	struct fake_poller p;
+	struct fid_cq *cq;
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		p = (struct fake_poller){ .end = 4, .per_call = 4 };
+		cq = cq_open_polled(&p, cases[k].serial, false, cases[k].wait);
+		read_one(cq, 0);
+		assert_false(lfv_ring_empty(&p.cq->ring));
+		read_one(cq, 1);
+		read_one(cq, 2);
+		read_one(cq, 3);
+		assert_true(lfv_cq_ring_empty(p.cq));
+		cq_close(cq);
+	}
+}
+
 #define T(fn) cmocka_unit_test_teardown(fn, teardown)
 
 int main(void)
@@ -957,6 +1098,9 @@ int main(void)
 		T(test_owner_write_wakes_sread),
 		T(test_peer_role),
 		T(test_hw_source),
+		T(test_spare_keeps_order),
+		T(test_spare_errors_and_sources),
+		T(test_no_spare_unless_serial_and_no_wait),
 	};
 
 	return cmocka_run_group_tests_name("cq", tests, NULL, NULL);
