@@ -13,6 +13,7 @@
 #include "lfv_lock.h"
 #include "lfv_log.h"
 #include "lfv_match.h"
+#include "lfv_atomic.h"
 #include "lfv_peer_srx.h"
 #include "lfv_pool.h"
 #include "lfv_stubs.h"
@@ -266,9 +267,9 @@ static void lfv_srx_copy_buffers(struct lfv_peer_srx *srx,
 /* A new posted receive for req, returned in *out. Every field written
  * once (this is every pre-posted receive's path): lfv_srx_entry_new and
  * lfv_srx_set_buffers in one pass, then into the engine. */
-static int lfv_srx_queue_recv(struct lfv_peer_srx *srx,
-			      const struct lfv_srx_req *req,
-			      struct lfv_srx_entry **out)
+LFV_ALWAYS_INLINE int lfv_srx_queue_recv(struct lfv_peer_srx *srx,
+					 const struct lfv_srx_req *req,
+					 struct lfv_srx_entry **out)
 {
 	struct lfv_srx_entry *e;
 	void *obj;
@@ -749,8 +750,8 @@ static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
 }
 
 /* An ordinary receive: the oldest matching queued message, or posted. */
-static ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
-			    const struct lfv_srx_req *req)
+LFV_ALWAYS_INLINE ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
+				       const struct lfv_srx_req *req)
 {
 	struct lfv_match_entry *m;
 	struct lfv_srx_entry *e;
@@ -891,8 +892,8 @@ static __attribute__((noinline)) ssize_t lfv_srx_claim(struct lfv_peer_srx *srx,
 	return lfv_srx_start(e);
 }
 
-static ssize_t lfv_srx_recv_common(struct lfv_peer_srx *srx,
-				   const struct lfv_srx_req *req)
+LFV_ALWAYS_INLINE ssize_t lfv_srx_recv_common(struct lfv_peer_srx *srx,
+					      const struct lfv_srx_req *req)
 {
 	int ret = lfv_srx_check_req(srx, req);
 
