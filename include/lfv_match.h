@@ -97,6 +97,7 @@ struct lfv_match_entry {
 struct lfv_match_table {
 	struct lfv_list *buckets;
 	size_t mask;			/* number of buckets - 1 */
+	unsigned int shift;		/* 64 - log2(number of buckets) */
 	size_t entries;			/* entries chained in the table */
 	size_t node_off;		/* of the chaining lfv_list in an entry */
 	bool any_source;		/* keyed by tag alone (all sources) */

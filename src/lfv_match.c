@@ -10,18 +10,14 @@
 
 #define LFV_MATCH_MIN_BUCKETS 64
 
-/* splitmix64's finaliser over both key words: every input bit reaches
- * every output bit, so sequential tags spread over all buckets. */
-static size_t lfv_match_hash(uint64_t tag, fi_addr_t addr)
+/* Multiplicative (Fibonacci) hashing of both key words, bucket from the
+ * product's top bits: bit i of the key reaches product bits i and up, so
+ * the top ones depend on every key bit and sequential tags (or sources)
+ * spread over all buckets. Two multiplies; a posted receive and its
+ * message each hash once. */
+static uint64_t lfv_match_hash(uint64_t tag, fi_addr_t addr)
 {
-	uint64_t h = tag ^ (addr * 0x9e3779b97f4a7c15ULL);
-
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return (size_t)h;
+	return (tag ^ (addr * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
 }
 
 /* ---- tables of chained entries ----------------------------------------- */
@@ -37,6 +33,7 @@ static int lfv_match_table_init(struct lfv_match_table *t, size_t node_off,
 	for (i = 0; i < LFV_MATCH_MIN_BUCKETS; i++)
 		lfv_list_init(&t->buckets[i]);
 	t->mask = LFV_MATCH_MIN_BUCKETS - 1;
+	t->shift = 64 - __builtin_ctzll(LFV_MATCH_MIN_BUCKETS);
 	t->entries = 0;
 	t->node_off = node_off;
 	t->any_source = any_source;
@@ -65,7 +62,7 @@ static fi_addr_t lfv_match_key_addr(const struct lfv_match_table *t,
 static struct lfv_list *lfv_match_bucket(const struct lfv_match_table *t,
 					 uint64_t tag, fi_addr_t addr)
 {
-	return &t->buckets[lfv_match_hash(tag, addr) & t->mask];
+	return &t->buckets[lfv_match_hash(tag, addr) >> t->shift];
 }
 
 /* Doubles the bucket array. Each old bucket is moved in order, so the
@@ -87,6 +84,7 @@ lfv_match_table_grow(struct lfv_match_table *t)
 	for (i = 0; i < n; i++)
 		lfv_list_init(&t->buckets[i]);
 	t->mask = n - 1;
+	t->shift--;
 	for (i = 0; i < old_n; i++) {
 		while ((item = lfv_list_pop_head(&old[i]))) {
 			e = lfv_match_of_node(t, item);

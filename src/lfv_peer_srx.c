@@ -220,8 +220,9 @@ static void lfv_srx_name_peer(struct lfv_srx_entry *e,
 }
 
 /* The application's iovecs and descriptors into e. */
-static void lfv_srx_copy_iov(struct lfv_peer_srx *srx, struct lfv_srx_entry *e,
-			     const struct lfv_srx_req *req)
+LFV_ALWAYS_INLINE void lfv_srx_copy_iov(struct lfv_peer_srx *srx,
+					struct lfv_srx_entry *e,
+					const struct lfv_srx_req *req)
 {
 	void **descs = lfv_srx_descs(srx, e);
 
@@ -738,8 +739,8 @@ lfv_srx_check_req_full(const struct lfv_peer_srx *srx,
 
 /* fi_recv's and fi_trecv's case (one buffer, no special flag) checked
  * in a few instructions; everything else by the full check. */
-static int lfv_srx_check_req(const struct lfv_peer_srx *srx,
-			     const struct lfv_srx_req *req)
+LFV_ALWAYS_INLINE int lfv_srx_check_req(const struct lfv_peer_srx *srx,
+					const struct lfv_srx_req *req)
 {
 	if (req->count == 1 && req->iov &&
 	    !(req->flags & ~(uint64_t)(FI_COMPLETION | FI_MORE)) &&

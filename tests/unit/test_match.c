@@ -412,6 +412,50 @@ static void test_engine_order_across_growth(void **state)
 	lfv_match_fini(&m);
 }
 
+/*
+ * The hash spreads the key shapes MPI over libfabric produces: sequential
+ * tags, a field high in the tag (a communicator's context id), the source
+ * rank inside the tag, many sources with one tag. 4096 exact receives of
+ * each shape, taken newest first so that each take walks its whole chain:
+ * no chain is long and the average is near one.
+ */
+static void test_engine_hash_spreads_mpi_keys(void **state)
+{
+	enum { N = 4096 };
+	struct lfv_match m;
+	uint64_t before, probes, total, worst, tag;
+	fi_addr_t addr;
+	int shape, i;
+
+	(void)state;
+	for (shape = 0; shape < 4; shape++) {
+		assert_int_equal(lfv_match_init(&m, true), 0);
+		for (i = 0; i < N; i++) {
+			tag = shape == 0 ? (uint64_t)i :
+			      shape == 1 ? (uint64_t)i << 48 | 5 :
+			      shape == 2 ? (uint64_t)i << 32 | 77 : 77;
+			addr = shape == 3 ? (fi_addr_t)i : FI_ADDR_UNSPEC;
+			post(&m, LFV_MATCH_TAG, i, addr, tag, 0);
+		}
+		total = worst = 0;
+		for (i = N; i-- > 0;) {
+			tag = shape == 0 ? (uint64_t)i :
+			      shape == 1 ? (uint64_t)i << 48 | 5 :
+			      shape == 2 ? (uint64_t)i << 32 | 77 : 77;
+			before = m.probes;
+			assert_int_equal(take_recv(&m, LFV_MATCH_TAG,
+						   (fi_addr_t)i, tag), i);
+			probes = m.probes - before;
+			total += probes;
+			worst = probes > worst ? probes : worst;
+		}
+		assert_in_range(worst, 1, MAX_PROBES);
+		assert_in_range(total, N, N * 2);
+		assert_engine_empty(&m);
+		lfv_match_fini(&m);
+	}
+}
+
 /* Removal out of order through the arrival walk. */
 static void test_engine_arrival_walk(void **state)
 {
@@ -1603,6 +1647,7 @@ int main(void)
 		cmocka_unit_test(test_engine_unrelated_messages_o1),
 		cmocka_unit_test(test_engine_arrival_walk),
 		cmocka_unit_test(test_engine_order_across_growth),
+		cmocka_unit_test(test_engine_hash_spreads_mpi_keys),
 		cmocka_unit_test(test_srx_open_bad_input),
 		cmocka_unit_test(test_srx_send_side_enosys),
 		cmocka_unit_test(test_srx_posted_then_get),
