@@ -386,30 +386,39 @@ static ssize_t lfv_cq_read_common(struct lfv_cq *cq, void *buf, size_t count,
 	return lfv_load_relaxed64(&cq->err_count) ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
-/* A CQ whose hook polls the hardware (lfv_cq_set_progress_polling): what
- * waits in the ring first; else the hook, writing into buf; then what it
- * could not put there. */
-static ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf, size_t count,
-				  fi_addr_t *src)
+/* lfv_cq_read_hooked past the spare: what waits in the ring first; else
+ * the hook, writing into buf; then what it could not put there. Out of
+ * line: the spare's path saves no registers for it. */
+static __attribute__((noinline)) ssize_t
+lfv_cq_read_hooked_poll(struct lfv_cq *cq, void *buf, size_t count,
+			fi_addr_t *src)
 {
 	size_t n;
 
-	/* Relaxed: hints; readerr takes err_lock, writers re-check the
-	 * ring. */
-	if (lfv_load_relaxed64(&cq->err_count))
-		return -FI_EAVAIL;
-	if (cq->spare_len)	/* older than the ring's */
-		return (ssize_t)lfv_cq_take_spare(cq, buf, count, src);
 	if (!lfv_ring_readable(&cq->ring)) {
 		n = lfv_cq_progress_into(cq, buf, src, count);
 		if (n)
 			return (ssize_t)n;
 		if (!lfv_ring_readable(&cq->ring))
+			/* Relaxed: a hint; a poll may have queued an error. */
 			return lfv_load_relaxed64(&cq->err_count) ?
 			       -FI_EAVAIL : -FI_EAGAIN;
 	}
 	n = lfv_cq_take(cq, buf, count, src);
 	return n ? (ssize_t)n : -FI_EAGAIN;
+}
+
+/* A CQ whose hook polls the hardware (lfv_cq_set_progress_polling):
+ * errors, then the spare (older than the ring's), then the rest. */
+static inline ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf,
+					 size_t count, fi_addr_t *src)
+{
+	/* Relaxed: a hint; readerr takes err_lock. */
+	if (lfv_load_relaxed64(&cq->err_count))
+		return -FI_EAVAIL;
+	if (cq->spare_len)
+		return (ssize_t)lfv_cq_take_spare(cq, buf, count, src);
+	return lfv_cq_read_hooked_poll(cq, buf, count, src);
 }
 
 /* Recomputed whenever a hook changes: no progress hook, no hardware source

@@ -207,6 +207,8 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	if (info->ep_attr && info->ep_attr->type == FI_EP_RDM)
 		lfv_domain_cache_open(domain);
 	domain->locked = lfv_domain_needs_locks(info);
+	domain->poll_all_cqs =
+		info->domain_attr->threading != FI_THREAD_COMPLETION;
 	domain->progress_auto =
 		info->domain_attr->data_progress == FI_PROGRESS_AUTO;
 	domain->dev = dev;

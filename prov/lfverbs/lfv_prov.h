@@ -186,6 +186,8 @@ struct lfv_domain {
 	struct ibv_pd *pd;
 	struct fi_info *info;
 	bool locked;			/* threading needs internal locks */
+	bool poll_all_cqs;		/* not FI_THREAD_COMPLETION: a CQ's
+					 * progress polls its endpoints' others */
 	pthread_mutex_t vcq_lock;	/* vcqs, rdm_eps */
 	struct lfv_list vcqs;		/* every verbs CQ, for counters */
 	struct lfv_list rdm_eps;	/* RDM endpoints, for their timers */

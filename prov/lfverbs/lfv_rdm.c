@@ -91,8 +91,7 @@ static void lfv_rdm_cq_progress(void *arg)
 {
 	struct lfv_vcq *vcq = arg;
 	struct lfv_domain *domain = vcq->domain;
-	bool both = domain->info->domain_attr->threading !=
-		    FI_THREAD_COMPLETION;
+	bool both = domain->poll_all_cqs;
 	struct lfv_list *item;
 	struct lfv_rdm_ep *ep;
 

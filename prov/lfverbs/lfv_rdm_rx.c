@@ -21,6 +21,12 @@ static size_t lfv_rdm_scatter(const struct fi_peer_rx_entry *e,
 {
 	size_t i, n, done = 0;
 
+	if (e->count == 1) {	/* fi_recv, fi_trecv */
+		n = e->iov[0].iov_len < len ? e->iov[0].iov_len : len;
+		if (n)
+			memcpy(e->iov[0].iov_base, src, n);
+		return n;
+	}
 	for (i = 0; i < e->count && done < len; i++) {
 		n = e->iov[i].iov_len < len - done ? e->iov[i].iov_len :
 						     len - done;
