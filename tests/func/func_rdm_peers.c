@@ -221,67 +221,95 @@ static int a2a_expected(const struct a2a *x)
 	return 2 * x->k * (x->g - 1) * NSIZES;
 }
 
-static void a2a_dump(const struct a2a *x)
+/* What a2a_walk calls for each message: local endpoint r (of x->k) to or
+ * from peer s, size index z, with its send and receive. */
+typedef int a2a_visit(struct a2a *x, int r, int s, int z,
+		      const struct op *so, const struct op *ro, void *arg);
+
+/* Calls visit for every message (by r, then s, then z; none from an
+ * endpoint to itself) until one returns nonzero; returns that, or 0. */
+static int a2a_walk(struct a2a *x, a2a_visit *visit, void *arg)
 {
-	const struct op *so, *ro;
-	int r, s, z;
+	int r, s, z, ret;
 
 	for (r = 0; r < x->k; r++)
 		for (s = 0; s < x->g; s++)
 			for (z = 0; z < NSIZES; z++) {
 				if (s == x->base + r)
 					continue;
-				so = &x->sops[a2a_idx(x, r, s, z)];
-				ro = &x->rops[a2a_idx(x, r, s, z)];
-				if (!so->ndone || so->err)
-					fprintf(stderr, "send %d -> %d size %zu: "
-						"%d completions, err %d\n",
-						x->base + r, s, x->size[z],
-						so->ndone, so->err);
-				if (!ro->ndone)
-					fprintf(stderr, "receive %d <- %d size "
-						"%zu: none\n", x->base + r, s,
-						x->size[z]);
+				ret = visit(x, r, s, z,
+					    &x->sops[a2a_idx(x, r, s, z)],
+					    &x->rops[a2a_idx(x, r, s, z)], arg);
+				if (ret)
+					return ret;
 			}
+	return 0;
+}
+
+/* Prints an unfinished pair or a send error. */
+static int a2a_dump_one(struct a2a *x, int r, int s, int z,
+			const struct op *so, const struct op *ro, void *arg)
+{
+	(void)arg;
+	if (!so->ndone || so->err)
+		fprintf(stderr, "send %d -> %d size %zu: %d completions, err "
+			"%d\n", x->base + r, s, x->size[z], so->ndone,
+			so->err);
+	if (!ro->ndone)
+		fprintf(stderr, "receive %d <- %d size %zu: none\n",
+			x->base + r, s, x->size[z]);
+	return 0;
+}
+
+/* Missing completions by size, and the first missing send and receive
+ * (-1 -> -1: none). */
+struct a2a_gaps {
+	int ns[NSIZES], nr[NSIZES];
+	int fs_from, fs_to, fr_at, fr_from;
+};
+
+static int a2a_gap_one(struct a2a *x, int r, int s, int z,
+		       const struct op *so, const struct op *ro, void *arg)
+{
+	struct a2a_gaps *gp = arg;
+
+	if (!so->ndone) {
+		gp->ns[z]++;
+		if (gp->fs_from < 0) {
+			gp->fs_from = x->base + r;
+			gp->fs_to = s;
+		}
+	}
+	if (!ro->ndone) {
+		gp->nr[z]++;
+		if (gp->fr_at < 0) {
+			gp->fr_at = x->base + r;
+			gp->fr_from = s;
+		}
+	}
+	return 0;
 }
 
 /* What a timed-out run still waits for: missing send and receive
  * completions by message size, and the first missing pair of each. */
-static void a2a_missing(const struct a2a *x, char *out, size_t len)
+static void a2a_missing(struct a2a *x, char *out, size_t len)
 {
-	int ns[NSIZES] = { 0 }, nr[NSIZES] = { 0 }, r, s, z, used;
-	int fs = -1, fr = -1;
+	struct a2a_gaps gp = { .fs_from = -1, .fs_to = -1, .fr_at = -1,
+			       .fr_from = -1 };
+	int z, used;
 
-	for (r = 0; r < x->k; r++)
-		for (s = 0; s < x->g; s++)
-			for (z = 0; z < NSIZES; z++) {
-				if (s == x->base + r)
-					continue;
-				if (!x->sops[a2a_idx(x, r, s, z)].ndone) {
-					ns[z]++;
-					if (fs < 0)
-						fs = (int)a2a_idx(x, r, s, z);
-				}
-				if (!x->rops[a2a_idx(x, r, s, z)].ndone) {
-					nr[z]++;
-					if (fr < 0)
-						fr = (int)a2a_idx(x, r, s, z);
-				}
-			}
+	a2a_walk(x, a2a_gap_one, &gp);
 	used = snprintf(out, len, "missing sends/receives by size:");
 	for (z = 0; z < NSIZES && used > 0 && (size_t)used < len; z++)
 		used += snprintf(out + used, len - (size_t)used, " %zu:%d/%d",
-				 x->size[z], ns[z], nr[z]);
+				 x->size[z], gp.ns[z], gp.nr[z]);
 	/* LFV_A2A_DEBUG: every unfinished pair and every send error. */
 	if (getenv("LFV_A2A_DEBUG"))
-		a2a_dump(x);
+		a2a_walk(x, a2a_dump_one, NULL);
 	if (used > 0 && (size_t)used < len)
 		snprintf(out + used, len - (size_t)used,
 			 "; first send %d -> %d, first receive %d <- %d",
-			 fs < 0 ? -1 : x->base + fs / NSIZES / x->g,
-			 fs < 0 ? -1 : fs / NSIZES % x->g,
-			 fr < 0 ? -1 : x->base + fr / NSIZES / x->g,
-			 fr < 0 ? -1 : fr / NSIZES % x->g);
+			 gp.fs_from, gp.fs_to, gp.fr_at, gp.fr_from);
 }
 
 static int a2a_wait(struct a2a *x, int64_t deadline)
@@ -301,55 +329,42 @@ static int a2a_wait(struct a2a *x, int64_t deadline)
 	return 0;
 }
 
+/* One message: each side completed once, without error; the receive has
+ * the right flags, length, tag, source and data. */
+static int a2a_check_one(struct a2a *x, int r, int s, int z,
+			 const struct op *so, const struct op *ro, void *arg)
+{
+	(void)arg;
+	if (so->ndone != 1 || so->err || !(so->flags & FI_SEND))
+		return a2a_fail(x, "send %d -> %d size %zu: %d completions, "
+				"err %d", x->base + r, s, x->size[z],
+				so->ndone, so->err);
+	if (ro->ndone != 1 || ro->err)
+		return a2a_fail(x, "receive %d <- %d size %zu: %d completions, "
+				"err %d", x->base + r, s, x->size[z],
+				ro->ndone, ro->err);
+	if (ro->flags != (FI_RECV | FI_TAGGED) || ro->len != x->size[z] ||
+	    ro->tag != a2a_tag(s, z))
+		return a2a_fail(x, "receive %d <- %d: flags %#lx len %zu tag "
+				"%#lx", x->base + r, s,
+				(unsigned long)ro->flags, ro->len,
+				(unsigned long)ro->tag);
+	if (ro->src != x->addr[s])
+		return a2a_fail(x, "receive %d <- %d: FI_SOURCE %#lx, not %#lx",
+				x->base + r, s, (unsigned long)ro->src,
+				(unsigned long)x->addr[s]);
+	if (!check(a2a_rslot(x, r, s, z), x->size[z], a2a_seed(s, z)))
+		return a2a_fail(x, "receive %d <- %d size %zu: wrong data",
+				x->base + r, s, x->size[z]);
+	return 0;
+}
+
 static int a2a_verify(struct a2a *x)
 {
-	const struct op *so, *ro;
-	int r, s, z;
-
 	if (x->stray)
 		return a2a_fail(x, "%d completions without a context",
 				x->stray);
-	for (r = 0; r < x->k; r++)
-		for (s = 0; s < x->g; s++)
-			for (z = 0; z < NSIZES; z++) {
-				if (s == x->base + r)
-					continue;
-				so = &x->sops[a2a_idx(x, r, s, z)];
-				ro = &x->rops[a2a_idx(x, r, s, z)];
-				if (so->ndone != 1 || so->err ||
-				    !(so->flags & FI_SEND))
-					return a2a_fail(x, "send %d -> %d size "
-						"%zu: %d completions, err %d",
-						x->base + r, s, x->size[z],
-						so->ndone, so->err);
-				if (ro->ndone != 1 || ro->err)
-					return a2a_fail(x, "receive %d <- %d "
-						"size %zu: %d completions, err "
-						"%d", x->base + r, s,
-						x->size[z], ro->ndone,
-						ro->err);
-				if (ro->flags != (FI_RECV | FI_TAGGED) ||
-				    ro->len != x->size[z] ||
-				    ro->tag != a2a_tag(s, z))
-					return a2a_fail(x, "receive %d <- %d: "
-						"flags %#lx len %zu tag %#lx",
-						x->base + r, s,
-						(unsigned long)ro->flags,
-						ro->len,
-						(unsigned long)ro->tag);
-				if (ro->src != x->addr[s])
-					return a2a_fail(x, "receive %d <- %d: "
-						"FI_SOURCE %#lx, not %#lx",
-						x->base + r, s,
-						(unsigned long)ro->src,
-						(unsigned long)x->addr[s]);
-				if (!check(a2a_rslot(x, r, s, z), x->size[z],
-					   a2a_seed(s, z)))
-					return a2a_fail(x, "receive %d <- %d "
-						"size %zu: wrong data",
-						x->base + r, s, x->size[z]);
-			}
-	return 0;
+	return a2a_walk(x, a2a_check_one, NULL);
 }
 
 /* Everything posted, everyone's completions counted and checked; then a
