@@ -40,307 +40,16 @@
 #include <rdma/fi_tagged.h>
 
 #include "func_common.h"
+#include "func_rdm_common.h"
 
-#define NAME_LEN 32			/* FI_ADDR_IB_UD */
-#define MSG_MAX 4096			/* payload of one control message */
 #define STEP_MS 60000			/* one phase of a peer test */
-#define WAIT_MS 20000			/* one operation */
 #define PEER_ALARM_S 150		/* a peer that hangs dies by then */
 #define NSIZES 4
 #define SIM_MSGS 24
-#define MAX_KIDS 8
-
-/* Tags of the echo protocol (the low 32 bits are a sequence number). */
-#define TAG_HELLO (1ULL << 40)
-#define TAG_PING (2ULL << 40)
-#define TAG_PONG (3ULL << 40)
-#define TAG_SINK (4ULL << 40)
-#define TAG_SEQ 0xffffffffULL
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int env_int(const char *name, int dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? atoi(v) : dflt;
-}
-
-/* Payloads: a byte pattern per seed, so a message in the wrong buffer
- * shows. */
-static uint8_t pat(uint64_t seed, size_t i)
-{
-	return (uint8_t)(seed * 131 + i * 7 + (i >> 9));
-}
-
-static void fill(uint8_t *p, size_t len, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-static bool check(const uint8_t *p, size_t len, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
-			return false;
-	return true;
-}
-
-/* ---- fabric, endpoints, completions --------------------------------------- */
-
-struct fab {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	size_t eager;			/* inject_size: the eager limit */
-};
-
-/* tx_size 0: the provider's default. */
-static int fab_open(struct fab *f, size_t tx_size)
-{
-	struct fi_info *hints = func_hints(FI_EP_RDM);
-	int ret;
-
-	memset(f, 0, sizeof(*f));
-	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
-	hints->tx_attr->size = tx_size;
-	ret = fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &f->info);
-	fi_freeinfo(hints);
-	if (ret)
-		return ret;
-	f->eager = f->info->tx_attr->inject_size;
-	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
-	if (!ret)
-		ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
-	return ret;
-}
-
-static int fab_close(struct fab *f)
-{
-	int ret = 0;
-
-	if (f->domain)
-		ret = fi_close(&f->domain->fid);
-	if (f->fabric && !ret)
-		ret = fi_close(&f->fabric->fid);
-	fi_freeinfo(f->info);
-	memset(f, 0, sizeof(*f));
-	return ret;
-}
-
-struct node {
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	bool own_av;
-	uint8_t name[64];
-	size_t namelen;
-};
-
-/* An enabled endpoint with its CQ, on the shared AV or one of its own. */
-static int node_open(struct fab *f, struct fid_av *shared, struct node *n)
-{
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
-				      .size = 1024 };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int ret = 0;
-
-	memset(n, 0, sizeof(*n));
-	n->av = shared;
-	if (!shared) {
-		ret = fi_av_open(f->domain, &av_attr, &n->av, NULL);
-		n->own_av = !ret;
-	}
-	if (!ret)
-		ret = fi_endpoint(f->domain, f->info, &n->ep, NULL);
-	if (!ret)
-		ret = fi_cq_open(f->domain, &cq_attr, &n->cq, NULL);
-	if (!ret)
-		ret = fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_ep_bind(n->ep, &n->av->fid, 0);
-	if (!ret)
-		ret = fi_enable(n->ep);
-	n->namelen = sizeof(n->name);
-	if (!ret)
-		ret = fi_getname(&n->ep->fid, n->name, &n->namelen);
-	if (!ret && n->namelen != NAME_LEN)
-		ret = -FI_EOTHER;
-	return ret;
-}
-
-static int node_close(struct node *n)
-{
-	int ret = 0, r;
-
-	if (n->ep && (r = fi_close(&n->ep->fid)) && !ret)
-		ret = r;
-	if (n->cq && (r = fi_close(&n->cq->fid)) && !ret)
-		ret = r;
-	if (n->own_av && (r = fi_close(&n->av->fid)) && !ret)
-		ret = r;
-	memset(n, 0, sizeof(*n));
-	return ret;
-}
-
-/* What the completion of one operation said; the operation's context. */
-struct op {
-	int ndone;			/* completions seen: 1 is right */
-	int err;			/* FI_E* of an error completion */
-	uint64_t flags, tag, data;
-	size_t len;
-	fi_addr_t src;
-};
-
-static bool op_mark(struct op *op, uint64_t flags, size_t len, uint64_t tag,
-		    uint64_t data, fi_addr_t src, int err)
-{
-	if (op->ndone++)
-		return false;	/* a second completion: checked later */
-	op->flags = flags;
-	op->len = len;
-	op->tag = tag;
-	op->data = data;
-	op->src = src;
-	op->err = err;
-	return true;
-}
-
-/* Reads what cq has; returns how many operations completed for the first
- * time (completions without a context count in *stray), or an error other
- * than -FI_EAGAIN. */
-static int drain_cq(struct fid_cq *cq, int *stray)
-{
-	struct fi_cq_tagged_entry e[16];
-	struct fi_cq_err_entry err;
-	fi_addr_t src[16];
-	ssize_t n, i;
-	int fresh = 0;
-	struct op *op;
-
-	n = fi_cq_readfrom(cq, e, 16, src);
-	if (n == -FI_EAGAIN)
-		return 0;
-	if (n == -FI_EAVAIL) {
-		memset(&err, 0, sizeof(err));
-		n = fi_cq_readerr(cq, &err, 0);
-		if (n != 1)
-			return n < 0 ? (int)n : -FI_EOTHER;
-		op = err.op_context;
-		if (!op) {
-			(*stray)++;
-			return 0;
-		}
-		return op_mark(op, err.flags, err.len, err.tag, err.data,
-			       FI_ADDR_NOTAVAIL, err.err ? err.err : FI_EOTHER);
-	}
-	if (n < 0)
-		return (int)n;
-	for (i = 0; i < n; i++) {
-		op = e[i].op_context;
-		if (!op)
-			(*stray)++;
-		else
-			fresh += op_mark(op, e[i].flags, e[i].len, e[i].tag,
-					 e[i].data, src[i], 0);
-	}
-	return fresh;
-}
 
 /* ---- control messages between the test and its peers ----------------------- */
 
 enum { M_NAMES = 1, M_GO, M_DONE, M_EXIT };
-
-struct mhdr {
-	uint32_t type, len;
-};
-
-static int msg_put(int fd, uint32_t type, const void *p, uint32_t len)
-{
-	uint8_t buf[sizeof(struct mhdr) + MSG_MAX];
-	struct mhdr h = { .type = type, .len = len };
-	size_t n = sizeof(h) + len, off = 0;
-	ssize_t w;
-
-	if (len > MSG_MAX)
-		return -FI_EINVAL;
-	memcpy(buf, &h, sizeof(h));
-	if (len)
-		memcpy(buf + sizeof(h), p, len);
-	while (off < n) {
-		w = write(fd, buf + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -FI_EIO;
-		off += (size_t)w;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *p, size_t n, int64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	size_t off = 0;
-	int64_t left;
-	ssize_t r;
-
-	while (off < n) {
-		left = deadline - now_ms();
-		if (left < 0)
-			return -FI_ETIMEDOUT;
-		r = poll(&pfd, 1, (int)left);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -FI_ETIMEDOUT;
-		r = read(fd, (char *)p + off, n - off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -FI_EIO; /* the other side is gone */
-		off += (size_t)r;
-	}
-	return 0;
-}
-
-/* The next message, which must be of type want. */
-static int msg_get(int fd, uint32_t want, void *p, uint32_t cap,
-		   uint32_t *len, int timeout_ms)
-{
-	int64_t deadline = now_ms() + timeout_ms;
-	struct mhdr h;
-	int ret;
-
-	ret = read_full(fd, &h, sizeof(h), deadline);
-	if (ret)
-		return ret;
-	if (h.type != want || h.len > cap)
-		return -FI_EOTHER;
-	ret = read_full(fd, p, h.len, deadline);
-	if (!ret && len)
-		*len = h.len;
-	return ret;
-}
-
-/* Something (or EOF) to read. */
-static bool msg_waiting(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) > 0;
-}
 
 /* ---- all-to-all: every endpoint sends every other one NSIZES messages ----- */
 
@@ -512,67 +221,95 @@ static int a2a_expected(const struct a2a *x)
 	return 2 * x->k * (x->g - 1) * NSIZES;
 }
 
-static void a2a_dump(const struct a2a *x)
+/* What a2a_walk calls for each message: local endpoint r (of x->k) to or
+ * from peer s, size index z, with its send and receive. */
+typedef int a2a_visit(struct a2a *x, int r, int s, int z,
+		      const struct op *so, const struct op *ro, void *arg);
+
+/* Calls visit for every message (by r, then s, then z; none from an
+ * endpoint to itself) until one returns nonzero; returns that, or 0. */
+static int a2a_walk(struct a2a *x, a2a_visit *visit, void *arg)
 {
-	const struct op *so, *ro;
-	int r, s, z;
+	int r, s, z, ret;
 
 	for (r = 0; r < x->k; r++)
 		for (s = 0; s < x->g; s++)
 			for (z = 0; z < NSIZES; z++) {
 				if (s == x->base + r)
 					continue;
-				so = &x->sops[a2a_idx(x, r, s, z)];
-				ro = &x->rops[a2a_idx(x, r, s, z)];
-				if (!so->ndone || so->err)
-					fprintf(stderr, "send %d -> %d size %zu: "
-						"%d completions, err %d\n",
-						x->base + r, s, x->size[z],
-						so->ndone, so->err);
-				if (!ro->ndone)
-					fprintf(stderr, "receive %d <- %d size "
-						"%zu: none\n", x->base + r, s,
-						x->size[z]);
+				ret = visit(x, r, s, z,
+					    &x->sops[a2a_idx(x, r, s, z)],
+					    &x->rops[a2a_idx(x, r, s, z)], arg);
+				if (ret)
+					return ret;
 			}
+	return 0;
+}
+
+/* Prints an unfinished pair or a send error. */
+static int a2a_dump_one(struct a2a *x, int r, int s, int z,
+			const struct op *so, const struct op *ro, void *arg)
+{
+	(void)arg;
+	if (!so->ndone || so->err)
+		fprintf(stderr, "send %d -> %d size %zu: %d completions, err "
+			"%d\n", x->base + r, s, x->size[z], so->ndone,
+			so->err);
+	if (!ro->ndone)
+		fprintf(stderr, "receive %d <- %d size %zu: none\n",
+			x->base + r, s, x->size[z]);
+	return 0;
+}
+
+/* Missing completions by size, and the first missing send and receive
+ * (-1 -> -1: none). */
+struct a2a_gaps {
+	int ns[NSIZES], nr[NSIZES];
+	int fs_from, fs_to, fr_at, fr_from;
+};
+
+static int a2a_gap_one(struct a2a *x, int r, int s, int z,
+		       const struct op *so, const struct op *ro, void *arg)
+{
+	struct a2a_gaps *gp = arg;
+
+	if (!so->ndone) {
+		gp->ns[z]++;
+		if (gp->fs_from < 0) {
+			gp->fs_from = x->base + r;
+			gp->fs_to = s;
+		}
+	}
+	if (!ro->ndone) {
+		gp->nr[z]++;
+		if (gp->fr_at < 0) {
+			gp->fr_at = x->base + r;
+			gp->fr_from = s;
+		}
+	}
+	return 0;
 }
 
 /* What a timed-out run still waits for: missing send and receive
  * completions by message size, and the first missing pair of each. */
-static void a2a_missing(const struct a2a *x, char *out, size_t len)
+static void a2a_missing(struct a2a *x, char *out, size_t len)
 {
-	int ns[NSIZES] = { 0 }, nr[NSIZES] = { 0 }, r, s, z, used;
-	int fs = -1, fr = -1;
+	struct a2a_gaps gp = { .fs_from = -1, .fs_to = -1, .fr_at = -1,
+			       .fr_from = -1 };
+	int z, used;
 
-	for (r = 0; r < x->k; r++)
-		for (s = 0; s < x->g; s++)
-			for (z = 0; z < NSIZES; z++) {
-				if (s == x->base + r)
-					continue;
-				if (!x->sops[a2a_idx(x, r, s, z)].ndone) {
-					ns[z]++;
-					if (fs < 0)
-						fs = (int)a2a_idx(x, r, s, z);
-				}
-				if (!x->rops[a2a_idx(x, r, s, z)].ndone) {
-					nr[z]++;
-					if (fr < 0)
-						fr = (int)a2a_idx(x, r, s, z);
-				}
-			}
+	a2a_walk(x, a2a_gap_one, &gp);
 	used = snprintf(out, len, "missing sends/receives by size:");
 	for (z = 0; z < NSIZES && used > 0 && (size_t)used < len; z++)
 		used += snprintf(out + used, len - (size_t)used, " %zu:%d/%d",
-				 x->size[z], ns[z], nr[z]);
+				 x->size[z], gp.ns[z], gp.nr[z]);
 	/* LFV_A2A_DEBUG: every unfinished pair and every send error. */
 	if (getenv("LFV_A2A_DEBUG"))
-		a2a_dump(x);
+		a2a_walk(x, a2a_dump_one, NULL);
 	if (used > 0 && (size_t)used < len)
 		snprintf(out + used, len - (size_t)used,
 			 "; first send %d -> %d, first receive %d <- %d",
-			 fs < 0 ? -1 : x->base + fs / NSIZES / x->g,
-			 fs < 0 ? -1 : fs / NSIZES % x->g,
-			 fr < 0 ? -1 : x->base + fr / NSIZES / x->g,
-			 fr < 0 ? -1 : fr / NSIZES % x->g);
+			 gp.fs_from, gp.fs_to, gp.fr_at, gp.fr_from);
 }
 
 static int a2a_wait(struct a2a *x, int64_t deadline)
@@ -592,55 +329,42 @@ static int a2a_wait(struct a2a *x, int64_t deadline)
 	return 0;
 }
 
+/* One message: each side completed once, without error; the receive has
+ * the right flags, length, tag, source and data. */
+static int a2a_check_one(struct a2a *x, int r, int s, int z,
+			 const struct op *so, const struct op *ro, void *arg)
+{
+	(void)arg;
+	if (so->ndone != 1 || so->err || !(so->flags & FI_SEND))
+		return a2a_fail(x, "send %d -> %d size %zu: %d completions, "
+				"err %d", x->base + r, s, x->size[z],
+				so->ndone, so->err);
+	if (ro->ndone != 1 || ro->err)
+		return a2a_fail(x, "receive %d <- %d size %zu: %d completions, "
+				"err %d", x->base + r, s, x->size[z],
+				ro->ndone, ro->err);
+	if (ro->flags != (FI_RECV | FI_TAGGED) || ro->len != x->size[z] ||
+	    ro->tag != a2a_tag(s, z))
+		return a2a_fail(x, "receive %d <- %d: flags %#lx len %zu tag "
+				"%#lx", x->base + r, s,
+				(unsigned long)ro->flags, ro->len,
+				(unsigned long)ro->tag);
+	if (ro->src != x->addr[s])
+		return a2a_fail(x, "receive %d <- %d: FI_SOURCE %#lx, not %#lx",
+				x->base + r, s, (unsigned long)ro->src,
+				(unsigned long)x->addr[s]);
+	if (!check(a2a_rslot(x, r, s, z), x->size[z], a2a_seed(s, z)))
+		return a2a_fail(x, "receive %d <- %d size %zu: wrong data",
+				x->base + r, s, x->size[z]);
+	return 0;
+}
+
 static int a2a_verify(struct a2a *x)
 {
-	const struct op *so, *ro;
-	int r, s, z;
-
 	if (x->stray)
 		return a2a_fail(x, "%d completions without a context",
 				x->stray);
-	for (r = 0; r < x->k; r++)
-		for (s = 0; s < x->g; s++)
-			for (z = 0; z < NSIZES; z++) {
-				if (s == x->base + r)
-					continue;
-				so = &x->sops[a2a_idx(x, r, s, z)];
-				ro = &x->rops[a2a_idx(x, r, s, z)];
-				if (so->ndone != 1 || so->err ||
-				    !(so->flags & FI_SEND))
-					return a2a_fail(x, "send %d -> %d size "
-						"%zu: %d completions, err %d",
-						x->base + r, s, x->size[z],
-						so->ndone, so->err);
-				if (ro->ndone != 1 || ro->err)
-					return a2a_fail(x, "receive %d <- %d "
-						"size %zu: %d completions, err "
-						"%d", x->base + r, s,
-						x->size[z], ro->ndone,
-						ro->err);
-				if (ro->flags != (FI_RECV | FI_TAGGED) ||
-				    ro->len != x->size[z] ||
-				    ro->tag != a2a_tag(s, z))
-					return a2a_fail(x, "receive %d <- %d: "
-						"flags %#lx len %zu tag %#lx",
-						x->base + r, s,
-						(unsigned long)ro->flags,
-						ro->len,
-						(unsigned long)ro->tag);
-				if (ro->src != x->addr[s])
-					return a2a_fail(x, "receive %d <- %d: "
-						"FI_SOURCE %#lx, not %#lx",
-						x->base + r, s,
-						(unsigned long)ro->src,
-						(unsigned long)x->addr[s]);
-				if (!check(a2a_rslot(x, r, s, z), x->size[z],
-					   a2a_seed(s, z)))
-					return a2a_fail(x, "receive %d <- %d "
-						"size %zu: wrong data",
-						x->base + r, s, x->size[z]);
-			}
-	return 0;
+	return a2a_walk(x, a2a_check_one, NULL);
 }
 
 /* Everything posted, everyone's completions counted and checked; then a
@@ -782,22 +506,6 @@ static int sim_verify(const struct sim *s)
 
 /* ---- the peer processes ------------------------------------------------------ */
 
-static const char *peer_role = "?";
-static int peer_idx;
-
-static _Noreturn void peer_die(int line, const char *what, long val)
-{
-	fprintf(stderr, "peer %s %d: line %d: %s (%ld)\n", peer_role, peer_idx,
-		line, what, val);
-	_exit(3);
-}
-
-#define PCHECK(cond) \
-	do { if (!(cond)) peer_die(__LINE__, #cond, 0); } while (0)
-#define PCALL(expr) \
-	do { long r_ = (long)(expr); \
-	     if (r_) peer_die(__LINE__, #expr, r_); } while (0)
-
 /* Waits for the test's message while serving the peers of nodes. */
 static int peer_wait_msg(int fd, uint32_t want, void *p, uint32_t cap,
 			 uint32_t *len, struct node *nodes, int cnt,
@@ -906,78 +614,33 @@ static int peer_sim(int fd, int idx, int rounds)
 	return 0;
 }
 
-/* Waits for op (serving the node meanwhile). */
-static void peer_wait_op(struct node *n, struct op *op, int *stray)
-{
-	int64_t deadline = now_ms() + WAIT_MS;
-
-	while (!op->ndone) {
-		PCHECK(drain_cq(n->cq, stray) >= 0);
-		PCHECK(now_ms() < deadline);
-	}
-	PCHECK(op->ndone == 1 && !op->err);
-}
-
-#define ECHO_SLOTS 8
-
 /* Greets the test's endpoint, then answers each TAG_PING with a TAG_PONG
  * of the same payload, until told to exit. Never receives TAG_SINK. */
 static int peer_echo(int fd, int idx)
 {
-	uint8_t name[MSG_MAX], *rbuf, *sbuf[ECHO_SLOTS];
-	struct op hop = { 0 }, rop = { 0 }, sop[ECHO_SLOTS];
-	size_t max;
+	uint8_t name[MSG_MAX];
+	struct op hop = { 0 };
+	struct echo e;
 	struct node n;
 	struct fab f;
 	fi_addr_t a;
 	uint32_t len;
-	int stray = 0, slot = 0, i;
-	ssize_t ret;
+	int stray = 0;
 
 	PCALL(fab_open(&f, 0));
-	max = 4 * f.eager + 64;
-	rbuf = malloc(max);
-	PCHECK(rbuf);
-	for (i = 0; i < ECHO_SLOTS; i++) {
-		sbuf[i] = malloc(max);
-		PCHECK(sbuf[i]);
-		sop[i] = (struct op){ .ndone = 1 };
-	}
+	echo_init(&e, 4 * f.eager + 64);
 	PCALL(node_open(&f, NULL, &n));
 	PCALL(msg_put(fd, M_NAMES, n.name, NAME_LEN));
 	PCALL(msg_get(fd, M_NAMES, name, sizeof(name), &len, STEP_MS));
 	PCHECK(len == NAME_LEN);
 	PCHECK(fi_av_insert(n.av, name, 1, &a, 0, NULL) == 1);
-	PCALL(fi_trecv(n.ep, rbuf, max, NULL, a, TAG_PING, TAG_SEQ, &rop));
+	echo_start(&e, &n, a);
 	PCALL(peer_wait_msg(fd, M_GO, NULL, 0, NULL, &n, 1, &stray));
 	PCALL(fi_tsend(n.ep, "hello", 6, NULL, a, TAG_HELLO | (uint64_t)idx,
 		       &hop));
-	while (!msg_waiting(fd)) {
-		if (!drain_cq(n.cq, &stray))
-			sched_yield();
-		PCHECK(!stray && hop.ndone <= 1 && !hop.err);
-		if (!rop.ndone)
-			continue;
-		PCHECK(rop.ndone == 1 && !rop.err);
-		/* The slot's last pong must have left before its reuse. */
-		peer_wait_op(&n, &sop[slot], &stray);
-		memcpy(sbuf[slot], rbuf, rop.len);
-		sop[slot] = (struct op){ 0 };
-		while ((ret = fi_tsend(n.ep, sbuf[slot], rop.len, NULL, a,
-				       TAG_PONG | (rop.tag & TAG_SEQ),
-				       &sop[slot])) == -FI_EAGAIN)
-			PCHECK(drain_cq(n.cq, &stray) >= 0);
-		PCALL(ret);
-		slot = (slot + 1) % ECHO_SLOTS;
-		rop = (struct op){ 0 };
-		PCALL(fi_trecv(n.ep, rbuf, max, NULL, a, TAG_PING, TAG_SEQ,
-			       &rop));
-	}
+	echo_serve(&e, fd, &hop, &stray);
 	PCALL(msg_get(fd, M_EXIT, NULL, 0, NULL, WAIT_MS));
-	/* A rendezvous pong completes on the FIN, which may come after the
-	 * test's EXIT. */
-	for (i = 0; i < ECHO_SLOTS; i++)
-		peer_wait_op(&n, &sop[i], &stray);
+	echo_finish(&e, &stray);
 	PCALL(node_close(&n));
 	PCALL(fab_close(&f));
 	return 0;
@@ -1002,98 +665,13 @@ static int peer_main(char **argv)
 
 /* ---- the test's side of the peers ---------------------------------------- */
 
-struct kid {
-	pid_t pid;
-	int fd;
-};
-
-static struct kid kids[MAX_KIDS];
-
 /* Starts this program as a peer; returns its slot. */
 static int kid_spawn(const char *role, int idx, int arg)
 {
-	char sfd[16], sidx[16], sarg[16];
-	int sv[2], i;
-	pid_t pid;
+	char sarg[16];
 
-	for (i = 0; i < MAX_KIDS && kids[i].pid; i++)
-		;
-	assert_true(i < MAX_KIDS);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
-				    sv), 0);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(126);
-		fcntl(sv[1], F_SETFD, 0);	/* this end survives exec */
-		snprintf(sfd, sizeof(sfd), "%d", sv[1]);
-		snprintf(sidx, sizeof(sidx), "%d", idx);
-		snprintf(sarg, sizeof(sarg), "%d", arg);
-		execl("/proc/self/exe", "func_rdm_peers", "--peer", role, sfd,
-		      sidx, sarg, (char *)NULL);
-		_exit(127);
-	}
-	close(sv[1]);
-	kids[i] = (struct kid){ .pid = pid, .fd = sv[0] };
-	return i;
-}
-
-/* The kid's wait status once it ended within timeout_ms; else it is
- * killed and -1 returned. */
-static int kid_reap(int i, int timeout_ms)
-{
-	int64_t deadline = now_ms() + timeout_ms;
-	int status = -1;
-	pid_t r;
-
-	for (;;) {
-		r = waitpid(kids[i].pid, &status, WNOHANG);
-		if (r == kids[i].pid)
-			break;
-		if (r < 0 || now_ms() > deadline) {
-			kill(kids[i].pid, SIGKILL);
-			waitpid(kids[i].pid, NULL, 0);
-			status = -1;
-			break;
-		}
-		usleep(10000);
-	}
-	close(kids[i].fd);
-	kids[i] = (struct kid){ 0 };
-	return status;
-}
-
-static void kid_kill(int i)
-{
-	kill(kids[i].pid, SIGKILL);
-	assert_true(WIFSIGNALED(kid_reap(i, WAIT_MS)));
-}
-
-/* The kid must end by itself with status 0. */
-static void kid_expect_exit(int i)
-{
-	int status = kid_reap(i, WAIT_MS);
-
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		print_message("peer %d ended with status %#x\n", i, status);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
-static int kids_teardown(void **state)
-{
-	int i;
-
-	(void)state;
-	for (i = 0; i < MAX_KIDS; i++)
-		if (kids[i].pid) {
-			kill(kids[i].pid, SIGKILL);
-			kid_reap(i, WAIT_MS);
-		}
-	return 0;
+	snprintf(sarg, sizeof(sarg), "%d", arg);
+	return kid_start("func_rdm_peers", role, idx, sarg);
 }
 
 static void kid_get(int i, uint32_t type, void *p, uint32_t cap,
@@ -1107,42 +685,7 @@ static void kid_get(int i, uint32_t type, void *p, uint32_t cap,
 	assert_int_equal(ret, 0);
 }
 
-static void kid_put(int i, uint32_t type, const void *p, uint32_t len)
-{
-	assert_int_equal(msg_put(kids[i].fd, type, p, len), 0);
-}
-
 /* ---- the test's own endpoint ("A") talking to peers --------------------------- */
-
-struct host {
-	struct fab f;
-	struct node n;
-	int stray;
-};
-
-static void host_open(struct host *h)
-{
-	memset(h, 0, sizeof(*h));
-	assert_int_equal(fab_open(&h->f, 0), 0);
-	assert_int_equal(node_open(&h->f, NULL, &h->n), 0);
-}
-
-/* Closing must not hang, whatever the peers did. */
-static void host_close(struct host *h)
-{
-	int64_t t0 = now_ms();
-
-	assert_int_equal(node_close(&h->n), 0);
-	assert_int_equal(fab_close(&h->f), 0);
-	assert_true(now_ms() - t0 < 10000);
-	assert_int_equal(h->stray, 0);
-}
-
-static void host_drain(struct host *h)
-{
-	if (drain_cq(h->n.cq, &h->stray) == 0)
-		sched_yield();
-}
 
 /* Swaps names with a peer: returns its address in our AV. */
 static fi_addr_t host_meet(struct host *h, int kid)
@@ -1165,19 +708,6 @@ static void host_wait(struct host *h, struct op *op, int timeout_ms)
 	while (!op->ndone && now_ms() < deadline)
 		host_drain(h);
 	assert_int_equal(op->ndone, 1);
-}
-
-static void host_send(struct host *h, const void *buf, size_t len,
-		      fi_addr_t to, uint64_t tag, struct op *op)
-{
-	int64_t deadline = now_ms() + WAIT_MS;
-	ssize_t ret;
-
-	memset(op, 0, sizeof(*op));
-	while ((ret = fi_tsend(h->n.ep, buf, len, NULL, to, tag, op)) ==
-	       -FI_EAGAIN && now_ms() < deadline)
-		host_drain(h);
-	assert_int_equal(ret, 0);
 }
 
 /* A ping in flight to an echo peer (one at a time). */
@@ -1622,13 +1152,6 @@ static void test_simultaneous_procs(void **state)
 	}
 	for (i = 0; i < 2; i++)
 		kid_expect_exit(s[i]);
-}
-
-static bool peer_gone_err(int err)
-{
-	return err == FI_ETIMEDOUT || err == FI_ECANCELED ||
-	       err == FI_ECONNRESET || err == FI_EHOSTUNREACH ||
-	       err == FI_EIO;
 }
 
 /* Echo peers B and C. B is killed while A has messages to it in flight;
