@@ -111,10 +111,14 @@ static void lfv_rdm_cq_progress(void *arg)
 		 * the lock. */
 		if (!lfv_list_empty(&ep->aborted))
 			lfv_rdm_aborted_drain(ep);
-		if (!ep->handshakes && !ep->rndv_out)
+		/* The probes' clock every 256 polls, counted here so that
+		 * the polls in between take no lock (progress is serialised:
+		 * vcq_lock, or the application). */
+		if (!ep->handshakes &&
+		    (!ep->rndv_out || (++ep->progress_polls & 255)))
 			continue;
 		lfv_spin_lock(&ep->lock);
-		lfv_rdm_timers(ep);
+		lfv_rdm_timers(ep, true);
 		lfv_spin_unlock(&ep->lock);
 	}
 	if (domain->locked)

@@ -672,9 +672,10 @@ void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
 
 /* The endpoint's timers (ep->lock): handshakes, and probes of idle
  * connections a rendezvous send waits on. For the probes the clock is
- * read once every 256 calls: a rendezvous stream polls all the time, and
- * reading the clock may be a system call (a VM's clock source). */
-void lfv_rdm_timers(struct lfv_rdm_ep *ep)
+ * read once every 256 calls (counted: the caller counted them already):
+ * a rendezvous stream polls all the time, and reading the clock may be a
+ * system call (a VM's clock source). */
+void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)
 {
 	int64_t now = 0;
 
@@ -682,7 +683,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 		now = lfv_now_ns();
 		lfv_rdm_handshake_timers(ep, now);
 	}
-	if (!ep->rndv_out || (++ep->ping_polls & 255))
+	if (!ep->rndv_out || (!counted && (++ep->ping_polls & 255)))
 		return;
 	if (!now)
 		now = lfv_now_ns();

@@ -258,6 +258,7 @@ struct lfv_rdm_ep {
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
 	uint32_t ping_polls;		/* timer calls: the clock every 256 */
+	uint32_t progress_polls;	/* CQ progress calls, the same */
 	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
 	struct fid_ep *srx;		/* where receives match (NULL: an
 					 * owner's, imported) */
@@ -278,7 +279,7 @@ struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
 struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
 			  size_t len);
-void lfv_rdm_timers(struct lfv_rdm_ep *ep);
+void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted);
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
 void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     fi_addr_t addr);
