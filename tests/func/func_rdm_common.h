@@ -123,15 +123,22 @@ static inline int fab_open(struct fab *f, size_t tx_size)
 	return ret;
 }
 
+/* Closes fid if open, keeping the first error in *ret. */
+static inline void close_fid(struct fid *fid, int *ret)
+{
+	int r = fid ? fi_close(fid) : 0;
+
+	if (r && !*ret)
+		*ret = r;
+}
+
 /* Closes what is open; returns the first error. */
 static inline int fab_close(struct fab *f)
 {
-	int ret = 0, r;
+	int ret = 0;
 
-	if (f->domain && (r = fi_close(&f->domain->fid)) && !ret)
-		ret = r;
-	if (f->fabric && (r = fi_close(&f->fabric->fid)) && !ret)
-		ret = r;
+	close_fid(f->domain ? &f->domain->fid : NULL, &ret);
+	close_fid(f->fabric ? &f->fabric->fid : NULL, &ret);
 	fi_freeinfo(f->info);
 	memset(f, 0, sizeof(*f));
 	return ret;
@@ -181,14 +188,11 @@ static inline int node_open(struct fab *f, struct fid_av *shared,
 
 static inline int node_close(struct node *n)
 {
-	int ret = 0, r;
+	int ret = 0;
 
-	if (n->ep && (r = fi_close(&n->ep->fid)) && !ret)
-		ret = r;
-	if (n->cq && (r = fi_close(&n->cq->fid)) && !ret)
-		ret = r;
-	if (n->own_av && (r = fi_close(&n->av->fid)) && !ret)
-		ret = r;
+	close_fid(n->ep ? &n->ep->fid : NULL, &ret);
+	close_fid(n->cq ? &n->cq->fid : NULL, &ret);
+	close_fid(n->own_av ? &n->av->fid : NULL, &ret);
 	memset(n, 0, sizeof(*n));
 	return ret;
 }
