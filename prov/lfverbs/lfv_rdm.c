@@ -17,6 +17,7 @@
 #include "lfv_param.h"
 #include "lfv_peer_srx.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_valgrind.h"
 #include "lfv_stubs.h"
 #include "lfv_wait.h"
 
@@ -44,6 +45,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			return;
 		if (!ep->enabled)
 			return;
+		lfv_mem_written(r->buf, wc->byte_len);
 		lfv_rdm_arrived(ep, wc, r->buf);
 		lfv_rdm_post_rx(ep, r);
 		return;
@@ -51,6 +53,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		if (!ok || !ep->enabled)
 			return;
 		cb = (struct lfv_rdm_ctrl_buf *)r->buf;
+		lfv_mem_written(cb, wc->byte_len);
 		lfv_spin_lock(&ep->lock);
 		if (wc->byte_len > LFV_GRH_SIZE)
 			lfv_rdm_ctrl_arrived(ep, &cb->msg,

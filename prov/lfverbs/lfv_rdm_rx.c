@@ -13,6 +13,7 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_valgrind.h"
 
 /* ---- receiving ------------------------------------------------------------ */
 
@@ -209,6 +210,13 @@ static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		.flags = rd->flags, .tag = rd->tag, .cq_data = rd->cq_data,
 		.len = rd->len,
 	};
+	size_t left = ok ? rd->got : 0, n;
+	int i;
+
+	for (i = 0; i < rd->nseg && left; i++, left -= n) {
+		n = rd->seg[i].len < left ? rd->seg[i].len : left;
+		lfv_mem_written((const void *)(uintptr_t)rd->seg[i].addr, n);
+	}
 
 	lfv_rdm_report(ep, rd->entry, &m, ok ? rd->got : 0,
 		       ok ? 0 : -FI_EIO);
