@@ -146,7 +146,6 @@ struct lfv_cq {
 	struct lfv_cq_comp spare[LFV_CQ_SPARE];
 };
 
-
 int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
 		const struct lfv_cq_params *params, struct fid_cq **cq_fid);
 

@@ -41,9 +41,11 @@ size_t lfv_cq_slot_size(const struct lfv_cq *cq)
 	return cq->fmt_size + (cq->store_src ? sizeof(fi_addr_t) : 0);
 }
 
+/* Nothing queued: the spare (a non-zero spare_len means entries wait
+ * there, lfv_cq_take_spare resets it when drained) and the ring. */
 bool lfv_cq_ring_empty(const struct lfv_cq *cq)
 {
-	return cq->spare_pos == cq->spare_len && lfv_ring_empty(&cq->ring);
+	return !cq->spare_len && lfv_ring_empty(&cq->ring);
 }
 
 void lfv_cq_format_slot(const struct lfv_cq *cq, void *slot,

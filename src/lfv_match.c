@@ -52,6 +52,13 @@ static struct lfv_match_entry *lfv_match_of_node(const struct lfv_match_table *t
 	return (struct lfv_match_entry *)((char *)node - t->node_off);
 }
 
+/* The inverse: the list node by which this table chains e. */
+static struct lfv_list *lfv_match_node(const struct lfv_match_table *t,
+				       struct lfv_match_entry *e)
+{
+	return (struct lfv_list *)((char *)e + t->node_off);
+}
+
 /* The address part of an entry's key in this table. */
 static fi_addr_t lfv_match_key_addr(const struct lfv_match_table *t,
 				    const struct lfv_match_entry *e)
@@ -104,14 +111,14 @@ static void lfv_match_table_add(struct lfv_match_table *t,
 		lfv_match_table_grow(t);
 	lfv_list_insert_tail(lfv_match_bucket(t, e->tag,
 					      lfv_match_key_addr(t, e)),
-			     (struct lfv_list *)((char *)e + t->node_off));
+			     lfv_match_node(t, e));
 	t->entries++;
 }
 
 static void lfv_match_table_del(struct lfv_match_table *t,
 				struct lfv_match_entry *e)
 {
-	lfv_list_remove((struct lfv_list *)((char *)e + t->node_off));
+	lfv_list_remove(lfv_match_node(t, e));
 	t->entries--;
 }
 

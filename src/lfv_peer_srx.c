@@ -9,11 +9,11 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "lfv_atomic.h"
 #include "lfv_list.h"
 #include "lfv_lock.h"
 #include "lfv_log.h"
 #include "lfv_match.h"
-#include "lfv_atomic.h"
 #include "lfv_peer_srx.h"
 #include "lfv_pool.h"
 #include "lfv_stubs.h"
@@ -176,8 +176,8 @@ static void **lfv_srx_descs(const struct lfv_peer_srx *srx,
 	return (void **)(e->iov + srx->iov_limit);
 }
 
-static struct lfv_srx_entry *lfv_srx_entry_new(struct lfv_peer_srx *srx,
-					       enum lfv_match_kind kind)
+LFV_ALWAYS_INLINE struct lfv_srx_entry *
+lfv_srx_entry_new(struct lfv_peer_srx *srx, enum lfv_match_kind kind)
 {
 	struct lfv_srx_entry *e;
 	void *obj;
@@ -239,9 +239,9 @@ LFV_ALWAYS_INLINE void lfv_srx_copy_iov(struct lfv_peer_srx *srx,
 }
 
 /* The application's buffers, context and completion flags into e. */
-static void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
-				struct lfv_srx_entry *e,
-				const struct lfv_srx_req *req)
+LFV_ALWAYS_INLINE void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
+					   struct lfv_srx_entry *e,
+					   const struct lfv_srx_req *req)
 {
 	e->peer.context = req->context;
 	e->peer.count = req->count;
@@ -265,44 +265,27 @@ static void lfv_srx_copy_buffers(struct lfv_peer_srx *srx,
 
 /* ---- posted receives --------------------------------------------------- */
 
-/* A new posted receive for req, returned in *out. Every field written
- * once (this is every pre-posted receive's path): lfv_srx_entry_new and
- * lfv_srx_set_buffers in one pass, then into the engine. */
+/* A new posted receive for req, returned in *out. */
 LFV_ALWAYS_INLINE int lfv_srx_queue_recv(struct lfv_peer_srx *srx,
 					 const struct lfv_srx_req *req,
 					 struct lfv_srx_entry **out)
 {
-	struct lfv_srx_entry *e;
-	void *obj;
+	struct lfv_srx_entry *e = lfv_srx_entry_new(srx, req->kind);
 	int ret;
 
-	if (lfv_pool_get(&srx->entries, &obj))
+	if (!e)
 		return -FI_ENOMEM;
-	e = obj;
-	e->peer = (struct fi_peer_rx_entry){
-		.iov = e->iov,
-		.desc = lfv_srx_descs(srx, e),
-		.addr = req->addr,
-		.tag = req->tag,
-		.flags = lfv_srx_kind_flags(req->kind) |
-			 (req->flags & LFV_SRX_PASSED_FLAGS),
-		.context = req->context,
-		.count = req->count,
-	};
-	lfv_srx_copy_iov(srx, e, req);
-	e->srx = srx;
-	e->exp = NULL;
-	e->claim_context = NULL;
-	e->kind = req->kind;
+	e->peer.addr = req->addr;
+	e->peer.tag = req->tag;
+	lfv_srx_set_buffers(srx, e, req);
 	e->match.addr = req->addr;
 	e->match.tag = req->tag;
 	e->match.ignore = req->ignore;
 	ret = lfv_match_post_recv(&srx->match, req->kind, &e->match);
 	if (ret) {
-		lfv_pool_put(&srx->entries, e);
+		lfv_srx_entry_free(e);
 		return ret;
 	}
-	e->state = LFV_SRX_POSTED;
 	lfv_list_insert_tail(&srx->posted, &e->node);
 	*out = e;
 	return 0;
@@ -777,8 +760,8 @@ LFV_ALWAYS_INLINE ssize_t lfv_srx_post(struct lfv_peer_srx *srx,
 
 /* A multi-receive buffer: posted, then fed the queued messages it
  * accepts, oldest first, until they run out or it is released. */
-static __attribute__((noinline)) ssize_t lfv_srx_post_multi(struct lfv_peer_srx *srx,
-				  const struct lfv_srx_req *req)
+static __attribute__((noinline)) ssize_t
+lfv_srx_post_multi(struct lfv_peer_srx *srx, const struct lfv_srx_req *req)
 {
 	struct lfv_srx_entry *mrecv, *msg;
 	struct lfv_match_entry *m;
@@ -809,8 +792,8 @@ static __attribute__((noinline)) ssize_t lfv_srx_post_multi(struct lfv_peer_srx 
 }
 
 /* FI_PEEK, with FI_CLAIM or FI_DISCARD. */
-static __attribute__((noinline)) ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
-			    const struct lfv_srx_req *req)
+static __attribute__((noinline)) ssize_t
+lfv_srx_peek(struct lfv_peer_srx *srx, const struct lfv_srx_req *req)
 {
 	struct lfv_srx_report report = {
 		.context = req->context,
@@ -858,8 +841,8 @@ static __attribute__((noinline)) ssize_t lfv_srx_peek(struct lfv_peer_srx *srx,
 }
 
 /* FI_CLAIM without FI_PEEK: receive (or discard) the claimed message. */
-static __attribute__((noinline)) ssize_t lfv_srx_claim(struct lfv_peer_srx *srx,
-			     const struct lfv_srx_req *req)
+static __attribute__((noinline)) ssize_t
+lfv_srx_claim(struct lfv_peer_srx *srx, const struct lfv_srx_req *req)
 {
 	bool discard = req->flags & FI_DISCARD;
 	struct lfv_srx_report report;

@@ -17,8 +17,8 @@
 #include "lfv_param.h"
 #include "lfv_peer_srx.h"
 #include "lfv_rdm_ep.h"
-#include "lfv_valgrind.h"
 #include "lfv_stubs.h"
+#include "lfv_valgrind.h"
 #include "lfv_wait.h"
 
 #define LFV_RDM_DRAIN_NS (2 * 1000 * 1000 * 1000LL)

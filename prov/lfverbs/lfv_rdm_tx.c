@@ -254,6 +254,16 @@ void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 static void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg,
 			     void *copy);
 
+/* A rendezvous send that will not finish: its source given back, and no
+ * longer counted as waiting for a FIN. */
+static void lfv_rdm_rndv_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
+	r->own_copy = NULL;
+	r->rndv = false;
+	ep->rndv_out--;
+}
+
 /* A request that will never be posted: its connection failed (ep->lock
  * held). Rendezvous reads with nothing in flight are reported later,
  * outside the lock (lfv_rdm_aborted_drain): the report frees an SRX
@@ -279,10 +289,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 	default:
 		if (r->rndv) {
 			r->rndv_wait = 0;
-			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
-			r->own_copy = NULL;
-			r->rndv = false;
-			ep->rndv_out--;
+			lfv_rdm_rndv_drop(ep, r);
 		}
 		break;
 	}
@@ -313,12 +320,8 @@ void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
 		r = &ep->reqs[i];
 		if (r->kind == LFV_RDM_K_RMA)
 			lfv_rdm_rma_release(ep, r);
-		if (r->rndv) {
-			lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
-			r->own_copy = NULL;
-			r->rndv = false;
-			ep->rndv_out--;
-		}
+		if (r->rndv)
+			lfv_rdm_rndv_drop(ep, r);
 	}
 }
 
