@@ -21,6 +21,7 @@ struct lfv_params {
 	size_t rdm_eager;	/* RDM: largest message sent eagerly */
 	size_t rdm_rx_bufs;	/* RDM: receive buffers on the SRQ */
 	size_t mr_cache;	/* RDM: cached registrations; 0: none */
+	size_t svc_timeout;	/* ms an AV waits for a service name */
 };
 
 extern struct lfv_params lfv_params;

@@ -55,12 +55,6 @@ int lfv_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, uint64_t flags, void *context);
 
 /* struct fi_ops_av */
-int lfv_no_av_insertsvc(struct fid_av *av, const char *node,
-			const char *service, fi_addr_t *fi_addr,
-			uint64_t flags, void *context);
-int lfv_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-			const char *service, size_t svccnt,
-			fi_addr_t *fi_addr, uint64_t flags, void *context);
 int lfv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		  struct fid_av_set **av_set, void *context);
 

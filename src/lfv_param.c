@@ -17,6 +17,7 @@ struct lfv_params lfv_params = {
 	.rdm_eager = 16384,
 	.rdm_rx_bufs = 256,
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
+	.svc_timeout = 5000,
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -75,4 +76,8 @@ void lfv_params_init(void)
 		       "RDM: registrations of unregistered application buffers "
 		       "kept for reuse (rendezvous, RMA), per domain; 0: none "
 		       "(default; experimental, see fi_lfverbs(7))");
+	lfv_param_size("svc_timeout", &lfv_params.svc_timeout,
+		       "DGRAM and RDM: milliseconds fi_av_insert of a host "
+		       "and service waits for the endpoint there to answer, "
+		       "trying again while nobody listens at the port yet");
 }

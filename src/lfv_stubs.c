@@ -130,24 +130,6 @@ int lfv_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-int lfv_no_av_insertsvc(struct fid_av *av, const char *node,
-			const char *service, fi_addr_t *fi_addr,
-			uint64_t flags, void *context)
-{
-	(void)av; (void)node; (void)service; (void)fi_addr; (void)flags;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-int lfv_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-			const char *service, size_t svccnt,
-			fi_addr_t *fi_addr, uint64_t flags, void *context)
-{
-	(void)av; (void)node; (void)nodecnt; (void)service; (void)svccnt;
-	(void)fi_addr; (void)flags; (void)context;
-	return -FI_ENOSYS;
-}
-
 int lfv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		  struct fid_av_set **av_set, void *context)
 {

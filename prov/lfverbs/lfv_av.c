@@ -34,9 +34,15 @@
  *    if any was not live; fi_av_lookup of a dead address is -FI_EINVAL.
  *  - fi_av_straddr: "fi_addr_ib_ud://<GID>:<QPN>/<LID>/<Q_Key>", hex, the
  *    scheme of libfabric's ofi_straddr for FI_ADDR_IB_UD up to the LID;
- *    lfverbs' name has a Q_Key where that one has a P_Key and an SL.
- *  - fi_av_insertsvc, fi_av_insertsym (FI_ADDR_IB_UD has no service) and
- *    fi_av_set: -FI_ENOSYS.
+ *    lfverbs' name has a Q_Key where that one has a P_Key and an SL. A
+ *    service name: "fi_sockaddr_in://<IPv4>:<port>" (or _in6, [IPv6]).
+ *  - A service name (lfv_svc.h: from fi_getinfo(node, service), or
+ *    built by fi_av_insertsvc / fi_av_insertsym in lfv_av_svc.c) is
+ *    resolved to the QP name of the endpoint listening there before the
+ *    lock is taken; the entry holds that QP name (fi_av_lookup returns
+ *    it). A resolution that fails fails that address like a bad name,
+ *    with its own error (-FI_ECONNREFUSED, -FI_EHOSTUNREACH, ...).
+ *  - fi_av_set: -FI_ENOSYS.
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -52,6 +58,7 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
+#include "lfv_svc.h"
 
 #define LFV_AV_OPEN_FLAGS (FI_EVENT | FI_SYMMETRIC | FI_READ)
 #define LFV_AV_INSERT_FLAGS (FI_MORE | FI_SYNC_ERR)
@@ -465,7 +472,8 @@ static int lfv_av_parse(const struct lfv_av *av, const void *addr,
 	} else {
 		memcpy(name, addr, sizeof(*name));
 	}
-	if (!name->qpn || name->qpn > LFV_AV_QPN_MAX)
+	/* A service name reaches here only resolved (lfv_av_resolved_addr). */
+	if (!name->qpn || name->qpn > LFV_AV_QPN_MAX || name->flags)
 		return -FI_EINVAL;
 	return 0;
 }
@@ -640,13 +648,19 @@ static int lfv_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	struct lfv_av *av = lfv_av_of(av_fid);
 	bool event = (av->flags & FI_EVENT) != 0;
 	int *sync_err = (flags & FI_SYNC_ERR) ? context : NULL;
+	struct lfv_av_resolved *res;
+	union lfv_av_addr_buf buf;
 	struct fi_eq_entry done;
+	const void *one;
 	uint32_t table_start;
 	int ret, inserted = 0;
-	fi_addr_t fa;
+	fi_addr_t fa = FI_ADDR_NOTAVAIL;
 	size_t i;
 
 	ret = lfv_av_check_insert(av, addr, count, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	ret = lfv_av_resolve(av, addr, count, &res);
 	if (ret)
 		return ret;
 	lfv_mutex_lock(&av->lock);
@@ -656,8 +670,9 @@ static int lfv_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	}
 	table_start = av->next_index;
 	for (i = 0; i < count; i++) {
-		ret = lfv_av_insert_one(av, (const char *)addr +
-					i * av->addrlen, &fa);
+		one = lfv_av_resolved_addr(av, addr, i, res, &buf, &ret);
+		if (one)
+			ret = lfv_av_insert_one(av, one, &fa);
 		if (fi_addr)
 			fi_addr[i] = ret ? FI_ADDR_NOTAVAIL : fa;
 		if (sync_err)
@@ -682,6 +697,7 @@ static int lfv_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	}
 unlock:
 	lfv_mutex_unlock(&av->lock);
+	free(res);
 	return ret;
 
 undo:
@@ -689,6 +705,7 @@ undo:
 	LFV_WARN(FI_LOG_AV, "cannot queue an AV event: insert undone\n");
 	lfv_av_rollback(av, fi_addr, i, count, table_start);
 	lfv_mutex_unlock(&av->lock);
+	free(res);
 	return -FI_ENOMEM;
 }
 
@@ -741,6 +758,29 @@ static int lfv_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	return e ? 0 : -FI_EINVAL;
 }
 
+/* A service name reads as the address it stands for. */
+static const char *lfv_av_straddr_service(const struct lfv_ud_name *name,
+					  char *buf, size_t *len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	union lfv_sockaddr sa;
+	int n;
+
+	lfv_ud_name_to_sockaddr(name, &sa);
+	if (sa.sa.sa_family == AF_INET)
+		n = snprintf(buf, *len, "fi_sockaddr_in://%s:%u",
+			     inet_ntop(AF_INET, &sa.sin.sin_addr, ip,
+				       sizeof(ip)), ntohs(sa.sin.sin_port));
+	else
+		n = snprintf(buf, *len, "fi_sockaddr_in6://[%s]:%u",
+			     inet_ntop(AF_INET6, &sa.sin6.sin6_addr, ip,
+				       sizeof(ip)), ntohs(sa.sin6.sin6_port));
+	if (n < 0)
+		return NULL;
+	*len = (size_t)n + 1;
+	return buf;
+}
+
 static const char *lfv_av_straddr(struct fid_av *av_fid, const void *addr,
 				  char *buf, size_t *len)
 {
@@ -752,6 +792,8 @@ static const char *lfv_av_straddr(struct fid_av *av_fid, const void *addr,
 	if (!av_fid || !addr || !len || (*len && !buf))
 		return NULL;
 	memcpy(&name, addr, sizeof(name));
+	if (lfv_ud_name_is_service(&name))
+		return lfv_av_straddr_service(&name, buf, len);
 	if (lfv_av_of(av_fid)->rx_ctx_bits)
 		memcpy(&sep, addr, sizeof(sep));
 	if (!inet_ntop(AF_INET6, name.gid, gid, sizeof(gid)))
@@ -774,8 +816,8 @@ static const char *lfv_av_straddr(struct fid_av *av_fid, const void *addr,
 static struct fi_ops_av lfv_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = lfv_av_insert,
-	.insertsvc = lfv_no_av_insertsvc,
-	.insertsym = lfv_no_av_insertsym,
+	.insertsvc = lfv_av_insertsvc,
+	.insertsym = lfv_av_insertsym,
 	.remove = lfv_av_remove,
 	.lookup = lfv_av_lookup,
 	.straddr = lfv_av_straddr,

@@ -1098,16 +1098,23 @@ free_pep:
 
 /* ---- DGRAM endpoint names -------------------------------------------------- */
 
+void lfv_dgram_name(const struct lfv_ep *ep, struct lfv_ud_name *name)
+{
+	memset(name, 0, sizeof(*name));
+	memcpy(name->gid, ep->domain->dev->gid.raw, sizeof(name->gid));
+	name->qpn = ep->qp->qp_num;
+	name->qkey = LFV_UD_QKEY;
+	name->lid = ep->domain->dev->port_attr.lid;
+}
+
 static int lfv_dgram_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct lfv_ep *ep = lfv_ep_real(fid);
-	struct lfv_ud_name name = { .qkey = LFV_UD_QKEY };
+	struct lfv_ud_name name;
 
 	if (!ep->qp)
 		return -FI_EOPBADSTATE; /* the QP number comes with fi_enable */
-	memcpy(name.gid, ep->domain->dev->gid.raw, sizeof(name.gid));
-	name.qpn = ep->qp->qp_num;
-	name.lid = ep->domain->dev->port_attr.lid;
+	lfv_dgram_name(ep, &name);
 	return lfv_copy_name(&name, sizeof(name), addr, addrlen);
 }
 

@@ -17,6 +17,7 @@
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_stubs.h"
+#include "lfv_svc.h"
 
 /* ---- binding ---------------------------------------------------------------- */
 
@@ -260,6 +261,7 @@ static void lfv_ep_mark_fast(struct lfv_ep *ep)
 
 static int lfv_ep_enable(struct lfv_ep *ep)
 {
+	struct lfv_ud_name name;
 	int ret;
 
 	if (ep->state != LFV_EP_IDLE)
@@ -278,6 +280,13 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 	if (ret) {
 		lfv_ep_detach_queues(ep);
 		return ret;
+	}
+	if (ep->type == FI_EP_DGRAM && !ep->sep) {
+		/* Before any receive: the close path cleans up the QP. */
+		lfv_dgram_name(ep, &name);
+		ret = lfv_svc_listen(ep->info, &name, &ep->svc);
+		if (ret)
+			return ret;
 	}
 	if (ep->brx) {
 		/* The QP (INIT already) takes the bounce buffers now; the
@@ -560,6 +569,7 @@ static int lfv_ep_close(struct fid *fid)
 		return -FI_EBUSY;
 	if (ep->type == FI_EP_MSG)
 		lfv_cm_detach(ep);	/* no more events for this ep */
+	lfv_svc_close(ep->svc);	/* nobody learns the QP any more */
 	lfv_ep_flush(ep);
 	if (ep->id) {
 		if (ep->qp)

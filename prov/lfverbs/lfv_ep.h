@@ -49,7 +49,9 @@
 #define LFV_CM_DATA_SIZE (LFV_CM_PRIV_MAX - 1)
 /* Space a UD receive gets in front of the payload: the GRH. */
 #define LFV_GRH_SIZE 40
-#define LFV_UD_QKEY 0x11111111u
+/* rdma_cm's Q_Key for its UDP port space: a service resolution (lfv_svc.h)
+ * answers with it, so every UD QP of lfverbs uses it. */
+#define LFV_UD_QKEY RDMA_UDP_QKEY
 /* FI_OPT_MIN_MULTI_RECV until the application sets it. */
 #define LFV_MIN_MULTI_RECV 64
 
@@ -286,6 +288,7 @@ struct lfv_ep {
 	bool rx_direct;
 	struct lfv_sep *sep;		/* a scalable endpoint's context */
 	uint32_t sep_index;
+	struct lfv_svc_listener *svc;	/* DGRAM opened at a service */
 	lfv_atomic32_t ref;		/* aliases */
 };
 
@@ -459,6 +462,8 @@ extern struct fi_ops_msg lfv_msg_tx_ops;
 extern struct fi_ops_msg lfv_msg_rx_ops;
 /* Copies a name out as fi_getname(3) says (-FI_ETOOSMALL with the size). */
 int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen);
+/* A DGRAM endpoint's QP name (its QP exists: enabled). */
+void lfv_dgram_name(const struct lfv_ep *ep, struct lfv_ud_name *name);
 extern struct fi_ops_msg lfv_msg_ops;
 extern struct fi_ops_rma lfv_rma_ops;
 extern struct fi_ops_atomic lfv_atomic_ops;

@@ -20,6 +20,7 @@
 
 #include "lfv_log.h"
 #include "lfv_param.h"
+#include "lfv_svc.h"
 #include "lfv_prov.h"
 
 #define LFV_TX_CAP_MASK                                                    \
@@ -592,6 +593,20 @@ static bool lfv_is_sockaddr(const void *addr, size_t len)
 	       lfv_sockaddr_len(sa) && len >= lfv_sockaddr_len(sa);
 }
 
+/* A service name in the hints (one that getinfo returned, say) stands for
+ * its address and port, as node and service would; a QP name stays one. */
+static void lfv_addr_req_ud(const struct lfv_ud_name *name, bool *has,
+			    union lfv_sockaddr *sa,
+			    const struct lfv_ud_name **ud)
+{
+	if (!lfv_ud_name_is_service(name)) {
+		*ud = name;
+	} else if (!*has) {
+		lfv_ud_name_to_sockaddr(name, sa);
+		*has = true;
+	}
+}
+
 static int lfv_addr_req_init(struct lfv_addr_req *req, const char *node,
 			     const char *service, uint64_t flags,
 			     const struct fi_info *hints)
@@ -616,10 +631,12 @@ static int lfv_addr_req_init(struct lfv_addr_req *req, const char *node,
 	}
 	if (hints && hints->addr_format == FI_ADDR_IB_UD) {
 		if (hints->src_addr && hints->src_addrlen >= sizeof(*req->ud_src))
-			req->ud_src = hints->src_addr;
+			lfv_addr_req_ud(hints->src_addr, &req->has_src,
+					&req->src, &req->ud_src);
 		if (hints->dest_addr &&
 		    hints->dest_addrlen >= sizeof(*req->ud_dst))
-			req->ud_dst = hints->dest_addr;
+			lfv_addr_req_ud(hints->dest_addr, &req->has_dst,
+					&req->dst, &req->ud_dst);
 	} else if (hints) {
 		if (!req->has_src &&
 		    lfv_is_sockaddr(hints->src_addr, hints->src_addrlen)) {
@@ -737,16 +754,51 @@ static int lfv_info_set_msg_addrs(struct fi_info *info,
 	return 0;
 }
 
-static int lfv_info_set_ud_addrs(struct fi_info *info,
-				 const struct lfv_addr_req *req)
+static uint16_t lfv_sockaddr_port(const union lfv_sockaddr *sa)
 {
-	if (!req->ud_dst)
+	return sa->sa.sa_family == AF_INET ? sa->sin.sin_port :
+					     sa->sin6.sin6_port;
+}
+
+/* The service name of the device address addr with src's port: where an
+ * endpoint opened with this info listens (lfv_svc_listen). */
+static void lfv_info_ud_src_service(struct fi_info *info,
+				    const struct lfv_addr_req *req,
+				    const struct lfv_addr *addr)
+{
+	union lfv_sockaddr sa = lfv_ip_is_any(&req->src) && addr ?
+				addr->addr : req->src;
+
+	if (sa.sa.sa_family == AF_INET)
+		sa.sin.sin_port = lfv_sockaddr_port(&req->src);
+	else
+		sa.sin6.sin6_port = lfv_sockaddr_port(&req->src);
+	lfv_ud_name_from_sockaddr(&sa.sa, info->src_addr);
+}
+
+/* DGRAM and RDM: names are QP names (struct lfv_ud_name); a node and
+ * service make service names (lfv_svc.h), a destination without a port
+ * none (nobody listens at port 0). */
+static int lfv_info_set_ud_addrs(struct fi_info *info,
+				 const struct lfv_addr_req *req,
+				 const struct lfv_addr *addr)
+{
+	struct lfv_ud_name *dst;
+
+	if (req->has_src && lfv_sockaddr_port(&req->src))
+		lfv_info_ud_src_service(info, req, addr);
+	if (!req->ud_dst &&
+	    !(req->has_dst && lfv_sockaddr_port(&req->dst)))
 		return 0;
-	info->dest_addr = malloc(sizeof(*req->ud_dst));
-	if (!info->dest_addr)
+	dst = calloc(1, sizeof(*dst));
+	if (!dst)
 		return -FI_ENOMEM;
-	memcpy(info->dest_addr, req->ud_dst, sizeof(*req->ud_dst));
-	info->dest_addrlen = sizeof(*req->ud_dst);
+	if (req->ud_dst)
+		memcpy(dst, req->ud_dst, sizeof(*dst));
+	else
+		lfv_ud_name_from_sockaddr(&req->dst.sa, dst);
+	info->dest_addr = dst;
+	info->dest_addrlen = sizeof(*dst);
 	return 0;
 }
 
@@ -768,7 +820,7 @@ static int lfv_info_offer(const struct lfv_device *dev, enum fi_ep_type type,
 	}
 	lfv_info_narrow(info, hints, version);
 	ret = type == FI_EP_MSG ? lfv_info_set_msg_addrs(info, req) :
-				  lfv_info_set_ud_addrs(info, req);
+				  lfv_info_set_ud_addrs(info, req, addr);
 	if (ret) {
 		fi_freeinfo(info);
 		return ret;

@@ -68,13 +68,17 @@
 		     FI_MR_PROV_KEY)
 
 /* FI_ADDR_IB_UD name of a UD endpoint: the GID, QP number and Q_Key.
- * qpn 0 in a getinfo src_addr means "any QP on this port". */
+ * qpn 0 in a getinfo src_addr means "any QP on this port". With
+ * LFV_UD_NAME_SERVICE in flags it is a service name instead: gid is an IP
+ * address and port a port (lfv_svc.h). */
 struct lfv_ud_name {
 	uint8_t gid[16];
 	uint32_t qpn;
 	uint32_t qkey;
 	uint16_t lid;
-	uint8_t pad[6];
+	uint16_t port;			/* network order; service names */
+	uint8_t flags;			/* LFV_UD_NAME_SERVICE */
+	uint8_t pad[3];
 };
 _Static_assert(sizeof(struct lfv_ud_name) == 4 * sizeof(uint64_t),
 	       "FI_ADDR_IB_UD is documented as uint64_t[4]");

@@ -18,6 +18,7 @@
 #include "lfv_peer_srx.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_stubs.h"
+#include "lfv_svc.h"
 #include "lfv_valgrind.h"
 #include "lfv_wait.h"
 
@@ -600,6 +601,10 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	for (i = 0; i < LFV_RDM_CTRL_SLOTS; i++)
 		lfv_rdm_post_ctrl_rx(ep, &ep->reqs[ep->ntx + ep->nrx + i]);
 	lfv_rdm_set_name(ep);
+	/* Last: a peer that learns the QP may send to it at once. */
+	ret = lfv_svc_listen(ep->info, &ep->name, &ep->svc);
+	if (ret)
+		goto destroy_srq;
 	ep->incarnation = lfv_rdm_new_incarnation();
 	pthread_mutex_lock(&ep->domain->vcq_lock);
 	lfv_list_insert_tail(&ep->domain->rdm_eps, &ep->dnode);
@@ -609,6 +614,9 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	ep->enabled = true;
 	return 0;
 
+destroy_srq:
+	ibv_destroy_srq(ep->srq);
+	ep->srq = NULL;
 destroy_ctl:
 	ibv_destroy_qp(ep->ctl_qp);
 	ep->ctl_qp = NULL;
@@ -693,6 +701,7 @@ static int lfv_rdm_close(struct fid *fid)
 	struct lfv_cntr **slot[LFV_CNTR_KINDS];
 
 	if (ep->ctl_qp) {
+		lfv_svc_close(ep->svc);
 		pthread_mutex_lock(&ep->domain->vcq_lock);
 		lfv_list_remove(&ep->dnode);
 		pthread_mutex_unlock(&ep->domain->vcq_lock);

@@ -246,6 +246,7 @@ struct lfv_rdm_ep {
 	size_t eager;			/* payload bytes per buffer */
 	size_t buf_size;		/* header + eager */
 	struct lfv_ud_name name;
+	struct lfv_svc_listener *svc;	/* opened at a service (lfv_svc.h) */
 	uint64_t incarnation;
 	struct lfv_rdm_conn *by_addr[LFV_RDM_BUCKETS];
 	struct lfv_rdm_conn *by_qpn[LFV_RDM_BUCKETS];

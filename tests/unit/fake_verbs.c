@@ -88,6 +88,7 @@ void fake_verbs_reset(void)
 	memset(fake_devs, 0, sizeof(fake_devs));
 	memset(fake_fail_err, 0, sizeof(fake_fail_err));
 	memset(&fake_open, 0, sizeof(fake_open));
+	memset(&fake_sidr, 0, sizeof(fake_sidr));
 	fake_ndevs = 0;
 }
 
@@ -464,7 +465,49 @@ int __wrap_rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 		sin->sin_family = AF_INET;
 		inet_pton(AF_INET, dev->ip, &sin->sin_addr);
 	}
+	memcpy(&id->route.addr.dst_addr, dst, dst->sa_family == AF_INET6 ?
+	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 	return write(c->wfd, &byte, 1) == 1 ? 0 : -1;
+}
+
+static int fake_event(struct rdma_cm_id *id, enum rdma_cm_event_type type)
+{
+	struct fake_channel *c = (struct fake_channel *)id->channel;
+	char byte = 1;
+
+	memset(&c->event, 0, sizeof(c->event));
+	c->event.id = id;
+	c->event.event = type;
+	return write(c->wfd, &byte, 1) == 1 ? 0 : -1;
+}
+
+int __wrap_rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	(void)timeout_ms;
+	return fake_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
+}
+
+struct fake_sidr fake_sidr;
+
+int __wrap_rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
+{
+	struct fake_channel *c = (struct fake_channel *)id->channel;
+
+	(void)param;
+	if (fake_sidr.calls < 8)
+		memcpy(&fake_sidr.dst[fake_sidr.calls],
+		       &id->route.addr.dst_addr, sizeof(fake_sidr.dst[0]));
+	fake_sidr.calls++;
+	if (fake_event(id, fake_sidr.event ? fake_sidr.event :
+			   RDMA_CM_EVENT_ESTABLISHED))
+		return -1;
+	c->event.status = fake_sidr.status;
+	c->event.param.ud = fake_sidr.ud;
+	if (fake_sidr.priv_len) {
+		c->event.param.ud.private_data = fake_sidr.priv;
+		c->event.param.ud.private_data_len = fake_sidr.priv_len;
+	}
+	return 0;
 }
 
 int __wrap_rdma_get_cm_event(struct rdma_event_channel *ch,

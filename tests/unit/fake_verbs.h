@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 #define FAKE_MAX_DEVS 4
 
@@ -47,6 +48,21 @@ struct fake_counts {
 extern struct fake_counts fake_open;
 extern unsigned int fake_last_mr_access;
 extern struct ibv_ah_attr fake_last_ah_attr;	/* of the last ibv_create_ah */
+
+/* What rdma_connect of a UD id (a service resolution, SIDR) gets: the
+ * event (RDMA_CM_EVENT_ESTABLISHED when 0), its status and UD parameters
+ * (private_data points at priv when priv_len is set). Reset with the
+ * rest; calls and dst record the requests. */
+struct fake_sidr {
+	enum rdma_cm_event_type event;
+	int status;
+	struct rdma_ud_param ud;
+	uint8_t priv[136];
+	uint8_t priv_len;
+	int calls;
+	struct sockaddr_in6 dst[8];	/* of the first 8 calls */
+};
+extern struct fake_sidr fake_sidr;
 
 /* Forgets all devices and injected failures (and frees fake objects). */
 void fake_verbs_reset(void);

@@ -18,7 +18,9 @@
 
 #include "fake_verbs.h"
 #include "lfv_av.h"
+#include "lfv_param.h"
 #include "lfv_prov.h"
+#include "lfv_svc.h"
 
 #define V FI_VERSION(1, 17)
 
@@ -831,18 +833,191 @@ static void test_close_busy(void **state)
 	o->domain = NULL;
 }
 
+/* The fake SIDR answers as an lfverbs endpoint with name qp would. */
+static void sidr_answers(const struct lfv_ud_name *qp)
+{
+	struct lfv_svc_reply r = {
+		.magic = LFV_SVC_MAGIC,
+		.version = LFV_SVC_VERSION,
+		.name = *qp,
+	};
+
+	memcpy(fake_sidr.priv, &r, sizeof(r));
+	fake_sidr.priv_len = sizeof(fake_sidr.priv);	/* SIDR pads */
+	fake_sidr.ud.qp_num = qp->qpn;
+	fake_sidr.ud.qkey = qp->qkey;
+}
+
+static struct lfv_ud_name service_name(const char *ip, uint16_t port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct lfv_ud_name n;
+
+	sin.sin_port = htons(port);
+	assert_int_equal(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
+	assert_int_equal(lfv_ud_name_from_sockaddr((struct sockaddr *)&sin,
+						   &n), 0);
+	return n;
+}
+
+static void assert_sidr_dst(int call, const char *ip, uint16_t port)
+{
+	const struct sockaddr_in *sin = (const void *)&fake_sidr.dst[call];
+	char buf[INET_ADDRSTRLEN];
+
+	assert_int_equal(sin->sin_family, AF_INET);
+	assert_string_equal(inet_ntop(AF_INET, &sin->sin_addr, buf,
+				      sizeof(buf)), ip);
+	assert_int_equal(ntohs(sin->sin_port), port);
+}
+
+/* A service name (from getinfo(node, service)) is inserted as the QP name
+ * the endpoint listening there answers with: lookup, the reverse map and
+ * the destination all see the QP. */
+static void test_service_name_insert(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name svc = service_name("10.1.0.7", 7471);
+	struct lfv_ud_name qp = name_of(6), got;
+	char str[64];
+	union ibv_gid gid;
+	size_t len = sizeof(got);
+	fi_addr_t fa = FI_ADDR_NOTAVAIL;
+
+	sidr_answers(&qp);
+	assert_int_equal(fi_av_insert(av, &svc, 1, &fa, 0, NULL), 1);
+	assert_int_equal(fa, 0);
+	assert_int_equal(fake_sidr.calls, 1);
+	assert_sidr_dst(0, "10.1.0.7", 7471);
+	assert_int_equal(fi_av_lookup(av, fa, &got, &len), 0);
+	assert_memory_equal(&got, &qp, sizeof(qp));
+	len = sizeof(str);
+	assert_string_equal(fi_av_straddr(av, &svc, str, &len),
+			    "fi_sockaddr_in://10.1.0.7:7471");
+	assert_int_equal(len, strlen(str) + 1);
+	memcpy(gid.raw, qp.gid, sizeof(gid.raw));
+	assert_int_equal(lfv_av_reverse(lfv_av_from_fid(&av->fid), &gid,
+					qp.qpn), fa);
+	assert_int_equal(lfv_av_dest(lfv_av_from_fid(&av->fid), fa)->qpn,
+			 qp.qpn);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+/* Whatever answers a service resolution is checked: an answer that is not
+ * an lfverbs endpoint's, or that names another QP or Q_Key than rdma_cm
+ * reports, or a name that is itself a service name, fails the address
+ * (-FI_EINVAL) and creates no address handle. */
+static void test_service_answer_checked(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name svc = service_name("10.1.0.7", 7471);
+	struct lfv_ud_name qp = name_of(6);
+	struct lfv_svc_reply *r = (void *)fake_sidr.priv;
+	fi_addr_t fa;
+	int err, i;
+
+	for (i = 0; i < 6; i++) {
+		sidr_answers(&qp);
+		switch (i) {
+		case 0: r->magic++; break;
+		case 1: r->version++; break;
+		case 2: fake_sidr.ud.qp_num++; break;
+		case 3: fake_sidr.ud.qkey++; break;
+		case 4: r->name.flags = LFV_UD_NAME_SERVICE; break;
+		case 5: fake_sidr.priv_len = sizeof(*r) - 1; break;
+		}
+		err = 0;
+		assert_int_equal(fi_av_insert(av, &svc, 1, &fa, FI_SYNC_ERR,
+					      &err), 0);
+		assert_int_equal(err, FI_EINVAL);
+		assert_int_equal(fa, FI_ADDR_NOTAVAIL);
+		assert_int_equal(fake_open.ah, 0);
+	}
+	/* An unresolved service name is never taken as a QP name. */
+	svc.qpn = 42;
+	fake_sidr.event = RDMA_CM_EVENT_UNREACHABLE;
+	fake_sidr.status = -ETIMEDOUT;
+	assert_int_equal(fi_av_insert(av, &svc, 1, &fa, FI_SYNC_ERR, &err), 0);
+	assert_int_equal(err, FI_ETIMEDOUT);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+/* Nobody listens at the port yet: tried again until svc_timeout, then
+ * -FI_ECONNREFUSED. An address no device routes to: -FI_EHOSTUNREACH at
+ * once. */
+static void test_service_refused_unreachable(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name svc = service_name("10.1.0.7", 7471);
+	size_t saved = lfv_params.svc_timeout;
+	fi_addr_t fa;
+	int err = 0;
+
+	lfv_params.svc_timeout = 300;
+	fake_sidr.event = RDMA_CM_EVENT_UNREACHABLE;
+	fake_sidr.status = 1;		/* IB_SIDR_UNSUPPORTED */
+	assert_int_equal(fi_av_insert(av, &svc, 1, &fa, FI_SYNC_ERR, &err), 0);
+	assert_int_equal(err, FI_ECONNREFUSED);
+	assert_true(fake_sidr.calls > 1);
+	assert_true(fake_sidr.calls < 20);
+
+	svc = service_name("192.0.2.1", 7471);
+	fake_sidr.calls = 0;
+	assert_int_equal(fi_av_insert(av, &svc, 1, &fa, FI_SYNC_ERR, &err), 0);
+	assert_int_equal(err, FI_EHOSTUNREACH);
+	assert_int_equal(fake_sidr.calls, 0);
+	lfv_params.svc_timeout = saved;
+	assert_int_equal(fake_open.channel, 0);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
+/* fi_av_insertsvc and fi_av_insertsym resolve hosts and services: nodes
+ * by numeric address, services counted up, node by node. */
+static void test_insertsvc_insertsym(void **state)
+{
+	struct objs *o = *state;
+	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct lfv_ud_name qp = name_of(9);
+	fi_addr_t fa[4];
+
+	sidr_answers(&qp);
+	assert_int_equal(fi_av_insertsvc(av, "10.1.0.7", "7471", fa, 0, NULL),
+			 1);
+	assert_sidr_dst(0, "10.1.0.7", 7471);
+	assert_int_equal(fi_av_insertsym(av, "10.1.0.8", 2, "9000", 2, fa, 0,
+					 NULL), 4);
+	assert_int_equal(fake_sidr.calls, 5);
+	assert_sidr_dst(1, "10.1.0.8", 9000);
+	assert_sidr_dst(2, "10.1.0.8", 9001);
+	assert_sidr_dst(3, "10.1.0.9", 9000);
+	assert_sidr_dst(4, "10.1.0.9", 9001);
+	assert_int_equal(fa[3], 4);
+
+	/* What cannot be counted or named. */
+	assert_int_equal(fi_av_insertsym(av, "10.1.0.8", 0, "9000", 1, fa, 0,
+					 NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_insertsym(av, "10.1.0.8", 1, "http", 2, fa, 0,
+					 NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_insertsym(av, "nodigits", 2, "9000", 1, fa, 0,
+					 NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_insertsym(av, "10.1.0.8", 1, "65535", 2, fa, 0,
+					 NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_insertsvc(av, NULL, "9000", fa, 0, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fake_sidr.calls, 5);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
 static void test_unimplemented(void **state)
 {
 	struct objs *o = *state;
 	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
 	struct fi_av_set_attr set_attr = { 0 };
 	struct fid_av_set *set;
-	fi_addr_t fa;
 
-	assert_int_equal(fi_av_insertsvc(av, "10.1.0.5", "7471", &fa, 0, NULL),
-			 -FI_ENOSYS);
-	assert_int_equal(fi_av_insertsym(av, "10.1.0.5", 1, "7471", 1, &fa, 0,
-					 NULL), -FI_ENOSYS);
 	assert_int_equal(fi_av_set(av, &set_attr, &set, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_control(&av->fid, FI_GETWAIT, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_close(&av->fid), 0);
@@ -1053,6 +1228,10 @@ int main(void)
 		T(test_event_insert),
 		T(test_bind_without_event),
 		T(test_close_busy),
+		T(test_service_name_insert),
+		T(test_service_answer_checked),
+		T(test_service_refused_unreachable),
+		T(test_insertsvc_insertsym),
 		T(test_unimplemented),
 		T(test_out_of_memory),
 		T(test_event_queue_full_undoes),

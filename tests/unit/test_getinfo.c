@@ -14,6 +14,7 @@
 #include "fake_verbs.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"
+#include "lfv_svc.h"
 
 #define V FI_VERSION(1, 17)
 
@@ -686,12 +687,100 @@ static void test_ud_hint_addresses(void **state)
 	fi_freeinfo(hints);
 }
 
+/* The service name (lfv_svc.h) of ip:port. */
+static void assert_service_name(const void *addr, size_t len, const char *ip,
+				uint16_t port)
+{
+	const struct lfv_ud_name *n = addr;
+	union lfv_sockaddr sa;
+
+	assert_non_null(addr);
+	assert_int_equal(len, sizeof(*n));
+	assert_true(lfv_ud_name_is_service(n));
+	assert_int_equal(n->qpn, 0);
+	lfv_ud_name_to_sockaddr(n, &sa);
+	assert_int_equal(sa.sa.sa_family, AF_INET);
+	assert_int_equal(sa.sin.sin_addr.s_addr, inet_addr(ip));
+	assert_int_equal(ntohs(sa.sin.sin_port), port);
+}
+
+/* DGRAM and RDM answers to a node and service carry service names: the
+ * destination's, and with FI_SOURCE (or a service alone) the local
+ * device's address with the port, where an endpoint will listen. A node
+ * without a service gives no destination (nothing listens at port 0). */
+static void test_ud_node_service(void **state)
+{
+	enum fi_ep_type types[] = { FI_EP_DGRAM, FI_EP_RDM };
+	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		hints->ep_attr->type = types[i];
+		assert_int_equal(lfv_getinfo(V, "10.2.0.77", "9000", 0, hints,
+					     &info), 0);
+		assert_int_equal(count_infos(info), 1);
+		assert_string_equal(info->domain_attr->name, "fake1");
+		assert_int_equal(info->addr_format, FI_ADDR_IB_UD);
+		assert_service_name(info->dest_addr, info->dest_addrlen,
+				    "10.2.0.77", 9000);
+		assert_false(lfv_ud_name_is_service(info->src_addr));
+		fi_freeinfo(info);
+
+		info = NULL;
+		assert_int_equal(lfv_getinfo(V, NULL, "7472", FI_SOURCE, hints,
+					     &info), 0);
+		assert_int_equal(count_infos(info), 2);
+		assert_service_name(info->src_addr, info->src_addrlen,
+				    "10.1.0.5", 7472);
+		assert_service_name(info->next->src_addr,
+				    info->next->src_addrlen, "10.2.0.5", 7472);
+		assert_null(info->dest_addr);
+		fi_freeinfo(info);
+
+		info = NULL;
+		assert_int_equal(lfv_getinfo(V, "10.2.0.77", NULL, 0, hints,
+					     &info), 0);
+		assert_null(info->dest_addr);
+		fi_freeinfo(info);
+		assert_nodata(V, "192.0.2.1", "9000", 0, hints);
+	}
+	fi_freeinfo(hints);
+}
+
+/* A service name given back in the hints stands for its address. */
+static void test_ud_service_name_hints(void **state)
+{
+	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct lfv_ud_name dst;
+
+	(void)state;
+	sin.sin_addr.s_addr = inet_addr("10.2.0.9");
+	sin.sin_port = htons(9100);
+	assert_int_equal(lfv_ud_name_from_sockaddr((void *)&sin, &dst), 0);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->addr_format = FI_ADDR_IB_UD;
+	hints->dest_addr = malloc(sizeof(dst));
+	memcpy(hints->dest_addr, &dst, sizeof(dst));
+	hints->dest_addrlen = sizeof(dst);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_string_equal(info->domain_attr->name, "fake1");
+	assert_service_name(info->dest_addr, info->dest_addrlen, "10.2.0.9",
+			    9100);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_no_device),
+		T(test_ud_node_service),
+		T(test_ud_service_name_hints),
 		T(test_device_list_failure),
 		T(test_defaults_from_device),
 		T(test_params_shape_defaults),
