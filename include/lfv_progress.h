@@ -11,12 +11,22 @@
 struct lfv_progress_hook {
 	void (*fn)(void *arg);
 	void *arg;
+	/* Optional: how long (ms) a reader blocked on the object may sleep
+	 * before fn must run again, -1 for as long as it likes. For work
+	 * that completes where the object's wait does not look (another
+	 * hardware CQ, a timer). */
+	int (*wait_ms)(void *arg);
 };
 
 static inline void lfv_progress_run(const struct lfv_progress_hook *hook)
 {
 	if (hook->fn)
 		hook->fn(hook->arg);
+}
+
+static inline int lfv_progress_wait_ms(const struct lfv_progress_hook *hook)
+{
+	return hook->wait_ms ? hook->wait_ms(hook->arg) : -1;
 }
 
 #endif /* LFV_PROGRESS_H */

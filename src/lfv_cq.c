@@ -591,6 +591,7 @@ static ssize_t lfv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
 	struct lfv_cq_sread_arg arg = { .cq = cq };
 	int64_t deadline, left = 0;
+	int slice;
 	ssize_t ret;
 
 	if (!buf || !count)
@@ -613,11 +614,17 @@ static ssize_t lfv_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				return -FI_EAGAIN;
 			left = (left + 999999) / 1000000; /* ms, rounded up */
 		}
+		/* The transport may need progress before anything here can
+		 * wake us (lfv_progress_hook.wait_ms): sleep in slices. */
+		slice = lfv_progress_wait_ms(&cq->progress);
+		if (slice >= 0 && (deadline < 0 || slice < left))
+			left = slice;
+		else if (deadline < 0)
+			left = -1;
 		/* The queue may count an entry whose producer has reserved
 		 * but not yet published it: the read above then finds
 		 * nothing, and we wait again rather than return early. */
-		lfv_wait_until(&cq->wait, deadline < 0 ? -1 : (int)left,
-			       lfv_cq_sread_ready, &arg);
+		lfv_wait_until(&cq->wait, (int)left, lfv_cq_sread_ready, &arg);
 	}
 }
 

@@ -561,12 +561,42 @@ static uint64_t lfv_rdm_new_incarnation(void)
 	       ((uint64_t)getpid() << 16) ^ (uint64_t)lrand48();
 }
 
+/*
+ * How long a reader blocked on the CQ of vcq may sleep. An endpoint with
+ * separate transmit and receive CQs gets part of its progress on the other
+ * one (a handshake's REP and a rendezvous FIN arrive on the receive side of
+ * a sender blocked on its transmit CQ), which the reader's wait does not
+ * watch: short slices then. Else the timers (handshake resends, probes)
+ * need a run now and then.
+ */
+static int lfv_rdm_cq_wait_ms(void *arg)
+{
+	struct lfv_vcq *vcq = arg;
+	struct lfv_domain *domain = vcq->domain;
+	struct lfv_list *item;
+	struct lfv_rdm_ep *ep;
+	int ms = LFV_RDM_WAIT_TIMERS_MS;
+
+	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_foreach(item, &domain->rdm_eps) {
+		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
+		if ((ep->tx_vcq == vcq || ep->rx_vcq == vcq) &&
+		    ep->tx_vcq != ep->rx_vcq) {
+			ms = LFV_RDM_WAIT_SPLIT_MS;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&domain->vcq_lock);
+	return ms;
+}
+
 /* CQ reads drive the endpoint (lfv_rdm_cq_progress). */
 static void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
 {
 	if (cq && !cq->progress.fn)
 		lfv_cq_set_progress_polling(cq, (struct lfv_progress_hook){
-			.fn = lfv_rdm_cq_progress, .arg = vcq });
+			.fn = lfv_rdm_cq_progress, .arg = vcq,
+			.wait_ms = lfv_rdm_cq_wait_ms });
 }
 
 static int lfv_rdm_enable(struct lfv_rdm_ep *ep)

@@ -6,8 +6,11 @@
  * the dest_addr of fi_getinfo(host, service) (or calls fi_av_insertsvc)
  * and talks to it; FI_SOURCE reports the server's address on the client;
  * a second endpoint cannot take the same service; an address where nobody
- * listens fails its insert with -FI_ECONNREFUSED.
+ * listens fails its insert with -FI_ECONNREFUSED. And fabtests' blocking
+ * shape: RDM peers with separate transmit and receive CQs that wait in
+ * fi_cq_sread, from the first contact on.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -32,6 +35,7 @@ struct peer {
 	struct fid_domain *domain;
 	struct fid_av *av;
 	struct fid_cq *cq;
+	struct fid_cq *rx_cq;		/* split CQs: receives; else cq */
 	struct fid_ep *ep;
 	struct fid_mr *mr;
 	char buf[2][MSG_LEN];		/* receive, send */
@@ -77,10 +81,13 @@ static struct fi_info *svc_info(enum fi_ep_type type, bool server)
 	return ret ? NULL : info;
 }
 
-/* Opens everything but the endpoint's enable, whose result it returns. */
-static int peer_open(struct peer *p, struct fi_info *info)
+/* Opens everything but the endpoint's enable, whose result it returns;
+ * split: a transmit and a receive CQ that can be waited on. */
+static int peer_open_cqs(struct peer *p, struct fi_info *info, bool split)
 {
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = split ? FI_WAIT_UNSPEC :
+							  FI_WAIT_NONE };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
 	memset(p, 0, sizeof(*p));
@@ -90,14 +97,23 @@ static int peer_open(struct peer *p, struct fi_info *info)
 	assert_int_equal(fi_domain(p->fabric, info, &p->domain, NULL), 0);
 	assert_int_equal(fi_av_open(p->domain, &av_attr, &p->av, NULL), 0);
 	assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->cq, NULL), 0);
+	p->rx_cq = p->cq;
+	if (split)
+		assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->rx_cq,
+					    NULL), 0);
 	assert_int_equal(fi_endpoint(p->domain, info, &p->ep, NULL), 0);
 	assert_int_equal(fi_ep_bind(p->ep, &p->av->fid, 0), 0);
-	assert_int_equal(fi_ep_bind(p->ep, &p->cq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(p->ep, &p->cq->fid, FI_TRANSMIT), 0);
+	assert_int_equal(fi_ep_bind(p->ep, &p->rx_cq->fid, FI_RECV), 0);
 	assert_int_equal(fi_mr_reg(p->domain, p->buf, sizeof(p->buf),
 				   FI_SEND | FI_RECV, 0, 0, 0, &p->mr, NULL),
 			 0);
 	return fi_enable(p->ep);
+}
+
+static int peer_open(struct peer *p, struct fi_info *info)
+{
+	return peer_open_cqs(p, info, false);
 }
 
 static void peer_close(struct peer *p)
@@ -105,6 +121,8 @@ static void peer_close(struct peer *p)
 	if (p->mr)
 		assert_int_equal(fi_close(&p->mr->fid), 0);
 	assert_int_equal(fi_close(&p->ep->fid), 0);
+	if (p->rx_cq != p->cq)
+		assert_int_equal(fi_close(&p->rx_cq->fid), 0);
 	assert_int_equal(fi_close(&p->cq->fid), 0);
 	assert_int_equal(fi_close(&p->av->fid), 0);
 	assert_int_equal(fi_close(&p->domain->fid), 0);
@@ -269,6 +287,66 @@ static void test_dgram_service_taken_and_freed(void **state)
 	service_taken_and_freed(FI_EP_DGRAM);
 }
 
+/* Blocks in fi_cq_sread on cq for one completion: 1, or the error. */
+static ssize_t sread_one(struct fid_cq *cq)
+{
+	struct fi_cq_tagged_entry e;
+
+	return fi_cq_sread(cq, &e, 1, NULL, TIMEOUT_MS);
+}
+
+struct sread_server {
+	struct peer *p;
+	ssize_t got;
+};
+
+static void *server_sread(void *arg)
+{
+	struct sread_server *s = arg;
+
+	/* Late: the client's REQ has long completed, and the client sleeps
+	 * on its transmit CQ when our REP reaches its receive side. */
+	usleep(300 * 1000);
+	s->got = sread_one(s->p->rx_cq);
+	return NULL;
+}
+
+/* The client's first send blocks in sread on its transmit CQ while the
+ * handshake's answer arrives on its receive side; the server blocks on
+ * its receive CQ. Both must make progress while they wait. */
+static void test_rdm_sread_split_cqs(void **state)
+{
+	struct sread_server s;
+	struct peer srv, cli;
+	pthread_t thr;
+	fi_addr_t fa;
+	int64_t t0;
+
+	(void)state;
+	assert_int_equal(peer_open_cqs(&srv, svc_info(FI_EP_RDM, true), true),
+			 0);
+	assert_int_equal(peer_open_cqs(&cli, svc_info(FI_EP_RDM, false),
+				       true), 0);
+	assert_int_equal(fi_av_insert(cli.av, cli.info->dest_addr, 1, &fa, 0,
+				      NULL), 1);
+	post_recv(&srv);
+	s = (struct sread_server){ .p = &srv, .got = 0 };
+	assert_int_equal(pthread_create(&thr, NULL, server_sread, &s), 0);
+	snprintf(cli.buf[1], MSG_LEN, "first contact");
+	assert_int_equal(fi_send(cli.ep, cli.buf[1], MSG_LEN,
+				 fi_mr_desc(cli.mr), fa, NULL), 0);
+	t0 = now_ms();
+	assert_int_equal(sread_one(cli.cq), 1);
+	/* Not woken, a reader only finds the completion when its timeout
+	 * ends (the read after the wait): that is a hang. */
+	assert_true(now_ms() - t0 < TIMEOUT_MS / 2);
+	pthread_join(thr, NULL);
+	assert_int_equal(s.got, 1);
+	assert_string_equal(srv.buf[0], "first contact");
+	peer_close(&cli);
+	peer_close(&srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +354,7 @@ int main(void)
 		cmocka_unit_test_setup(test_dgram_by_service, next_service),
 		cmocka_unit_test_setup(test_rdm_service_taken_and_freed, next_service),
 		cmocka_unit_test_setup(test_dgram_service_taken_and_freed, next_service),
+		cmocka_unit_test_setup(test_rdm_sread_split_cqs, next_service),
 	};
 
 	/* A refused insert waits this long (ms) for a listener. */
