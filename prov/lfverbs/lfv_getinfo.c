@@ -31,7 +31,10 @@
 	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR |         \
 	 FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* Operation flags an application may make default on an endpoint. */
-#define LFV_TX_OP_FLAGS FI_COMPLETION
+/* The completion levels: every send and RMA call takes them (on RDM,
+ * FI_DELIVERY_COMPLETE makes a message go by rendezvous, lfv_rdm_tx.c). */
+#define LFV_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT_COMPLETE |              \
+			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define LFV_RX_OP_FLAGS FI_COMPLETION
 
 /* What RC orders (the verbs provider advertises the same): everything but
@@ -365,6 +368,7 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 		return lfv_mismatch(dev, "tag format");
 	if ((user->tx_ctx_cnt > dom->max_ep_tx_ctx &&
 	     user->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+	    (user->tx_ctx_cnt == FI_SHARED_CONTEXT && !dom->max_ep_stx_ctx) ||
 	    (user->rx_ctx_cnt > dom->max_ep_rx_ctx &&
 	     !(user->rx_ctx_cnt == FI_SHARED_CONTEXT &&
 	       prov->type == FI_EP_MSG)))

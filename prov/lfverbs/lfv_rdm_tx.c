@@ -408,6 +408,8 @@ static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
 	int ret;
 
 	memset(src, 0, sizeof(*src));
+	if (!len)
+		return 0;	/* nothing to read: the receiver answers at once */
 	if (s->count == 1 && s->desc && s->desc[0]) {
 		src->addr = (uintptr_t)base;
 		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
@@ -520,11 +522,27 @@ static size_t lfv_rdm_small_limit(const struct lfv_rdm_ep *ep)
 {
 	size_t lim = ep->eager;
 
+	/* Every send is a rendezvous then (lfv_rdm_by_rndv). */
+	if (ep->tx_op_flags & FI_DELIVERY_COMPLETE)
+		return 0;
 	if (ep->info->tx_attr->inject_size < lim)
 		lim = ep->info->tx_attr->inject_size;
 	if (ep->info->ep_attr->max_msg_size < lim)
 		lim = ep->info->ep_attr->max_msg_size;
 	return lim + 1;
+}
+
+/* FI_DELIVERY_COMPLETE: the completion may come only once the message is in
+ * the receiver's buffer. An eager message completes when it reaches the
+ * peer's provider buffer, so such sends go by rendezvous, whose FIN the
+ * receiver sends after its read landed (an inject, or FI_INJECT, leaves no
+ * buffer to read from: it stays eager). */
+static inline bool lfv_rdm_by_rndv(const struct lfv_rdm_ep *ep,
+				   const struct lfv_rdm_send *s, size_t len)
+{
+	return len > ep->eager ||
+	       ((s->flags & FI_DELIVERY_COMPLETE) && !s->inject &&
+		!(s->flags & FI_INJECT));
 }
 
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
@@ -534,12 +552,14 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 		      (!ep->tx_selective || (s->flags & FI_COMPLETION));
 	struct lfv_rdm_src src = { 0 };
 	struct lfv_rdm_req *r;
+	bool rndv;
 	int ret;
 
 	ret = lfv_rdm_check_send(ep, s, &len);
 	if (ret)
 		return ret;
-	if (len > ep->eager) {
+	rndv = lfv_rdm_by_rndv(ep, s, len);
+	if (rndv) {
 		/* Registration is a system call: not under ep->lock. */
 		ret = lfv_rdm_rndv_src(ep, s, len, &src);
 		if (ret)
@@ -550,7 +570,7 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 	r = lfv_rdm_take_tx(ep, s->dest, &ret);
 	if (!r)
 		goto unlock;
-	if (len > ep->eager)
+	if (rndv)
 		lfv_rdm_fill_rts(ep, r, s, len, &src, report);
 	else
 		lfv_rdm_fill(r, s, len, report);

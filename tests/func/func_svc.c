@@ -8,7 +8,8 @@
  * a second endpoint cannot take the same service; an address where nobody
  * listens fails its insert with -FI_ECONNREFUSED. And fabtests' blocking
  * shape: RDM peers with separate transmit and receive CQs that wait in
- * fi_cq_sread, from the first contact on.
+ * fi_cq_sread, from the first contact on; and fabtests' -U, sends with
+ * FI_DELIVERY_COMPLETE as the endpoint's default.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -347,6 +348,56 @@ static void test_rdm_sread_split_cqs(void **state)
 	peer_close(&srv);
 }
 
+/* Polls both peers for ms, counting a's completions. */
+static int poll_both(struct peer *a, struct peer *b, int ms)
+{
+	int64_t end = now_ms() + ms;
+	fi_addr_t src;
+	int got = 0;
+
+	while (now_ms() < end) {
+		if (try_comp(a, &src) == 1)
+			got++;
+		(void)try_comp(b, &src);
+	}
+	return got;
+}
+
+/* A small send with FI_DELIVERY_COMPLETE (the endpoint's default, as
+ * fabtests -U sets it) completes only once the message is in a receive
+ * buffer: not while the peer has no receive posted. Zero bytes too. */
+static void test_rdm_delivery_complete(void **state)
+{
+	size_t lens[] = { 64, 0 };
+	struct fi_info *info;
+	struct peer srv, cli;
+	fi_addr_t fa;
+	size_t i;
+
+	(void)state;
+	info = svc_info(FI_EP_RDM, false);
+	assert_non_null(info);
+	info->tx_attr->op_flags |= FI_DELIVERY_COMPLETE;
+	assert_int_equal(peer_open(&srv, svc_info(FI_EP_RDM, true)), 0);
+	assert_int_equal(peer_open(&cli, info), 0);
+	assert_int_equal(fi_av_insert(cli.av, cli.info->dest_addr, 1, &fa, 0,
+				      NULL), 1);
+	for (i = 0; i < 2; i++) {
+		snprintf(cli.buf[1], MSG_LEN, "delivered %zu", i);
+		assert_int_equal(fi_send(cli.ep, cli.buf[1], lens[i],
+					 fi_mr_desc(cli.mr), fa, NULL), 0);
+		/* The message reaches the peer (a handshake first), but no
+		 * receive takes it. */
+		assert_int_equal(poll_both(&cli, &srv, 500), 0);
+		post_recv(&srv);
+		wait_comps(&cli, NULL, &srv);
+		if (lens[i])
+			assert_string_equal(srv.buf[0], "delivered 0");
+	}
+	peer_close(&cli);
+	peer_close(&srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +406,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rdm_service_taken_and_freed, next_service),
 		cmocka_unit_test_setup(test_dgram_service_taken_and_freed, next_service),
 		cmocka_unit_test_setup(test_rdm_sread_split_cqs, next_service),
+		cmocka_unit_test_setup(test_rdm_delivery_complete, next_service),
 	};
 
 	/* A refused insert waits this long (ms) for a listener. */

@@ -548,7 +548,14 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->tx_attr->msg_order = FI_ORDER_WAR; /* reads may be passed */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->msg_order = 0;
-	hints->tx_attr->op_flags = FI_INJECT_COMPLETE;
+	/* The completion levels are honoured (RDM: delivery complete goes by
+	 * rendezvous); other operation flags are not defaults. */
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_INJECT_COMPLETE |
+				   FI_TRANSMIT_COMPLETE;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->tx_attr->op_flags, hints->tx_attr->op_flags);
+	fi_freeinfo(info);
+	hints->tx_attr->op_flags = FI_MULTICAST;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->op_flags = 0;
 	hints->ep_attr->max_msg_size = (size_t)(1U << 31) + 1;
@@ -560,6 +567,8 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->ep_attr->tx_ctx_cnt = 2; /* no scalable endpoints */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; /* fi_stx_context */
+	hints->ep_attr->type = FI_EP_RDM;	/* has none: max_ep_stx_ctx 0 */
+	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT; /* fi_srx_context */
 	hints->ep_attr->type = FI_EP_MSG;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
