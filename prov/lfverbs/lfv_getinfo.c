@@ -22,21 +22,39 @@
 #include "lfv_param.h"
 #include "lfv_prov.h"
 
+/* What each direction's attributes may hold (fi_endpoint(3)): the
+ * locality caps are the domain's and info's, never tx's or rx's. */
 #define LFV_TX_CAP_MASK                                                    \
-	(LFV_PRIMARY_CAPS | FI_SEND | FI_READ | FI_WRITE | FI_FENCE |       \
-	 FI_TRIGGER | FI_LOCAL_COMM | FI_REMOTE_COMM)
+	((LFV_PRIMARY_CAPS & ~(uint64_t)(FI_DIRECTED_RECV |                 \
+					 FI_VARIABLE_MSG)) |                \
+	 FI_SEND | FI_READ | FI_WRITE | FI_FENCE | FI_TRIGGER)
 #define LFV_RX_CAP_MASK                                                    \
-	(LFV_PRIMARY_CAPS | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |    \
-	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR |         \
-	 FI_LOCAL_COMM | FI_REMOTE_COMM)
+	((LFV_PRIMARY_CAPS & ~(uint64_t)(FI_MULTICAST | FI_NAMED_RX_CTX)) | \
+	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV |       \
+	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+/* Applications that copy info->caps into tx/rx hints bring the locality
+ * caps and the other direction's along; those say nothing about this
+ * direction, so the fit checks pass over them (as libfabric's util does). */
+#define LFV_TX_IGNORED_CAPS                                                \
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RECV | FI_REMOTE_READ |        \
+	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_VARIABLE_MSG |             \
+	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+#define LFV_RX_IGNORED_CAPS                                                \
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SEND | FI_READ | FI_WRITE |    \
+	 FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
 /* Operation flags an application may make default on an endpoint. */
 #define LFV_TX_OP_FLAGS FI_COMPLETION
 #define LFV_RX_OP_FLAGS FI_COMPLETION
 
 /* What RC orders (the verbs provider advertises the same): everything but
- * operations after an RDMA read (they may pass it; FI_FENCE waits). */
+ * operations after an RDMA read (they may pass it; FI_FENCE waits). The
+ * 1.17 RMA and atomic order bits name the same orders and are answered
+ * alike, since an application may ask in either form. */
 #define LFV_RC_ORDER (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |          \
-		      FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
+		      FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW |          \
+		      FI_ORDER_SAS | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |  \
+		      FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR |              \
+		      FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAW)
 /* Counters are software objects; a bound keeps the number honest. */
 #define LFV_MAX_CNTRS 65536
 
@@ -128,9 +146,11 @@ static void lfv_template_ep(struct fi_ep_attr *ep, const struct lfv_device *dev,
 					    LFV_RDM_MAX_MSG) :
 		dev->port_attr.max_msg_sz;
 	ep->msg_prefix_size = 0;
-	ep->max_order_raw_size = 0;
+	/* RC keeps reads and writes behind earlier writes whatever their
+	 * size; a write may pass a read (no WAR). */
+	ep->max_order_raw_size = type == FI_EP_MSG ? ep->max_msg_size : 0;
 	ep->max_order_war_size = 0;
-	ep->max_order_waw_size = 0;
+	ep->max_order_waw_size = type == FI_EP_MSG ? ep->max_msg_size : 0;
 	ep->mem_tag_format = type == FI_EP_RDM ? LFV_RDM_TAG_FORMAT : 0;
 	ep->tx_ctx_cnt = 1;
 	ep->rx_ctx_cnt = 1;
@@ -280,6 +300,18 @@ static bool lfv_user_mr_is_legacy(int mr_mode)
 	       mr_mode == FI_MR_SCALABLE;
 }
 
+/* mr_mode 0 from a 1.5+ application offers no mode bits at all. Such an
+ * application is not an RMA target here: peers would need FI_MR_VIRT_ADDR
+ * and the provider's keys. Its answer drops the remote-access caps, as
+ * libfabric's util providers do, and asking for them finds nothing. */
+static bool lfv_mr_unspec(const struct fi_info *hints, uint32_t version)
+{
+	return hints && hints->domain_attr && !lfv_is_legacy_mr(version) &&
+	       hints->domain_attr->mr_mode == FI_MR_UNSPEC;
+}
+
+#define LFV_RMA_TARGET_CAPS (FI_REMOTE_READ | FI_REMOTE_WRITE)
+
 static bool lfv_mr_mode_fits(int prov_mr_mode, int user_mr_mode,
 			     uint64_t user_mode, uint32_t version)
 {
@@ -376,7 +408,7 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 			const struct fi_tx_attr *user)
 {
-	if (user->caps & ~prov->caps)
+	if (user->caps & ~(prov->caps | LFV_TX_IGNORED_CAPS))
 		return lfv_mismatch(dev, "tx caps");
 	if (prov->mode & ~user->mode)
 		return lfv_mismatch(dev, "tx mode");
@@ -395,7 +427,7 @@ static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 static bool lfv_rx_fits(const char *dev, const struct fi_rx_attr *prov,
 			const struct fi_rx_attr *user)
 {
-	if (user->caps & ~prov->caps)
+	if (user->caps & ~(prov->caps | LFV_RX_IGNORED_CAPS))
 		return lfv_mismatch(dev, "rx caps");
 	if (prov->mode & ~user->mode)
 		return lfv_mismatch(dev, "rx mode");
@@ -432,6 +464,9 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 		return lfv_mismatch(dev, "caps");
 	if (prov->mode & ~hints->mode)
 		return lfv_mismatch(dev, "mode");
+	if (lfv_mr_unspec(hints, version) &&
+	    (hints->caps & LFV_RMA_TARGET_CAPS))
+		return lfv_mismatch(dev, "remote access without mr_mode bits");
 	if (!lfv_addr_format_fits(prov->addr_format, hints->addr_format))
 		return lfv_mismatch(dev, "address format");
 	if (hints->ep_attr &&
@@ -489,6 +524,8 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	struct fi_domain_attr *dom = info->domain_attr;
 
 	info->caps = lfv_narrow_caps(info->caps, hints ? hints->caps : 0);
+	if (lfv_mr_unspec(hints, version))
+		info->caps &= ~(uint64_t)LFV_RMA_TARGET_CAPS;
 	info->tx_attr->caps = info->caps & LFV_TX_CAP_MASK;
 	info->rx_attr->caps = info->caps & LFV_RX_CAP_MASK;
 
@@ -529,10 +566,12 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	if (udom->av_type != FI_AV_UNSPEC)
 		dom->av_type = udom->av_type;
 	if (!lfv_is_legacy_mr(version) && lfv_user_mr_is_legacy(udom->mr_mode)) {
-		/* Answer in the form the application asked in. */
+		/* Answer in the form the application asked in: FI_MR_BASIC
+		 * as asked, FI_MR_UNSPEC as 0 (an answer never holds a bit
+		 * the hints did not offer), local keys as FI_LOCAL_MR. */
 		if (dom->mr_mode & FI_MR_LOCAL)
 			info->mode |= FI_LOCAL_MR;
-		dom->mr_mode = FI_MR_BASIC;
+		dom->mr_mode = udom->mr_mode;
 	}
 	dom->caps = lfv_narrow_caps(dom->caps, udom->caps);
 }
