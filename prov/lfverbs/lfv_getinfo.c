@@ -523,6 +523,12 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	const struct fi_domain_attr *udom = hints ? hints->domain_attr : NULL;
 	struct fi_domain_attr *dom = info->domain_attr;
 
+	/* fi_getinfo(3): a passive endpoint in hints->handle is copied out,
+	 * so fi_endpoint takes over the address it was given (fabtests'
+	 * msg_sockets binds the passive endpoint and expects that port). */
+	if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP &&
+	    info->ep_attr->type == FI_EP_MSG)
+		info->handle = hints->handle;
 	info->caps = lfv_narrow_caps(info->caps, hints ? hints->caps : 0);
 	if (lfv_mr_unspec(hints, version))
 		info->caps &= ~(uint64_t)LFV_RMA_TARGET_CAPS;

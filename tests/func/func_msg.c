@@ -736,6 +736,60 @@ static void test_setname_source_port(void **state)
 			 -FI_EOPBADSTATE);
 }
 
+/* fabtests' msg_sockets: a passive endpoint given an address with
+ * fi_setname goes into hints->handle; fi_getinfo hands it back in
+ * info->handle, and the endpoint opened on that info keeps the address
+ * after the passive endpoint is closed, through fi_enable and fi_connect. */
+static void test_pep_handle_in_hints(void **state)
+{
+	struct fx *f = *state;
+	struct fi_info *hints = func_hints(FI_EP_MSG), *pinfo, *info = NULL;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct sockaddr_in src, name;
+	char port[16];
+	size_t len;
+
+	fx_open(f, NULL);
+	free_port(f, &src);
+	/* Opened without an address, named afterwards. */
+	pinfo = fi_dupinfo(f->info);
+	assert_non_null(pinfo);
+	free(pinfo->src_addr);
+	pinfo->src_addr = NULL;
+	pinfo->src_addrlen = 0;
+	assert_int_equal(fi_passive_ep(f->fabric, pinfo, &f->extra_pep, NULL),
+			 0);
+	fi_freeinfo(pinfo);
+	assert_int_equal(fi_setname(&f->extra_pep->fid, &src, sizeof(src)),
+			 0);
+	hints->handle = &f->extra_pep->fid;
+	snprintf(port, sizeof(port), "%u", ntohs(f->srv_addr.sin_port));
+	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), port, 0, hints,
+				    &info), 0);
+	hints->handle = NULL;
+	fi_freeinfo(hints);
+	assert_ptr_equal(info->handle, &f->extra_pep->fid);
+	assert_int_equal(fi_endpoint(f->domain, info, &f->extra_ep, NULL), 0);
+	len = sizeof(name);
+	assert_int_equal(fi_getname(&f->extra_ep->fid, &name, &len), 0);
+	assert_same_addr(&name, &src);
+	close_fid(&f->extra_pep);
+	open_eq(f, &f->extra_eq[0]);
+	assert_int_equal(fi_cq_open(f->domain, &cq_attr, &f->extra_cq, NULL),
+			 0);
+	assert_int_equal(fi_ep_bind(f->extra_ep, &f->extra_eq[0]->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(f->extra_ep, &f->extra_cq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_enable(f->extra_ep), 0);
+	len = sizeof(name);
+	assert_int_equal(fi_getname(&f->extra_ep->fid, &name, &len), 0);
+	assert_same_addr(&name, &src);
+	assert_int_equal(fi_connect(f->extra_ep, info->dest_addr, NULL, 0), 0);
+	fi_freeinfo(info);
+	fx_get_connreq(f);
+	assert_same_addr(f->connreq->dest_addr, &src);
+}
+
 /*
  * A second connection to the same listener, noticed with fi_trywait and
  * poll() on the listener's EQ; the new pair shares the first pair's CQs,
@@ -2642,6 +2696,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_connect_cm_data_and_names),
 		T(test_setname_source_port),
+		T(test_pep_handle_in_hints),
 		C(test_two_connections),
 		C(test_send_recv_sizes),
 		T(test_shared_cq_both_ways),

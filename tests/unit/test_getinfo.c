@@ -703,6 +703,30 @@ static void test_ud_hint_addresses(void **state)
 	fi_freeinfo(hints);
 }
 
+/* fi_getinfo(3): a passive endpoint in hints->handle comes back in the
+ * MSG answers' handle (fi_endpoint then takes over its address). */
+static void test_hint_pep_handle(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL, *fi;
+	struct fid pep = { .fclass = FI_CLASS_PEP };
+	size_t msg = 0;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->handle = &pep;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	for (fi = info; fi; fi = fi->next) {
+		if (fi->ep_attr->type != FI_EP_MSG)
+			continue;
+		assert_ptr_equal(fi->handle, &pep);
+		msg++;
+	}
+	assert_int_equal(msg, 1);
+	fi_freeinfo(info);
+	hints->handle = NULL;
+	fi_freeinfo(hints);
+}
+
 /* fabtests' hints: every mode bit, its default mr_mode (fi_getinfo_test). */
 static struct fi_info *fabtests_hints(void)
 {
@@ -899,6 +923,7 @@ int main(void)
 		T(test_node_destination),
 		T(test_hint_addresses),
 		T(test_ud_hint_addresses),
+		T(test_hint_pep_handle),
 		T(test_dir_caps),
 		T(test_rma_ordering_sizes),
 		T(test_mr_mode_subset),
