@@ -529,6 +529,16 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP &&
 	    info->ep_attr->type == FI_EP_MSG)
 		info->handle = hints->handle;
+	/* Remote CQ data of an RC RDMA write arrives as immediate data,
+	 * which consumes a posted receive: FI_RX_CQ_DATA (fi_getinfo(3)).
+	 * Answered when offered, so the application knows to post one;
+	 * without it, MSG writes with CQ data are refused (lfv_rma.c). */
+	if (info->ep_attr->type == FI_EP_MSG &&
+	    (!hints || (hints->mode & FI_RX_CQ_DATA) ||
+	     (urx && (urx->mode & FI_RX_CQ_DATA)))) {
+		info->mode |= FI_RX_CQ_DATA;
+		info->rx_attr->mode |= FI_RX_CQ_DATA;
+	}
 	info->caps = lfv_narrow_caps(info->caps, hints ? hints->caps : 0);
 	if (lfv_mr_unspec(hints, version))
 		info->caps &= ~(uint64_t)LFV_RMA_TARGET_CAPS;

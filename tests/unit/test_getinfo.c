@@ -169,7 +169,8 @@ static void test_defaults_from_device(void **state)
 	assert_int_equal(msg->domain_attr->threading, FI_THREAD_SAFE);
 	/* Everything but FI_MULTI_RECV, which only asking gets. */
 	assert_int_equal(msg->caps, LFV_MSG_CAPS & ~(uint64_t)FI_MULTI_RECV);
-	assert_int_equal(msg->mode, 0);
+	/* No hints: an RC write's CQ data takes a posted receive. */
+	assert_int_equal(msg->mode, FI_RX_CQ_DATA);
 
 	assert_int_equal(dgram->ep_attr->type, FI_EP_DGRAM);
 	/* Shared receive contexts are SRQs of RC endpoints only. */
@@ -727,6 +728,50 @@ static void test_hint_pep_handle(void **state)
 	fi_freeinfo(hints);
 }
 
+/* FI_RX_CQ_DATA: an RC write's remote CQ data consumes a posted receive,
+ * so MSG answers carry the mode bit when the hints offer it (in mode or
+ * rx_attr->mode) or there are no hints; never otherwise, never for
+ * DGRAM and RDM (RDM's data travels in a provider message). */
+static void test_rx_cq_data_mode(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL, *fi;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	for (fi = info; fi; fi = fi->next) {
+		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
+				 !!(fi->mode & FI_RX_CQ_DATA));
+		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
+				 !!(fi->rx_attr->mode & FI_RX_CQ_DATA));
+	}
+	fi_freeinfo(info);
+
+	hints->mode = FI_CONTEXT | FI_RX_CQ_DATA;	/* fabtests' writedata */
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	for (fi = info; fi; fi = fi->next)
+		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
+				 !!(fi->mode & FI_RX_CQ_DATA));
+	fi_freeinfo(info);
+
+	hints->mode = 0;
+	hints->rx_attr->mode = FI_RX_CQ_DATA;
+	hints->ep_attr->type = FI_EP_MSG;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_true(info->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(info);
+
+	hints->rx_attr->mode = 0;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_false(info->mode & FI_RX_CQ_DATA);
+	assert_false(info->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 /* fabtests' hints: every mode bit, its default mr_mode (fi_getinfo_test). */
 static struct fi_info *fabtests_hints(void)
 {
@@ -924,6 +969,7 @@ int main(void)
 		T(test_hint_addresses),
 		T(test_ud_hint_addresses),
 		T(test_hint_pep_handle),
+		T(test_rx_cq_data_mode),
 		T(test_dir_caps),
 		T(test_rma_ordering_sizes),
 		T(test_mr_mode_subset),
