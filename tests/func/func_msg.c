@@ -2417,8 +2417,8 @@ static void test_bad_input_data_path(void **state)
 	}
 	assert_int_equal(fi_send(f->cli.ep, NULL, 16, f->cli.desc, 0, NULL),
 			 -FI_EINVAL);
-	assert_int_equal(fi_recv(f->srv.ep, NULL, 16, f->srv.desc, 0, NULL),
-			 -FI_EINVAL);
+	/* A receive at a NULL base takes no bytes but is valid
+	 * (func_srx's test_receive_without_buffer). */
 	/* FI_MR_LOCAL: a registered buffer needs its descriptor. */
 	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 16, NULL, 0, NULL),
 			 -FI_EINVAL);
