@@ -331,7 +331,8 @@ static void open_cq(struct fx *f, struct fid_cq **cq)
 				   .wait_obj = f->o.cq_wait,
 				   .size = f->o.cq_size };
 
-	assert_int_equal(fi_cq_open(f->domain, &attr, cq, NULL), 0);
+	/* Its context is where the fixture keeps it (what fi_poll says). */
+	assert_int_equal(fi_cq_open(f->domain, &attr, cq, cq), 0);
 }
 
 static void open_cntr(struct fx *f, struct fid_cntr **cntr)
@@ -339,7 +340,7 @@ static void open_cntr(struct fx *f, struct fid_cntr **cntr)
 	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
 				     .wait_obj = FI_WAIT_UNSPEC };
 
-	assert_int_equal(fi_cntr_open(f->domain, &attr, cntr, NULL), 0);
+	assert_int_equal(fi_cntr_open(f->domain, &attr, cntr, cntr), 0);
 }
 
 static void open_eq(struct fx *f, struct fid_eq **eq)
@@ -1841,6 +1842,82 @@ static void *delayed_send(void *arg)
 	return NULL;
 }
 
+/* Polls ps until it has reported each of the n contexts in want at least
+ * once; fails after TIMEOUT_MS. */
+static void poll_until(struct fid_poll *ps, void *const *want, int n)
+{
+	bool seen[8] = { false };
+	int64_t end = now_ms() + TIMEOUT_MS;
+	void *ctx[8];
+	int got, i, j, left = n;
+
+	while (left) {
+		got = fi_poll(ps, ctx, 8);
+		assert_true(got >= 0 && got <= 8);
+		for (i = 0; i < got; i++) {
+			for (j = 0; j < n && ctx[i] != want[j]; j++)
+				;
+			assert_true(j < n);	/* only members with events */
+			if (!seen[j])
+				left--;
+			seen[j] = true;
+		}
+		if (left && now_ms() > end)
+			fail_msg("fi_poll: %d of %d members never reported",
+				 left, n);
+	}
+}
+
+/* fi_poll(3) over both sides' CQs and counters (fabtests' poll -t queue
+ * and -t counter): a send and its receive make the four report, the
+ * counters once per change and the CQs until they are read. */
+static void test_poll_set(void **state)
+{
+	struct fx *f = *state;
+	struct opts o = { .cli_tx_cntr = true, .srv_rx_cntr = true };
+	struct fi_cq_data_entry e;
+	struct fid_poll *ps;
+	void *members[4], *ctx[8];
+	int i;
+
+	fx_open(f, &o);
+	fx_connect(f);
+	members[0] = &f->cli.txcq;
+	members[1] = &f->srv.rxcq;
+	members[2] = &f->cli.txcntr;
+	members[3] = &f->srv.rxcntr;
+	assert_int_equal(fi_poll_open(f->domain, NULL, &ps), 0);
+	assert_int_equal(fi_poll_add(ps, &f->cli.txcq->fid, 0), 0);
+	assert_int_equal(fi_poll_add(ps, &f->srv.rxcq->fid, 0), 0);
+	assert_int_equal(fi_poll_add(ps, &f->cli.txcntr->fid, 0), 0);
+	assert_int_equal(fi_poll_add(ps, &f->srv.rxcntr->fid, 0), 0);
+	assert_int_equal(fi_poll(ps, ctx, 8), 0);
+
+	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
+				 RCTX(0)), 0);
+	fill(f->cli.sbuf, 64, 1);
+	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
+				 SCTX(0)), 0);
+	poll_until(ps, members, 4);
+	/* The counters changed once; the CQs hold their completion. */
+	assert_int_equal(fi_poll(ps, ctx, 8), 2);
+	for (i = 0; i < 2; i++)
+		assert_true(ctx[i] == members[0] || ctx[i] == members[1]);
+	cq_expect(f->cli.txcq, &e, SCTX(0), FI_SEND | FI_MSG, "send");
+	cq_expect(f->srv.rxcq, &e, RCTX(0), FI_RECV | FI_MSG, "receive");
+	check_fill(f->srv.rbuf, 64, 1);
+	assert_int_equal(fi_poll(ps, ctx, 8), 0);
+
+	/* Members stay open while in the set, the set while it has any. */
+	assert_int_equal(fi_close(&f->srv.rxcq->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&ps->fid), -FI_EBUSY);
+	assert_int_equal(fi_poll_del(ps, &f->cli.txcq->fid, 0), 0);
+	assert_int_equal(fi_poll_del(ps, &f->srv.rxcq->fid, 0), 0);
+	assert_int_equal(fi_poll_del(ps, &f->cli.txcntr->fid, 0), 0);
+	assert_int_equal(fi_poll_del(ps, &f->srv.rxcntr->fid, 0), 0);
+	assert_int_equal(fi_close(&ps->fid), 0);
+}
+
 static void test_cq_wait_fd(void **state)
 {
 	struct fx *f = *state;
@@ -2714,6 +2791,7 @@ int main(void)
 		T(test_cq_overflow),
 		T(test_threaded_senders),
 		T(test_counters),
+		T(test_poll_set),
 		T(test_cq_wait_fd),
 		C(test_cq_wait_none_polling),
 		T(test_cq_format_context),
