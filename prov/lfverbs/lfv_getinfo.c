@@ -42,9 +42,16 @@
 #define LFV_RX_IGNORED_CAPS                                                \
 	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SEND | FI_READ | FI_WRITE |    \
 	 FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
-/* Operation flags an application may make default on an endpoint. */
+/* Operation flags an application may make default on an endpoint (the
+ * templates' op_flags; answers carry the hinted ones). On RC every send
+ * and write completes once the peer acknowledged it, which is each of
+ * the completion levels below; a buffered MSG endpoint takes FI_MULTI_RECV
+ * receives (asked for with the FI_MULTI_RECV cap). */
 #define LFV_TX_OP_FLAGS FI_COMPLETION
 #define LFV_RX_OP_FLAGS FI_COMPLETION
+#define LFV_MSG_TX_OP_FLAGS (LFV_TX_OP_FLAGS | FI_INJECT_COMPLETE |         \
+			     FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define LFV_MSG_RX_OP_FLAGS (LFV_RX_OP_FLAGS | FI_MULTI_RECV)
 
 /* What RC orders (the verbs provider advertises the same): everything but
  * operations after an RDMA read (they may pass it; FI_FENCE waits). The
@@ -96,7 +103,7 @@ static void lfv_template_tx(struct fi_tx_attr *tx, const struct lfv_device *dev,
 {
 	tx->caps = caps & LFV_TX_CAP_MASK;
 	tx->mode = 0;
-	tx->op_flags = 0;
+	tx->op_flags = type == FI_EP_MSG ? LFV_MSG_TX_OP_FLAGS : LFV_TX_OP_FLAGS;
 	tx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
 			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
 	tx->comp_order = FI_ORDER_NONE;
@@ -113,7 +120,7 @@ static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
 {
 	rx->caps = caps & LFV_RX_CAP_MASK;
 	rx->mode = 0;
-	rx->op_flags = 0;
+	rx->op_flags = type == FI_EP_MSG ? LFV_MSG_RX_OP_FLAGS : LFV_RX_OP_FLAGS;
 	rx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
 			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
 	rx->comp_order = FI_ORDER_NONE;
@@ -412,7 +419,7 @@ static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 		return lfv_mismatch(dev, "tx caps");
 	if (prov->mode & ~user->mode)
 		return lfv_mismatch(dev, "tx mode");
-	if (user->op_flags & ~(uint64_t)LFV_TX_OP_FLAGS)
+	if (user->op_flags & ~prov->op_flags)
 		return lfv_mismatch(dev, "tx op_flags");
 	if ((user->msg_order & ~prov->msg_order) ||
 	    (user->comp_order & ~prov->comp_order))
@@ -431,7 +438,7 @@ static bool lfv_rx_fits(const char *dev, const struct fi_rx_attr *prov,
 		return lfv_mismatch(dev, "rx caps");
 	if (prov->mode & ~user->mode)
 		return lfv_mismatch(dev, "rx mode");
-	if (user->op_flags & ~(uint64_t)LFV_RX_OP_FLAGS)
+	if (user->op_flags & ~prov->op_flags)
 		return lfv_mismatch(dev, "rx op_flags");
 	if ((user->msg_order & ~prov->msg_order) ||
 	    (user->comp_order & ~prov->comp_order))
@@ -483,6 +490,10 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 		return false;
 	if (hints->rx_attr && !lfv_rx_fits(dev, prov->rx_attr, hints->rx_attr))
 		return false;
+	/* Multi-receive buffers need the endpoint that buffers receives. */
+	if (hints->rx_attr && (hints->rx_attr->op_flags & FI_MULTI_RECV) &&
+	    !(hints->caps & FI_MULTI_RECV))
+		return lfv_mismatch(dev, "FI_MULTI_RECV op flag without the cap");
 	return true;
 }
 

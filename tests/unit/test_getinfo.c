@@ -565,9 +565,35 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->tx_attr->msg_order = FI_ORDER_WAR; /* reads may be passed */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->msg_order = 0;
+	/* Default completion levels: RC completes at the peer's ack, which
+	 * is each of them, on MSG; DGRAM and RDM take FI_COMPLETION only. */
 	hints->tx_attr->op_flags = FI_INJECT_COMPLETE;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	assert_int_equal(info->tx_attr->op_flags, FI_INJECT_COMPLETE);
+	fi_freeinfo(info);
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	fi_freeinfo(info);
+	hints->tx_attr->op_flags = FI_INJECT; /* reads could not honour it */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->op_flags = 0;
+	/* fabtests' multi_recv: FI_MULTI_RECV receives by default, with the
+	 * cap that makes the endpoint buffer them. */
+	hints->rx_attr->op_flags = FI_MULTI_RECV;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->caps = FI_MSG | FI_MULTI_RECV;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	assert_int_equal(info->rx_attr->op_flags, FI_MULTI_RECV);
+	fi_freeinfo(info);
+	hints->caps = 0;
+	hints->rx_attr->op_flags = 0;
 	hints->ep_attr->max_msg_size = (size_t)(1U << 31) + 1;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->ep_attr->max_msg_size = 0;
