@@ -198,5 +198,11 @@ bool lfv_cq_ring_empty(const struct lfv_cq *cq);
 
 /* fi_trywait for one CQ: 0 when armed and empty, -FI_EAGAIN otherwise. */
 int lfv_cq_trywait(struct lfv_cq *cq);
+/* fi_poll for one CQ: runs its progress hook, then true if a read would
+ * find a completion or an error. Completions still in a hardware CQ are
+ * not seen: the poll set runs the domain's progress first, which moves
+ * them into the ring. Not concurrent with reads of a CQ whose reads are
+ * serialised (the spare is the reader's). */
+bool lfv_cq_has_events(struct lfv_cq *cq);
 
 #endif /* LFV_CQ_H */

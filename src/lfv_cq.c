@@ -672,6 +672,18 @@ int lfv_cq_trywait(struct lfv_cq *cq)
 	return lfv_cq_arm(cq, 1, false) ? 0 : -FI_EAGAIN;
 }
 
+bool lfv_cq_has_events(struct lfv_cq *cq)
+{
+	if (cq->owner)
+		return false;	/* its completions are in the owner's CQ */
+	lfv_progress_run(&cq->progress);
+	/* Relaxed: a hint, as for fi_cq_read; a false positive is allowed
+	 * (fi_poll(3)), and a completion written after this is seen by the
+	 * next call. */
+	return lfv_load_relaxed64(&cq->err_count) ||
+	       cq->spare_pos < cq->spare_len || !lfv_cq_ring_empty(cq);
+}
+
 /* ---- the peer role: forwarding to an owner CQ -------------------------------- */
 
 static ssize_t lfv_cq_peer_read(struct fid_cq *cq_fid, void *buf, size_t count)

@@ -8,6 +8,7 @@
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_poll.h"
 #include "lfv_prov.h"
 #include "lfv_stubs.h"
 
@@ -71,6 +72,20 @@ static int lfv_domain_cntr_open(struct fid_domain *domain_fid,
 	return lfv_cntr_open(attr, context, &domain->ref, cntr);
 }
 
+static int lfv_domain_poll_open(struct fid_domain *domain_fid,
+				struct fi_poll_attr *attr,
+				struct fid_poll **pollset)
+{
+	struct lfv_domain *domain =
+		lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+
+	/* fi_poll moves what the domain's verbs CQs hold into their rings,
+	 * so a CQ read only through its hardware is seen too. */
+	return lfv_poll_open(attr, (struct lfv_progress_hook){
+				     .fn = lfv_domain_progress, .arg = domain },
+			     &domain->ref, pollset);
+}
+
 static struct fi_ops lfv_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_domain_close,
@@ -88,7 +103,7 @@ static struct fi_ops_domain lfv_domain_ops = {
 	.endpoint = lfv_endpoint,
 	.scalable_ep = lfv_scalable_ep,
 	.cntr_open = lfv_domain_cntr_open,
-	.poll_open = lfv_no_poll_open,
+	.poll_open = lfv_domain_poll_open,
 	.stx_ctx = lfv_stx_context,
 	.srx_ctx = lfv_srx_context,
 	.query_atomic = lfv_query_atomic,

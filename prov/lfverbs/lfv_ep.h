@@ -432,6 +432,12 @@ static inline ssize_t lfv_post_ret(int err)
  * empty segments: the number of SGEs, or -FI_EINVAL; total bytes in len. */
 int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov, void **desc,
 		 size_t count, bool inject, size_t *len);
+/* The same for a receive, where a segment with no base address has no
+ * memory for bytes to land in: it is left out like an empty one (and so
+ * needs no descriptor). A zero-byte message still completes into such a
+ * receive; a longer one completes in error. */
+int lfv_fill_recv_sge(struct ibv_sge *sge, const struct iovec *iov,
+		      void **desc, size_t count, size_t *len);
 /* Takes a send-queue op and posts wr, whose opcode, sge and remote fields
  * are set; -FI_EAGAIN when the queue is full. */
 ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,

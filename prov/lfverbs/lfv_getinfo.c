@@ -23,24 +23,47 @@
 #include "lfv_svc.h"
 #include "lfv_prov.h"
 
+/* What each direction's attributes may hold (fi_endpoint(3)): the
+ * locality caps are the domain's and info's, never tx's or rx's. */
 #define LFV_TX_CAP_MASK                                                    \
-	(LFV_PRIMARY_CAPS | FI_SEND | FI_READ | FI_WRITE | FI_FENCE |       \
-	 FI_TRIGGER | FI_LOCAL_COMM | FI_REMOTE_COMM)
+	((LFV_PRIMARY_CAPS & ~(uint64_t)(FI_DIRECTED_RECV |                 \
+					 FI_VARIABLE_MSG)) |                \
+	 FI_SEND | FI_READ | FI_WRITE | FI_FENCE | FI_TRIGGER)
 #define LFV_RX_CAP_MASK                                                    \
-	(LFV_PRIMARY_CAPS | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |    \
-	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR |         \
-	 FI_LOCAL_COMM | FI_REMOTE_COMM)
-/* Operation flags an application may make default on an endpoint. */
-/* The completion levels: every send and RMA call takes them (on RDM,
- * FI_DELIVERY_COMPLETE makes a message go by rendezvous, lfv_rdm_tx.c). */
-#define LFV_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT_COMPLETE |              \
-			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+	((LFV_PRIMARY_CAPS & ~(uint64_t)(FI_MULTICAST | FI_NAMED_RX_CTX)) | \
+	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV |       \
+	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+/* Applications that copy info->caps into tx/rx hints bring the locality
+ * caps and the other direction's along; those say nothing about this
+ * direction, so the fit checks pass over them (as libfabric's util does). */
+#define LFV_TX_IGNORED_CAPS                                                \
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RECV | FI_REMOTE_READ |        \
+	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_VARIABLE_MSG |             \
+	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+#define LFV_RX_IGNORED_CAPS                                                \
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SEND | FI_READ | FI_WRITE |    \
+	 FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
+/* Operation flags an application may make default on an endpoint (the
+ * templates' op_flags; answers carry the hinted ones). On RC every send
+ * and write completes once the peer acknowledged it, which is each of
+ * the completion levels below (an RDM message with FI_DELIVERY_COMPLETE
+ * goes by rendezvous, lfv_rdm_tx.c); a buffered MSG endpoint and the RDM
+ * SRX take FI_MULTI_RECV receives (asked for with the FI_MULTI_RECV cap). */
+#define LFV_TX_OP_FLAGS FI_COMPLETION
 #define LFV_RX_OP_FLAGS FI_COMPLETION
+#define LFV_RC_TX_OP_FLAGS (LFV_TX_OP_FLAGS | FI_INJECT_COMPLETE |          \
+			    FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define LFV_RC_RX_OP_FLAGS (LFV_RX_OP_FLAGS | FI_MULTI_RECV)
 
 /* What RC orders (the verbs provider advertises the same): everything but
- * operations after an RDMA read (they may pass it; FI_FENCE waits). */
+ * operations after an RDMA read (they may pass it; FI_FENCE waits). The
+ * 1.17 RMA and atomic order bits name the same orders and are answered
+ * alike, since an application may ask in either form. */
 #define LFV_RC_ORDER (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |          \
-		      FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
+		      FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW |          \
+		      FI_ORDER_SAS | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |  \
+		      FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR |              \
+		      FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAW)
 /* Counters are software objects; a bound keeps the number honest. */
 #define LFV_MAX_CNTRS 65536
 
@@ -82,7 +105,7 @@ static void lfv_template_tx(struct fi_tx_attr *tx, const struct lfv_device *dev,
 {
 	tx->caps = caps & LFV_TX_CAP_MASK;
 	tx->mode = 0;
-	tx->op_flags = 0;
+	tx->op_flags = type == FI_EP_DGRAM ? LFV_TX_OP_FLAGS : LFV_RC_TX_OP_FLAGS;
 	tx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
 			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
 	tx->comp_order = FI_ORDER_NONE;
@@ -99,7 +122,7 @@ static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
 {
 	rx->caps = caps & LFV_RX_CAP_MASK;
 	rx->mode = 0;
-	rx->op_flags = 0;
+	rx->op_flags = type == FI_EP_DGRAM ? LFV_RX_OP_FLAGS : LFV_RC_RX_OP_FLAGS;
 	rx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
 			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
 	rx->comp_order = FI_ORDER_NONE;
@@ -132,9 +155,11 @@ static void lfv_template_ep(struct fi_ep_attr *ep, const struct lfv_device *dev,
 					    LFV_RDM_MAX_MSG) :
 		dev->port_attr.max_msg_sz;
 	ep->msg_prefix_size = 0;
-	ep->max_order_raw_size = 0;
+	/* RC keeps reads and writes behind earlier writes whatever their
+	 * size; a write may pass a read (no WAR). */
+	ep->max_order_raw_size = type == FI_EP_MSG ? ep->max_msg_size : 0;
 	ep->max_order_war_size = 0;
-	ep->max_order_waw_size = 0;
+	ep->max_order_waw_size = type == FI_EP_MSG ? ep->max_msg_size : 0;
 	ep->mem_tag_format = type == FI_EP_RDM ? LFV_RDM_TAG_FORMAT : 0;
 	ep->tx_ctx_cnt = 1;
 	ep->rx_ctx_cnt = 1;
@@ -284,6 +309,18 @@ static bool lfv_user_mr_is_legacy(int mr_mode)
 	       mr_mode == FI_MR_SCALABLE;
 }
 
+/* mr_mode 0 from a 1.5+ application offers no mode bits at all. Such an
+ * application is not an RMA target here: peers would need FI_MR_VIRT_ADDR
+ * and the provider's keys. Its answer drops the remote-access caps, as
+ * libfabric's util providers do, and asking for them finds nothing. */
+static bool lfv_mr_unspec(const struct fi_info *hints, uint32_t version)
+{
+	return hints && hints->domain_attr && !lfv_is_legacy_mr(version) &&
+	       hints->domain_attr->mr_mode == FI_MR_UNSPEC;
+}
+
+#define LFV_RMA_TARGET_CAPS (FI_REMOTE_READ | FI_REMOTE_WRITE)
+
 static bool lfv_mr_mode_fits(int prov_mr_mode, int user_mr_mode,
 			     uint64_t user_mode, uint32_t version)
 {
@@ -381,11 +418,11 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 			const struct fi_tx_attr *user)
 {
-	if (user->caps & ~prov->caps)
+	if (user->caps & ~(prov->caps | LFV_TX_IGNORED_CAPS))
 		return lfv_mismatch(dev, "tx caps");
 	if (prov->mode & ~user->mode)
 		return lfv_mismatch(dev, "tx mode");
-	if (user->op_flags & ~(uint64_t)LFV_TX_OP_FLAGS)
+	if (user->op_flags & ~prov->op_flags)
 		return lfv_mismatch(dev, "tx op_flags");
 	if ((user->msg_order & ~prov->msg_order) ||
 	    (user->comp_order & ~prov->comp_order))
@@ -400,11 +437,11 @@ static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 static bool lfv_rx_fits(const char *dev, const struct fi_rx_attr *prov,
 			const struct fi_rx_attr *user)
 {
-	if (user->caps & ~prov->caps)
+	if (user->caps & ~(prov->caps | LFV_RX_IGNORED_CAPS))
 		return lfv_mismatch(dev, "rx caps");
 	if (prov->mode & ~user->mode)
 		return lfv_mismatch(dev, "rx mode");
-	if (user->op_flags & ~(uint64_t)LFV_RX_OP_FLAGS)
+	if (user->op_flags & ~prov->op_flags)
 		return lfv_mismatch(dev, "rx op_flags");
 	if ((user->msg_order & ~prov->msg_order) ||
 	    (user->comp_order & ~prov->comp_order))
@@ -437,6 +474,9 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 		return lfv_mismatch(dev, "caps");
 	if (prov->mode & ~hints->mode)
 		return lfv_mismatch(dev, "mode");
+	if (lfv_mr_unspec(hints, version) &&
+	    (hints->caps & LFV_RMA_TARGET_CAPS))
+		return lfv_mismatch(dev, "remote access without mr_mode bits");
 	if (!lfv_addr_format_fits(prov->addr_format, hints->addr_format))
 		return lfv_mismatch(dev, "address format");
 	if (hints->ep_attr &&
@@ -453,6 +493,10 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 		return false;
 	if (hints->rx_attr && !lfv_rx_fits(dev, prov->rx_attr, hints->rx_attr))
 		return false;
+	/* Multi-receive buffers need the endpoint that buffers receives. */
+	if (hints->rx_attr && (hints->rx_attr->op_flags & FI_MULTI_RECV) &&
+	    !(hints->caps & FI_MULTI_RECV))
+		return lfv_mismatch(dev, "FI_MULTI_RECV op flag without the cap");
 	return true;
 }
 
@@ -493,7 +537,25 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	const struct fi_domain_attr *udom = hints ? hints->domain_attr : NULL;
 	struct fi_domain_attr *dom = info->domain_attr;
 
+	/* fi_getinfo(3): a passive endpoint in hints->handle is copied out,
+	 * so fi_endpoint takes over the address it was given (fabtests'
+	 * msg_sockets binds the passive endpoint and expects that port). */
+	if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP &&
+	    info->ep_attr->type == FI_EP_MSG)
+		info->handle = hints->handle;
+	/* Remote CQ data of an RC RDMA write arrives as immediate data,
+	 * which consumes a posted receive: FI_RX_CQ_DATA (fi_getinfo(3)).
+	 * Answered when offered, so the application knows to post one;
+	 * without it, MSG writes with CQ data are refused (lfv_rma.c). */
+	if (info->ep_attr->type == FI_EP_MSG &&
+	    (!hints || (hints->mode & FI_RX_CQ_DATA) ||
+	     (urx && (urx->mode & FI_RX_CQ_DATA)))) {
+		info->mode |= FI_RX_CQ_DATA;
+		info->rx_attr->mode |= FI_RX_CQ_DATA;
+	}
 	info->caps = lfv_narrow_caps(info->caps, hints ? hints->caps : 0);
+	if (lfv_mr_unspec(hints, version))
+		info->caps &= ~(uint64_t)LFV_RMA_TARGET_CAPS;
 	info->tx_attr->caps = info->caps & LFV_TX_CAP_MASK;
 	info->rx_attr->caps = info->caps & LFV_RX_CAP_MASK;
 
@@ -534,10 +596,12 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	if (udom->av_type != FI_AV_UNSPEC)
 		dom->av_type = udom->av_type;
 	if (!lfv_is_legacy_mr(version) && lfv_user_mr_is_legacy(udom->mr_mode)) {
-		/* Answer in the form the application asked in. */
+		/* Answer in the form the application asked in: FI_MR_BASIC
+		 * as asked, FI_MR_UNSPEC as 0 (an answer never holds a bit
+		 * the hints did not offer), local keys as FI_LOCAL_MR. */
 		if (dom->mr_mode & FI_MR_LOCAL)
 			info->mode |= FI_LOCAL_MR;
-		dom->mr_mode = FI_MR_BASIC;
+		dom->mr_mode = udom->mr_mode;
 	}
 	dom->caps = lfv_narrow_caps(dom->caps, udom->caps);
 }

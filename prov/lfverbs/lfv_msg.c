@@ -23,17 +23,20 @@ static uint32_t lfv_lkey(void *desc)
 	return desc ? ((struct lfv_mr *)desc)->ibv_mr->lkey : 0;
 }
 
-/* Fills sge from an iov; 0 or -FI_EINVAL. */
-int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
-		 void **desc, size_t count, bool inject, size_t *len)
+static inline int lfv_fill_sge_dir(struct ibv_sge *sge,
+				   const struct iovec *iov, void **desc,
+				   size_t count, bool inject, bool recv,
+				   size_t *len)
 {
 	size_t i, total = 0;
 	int n = 0;
 
 	for (i = 0; i < count; i++) {
 		/* An empty segment moves nothing: it needs no memory and no
-		 * registration, and devices may refuse its key. */
-		if (!iov[i].iov_len)
+		 * registration, and devices may refuse its key. Nor can a
+		 * receive put anything at a NULL base (fabtests' shared_ctx
+		 * posts such receives for its zero-byte messages). */
+		if (!iov[i].iov_len || (recv && !iov[i].iov_base))
 			continue;
 		if (!iov[i].iov_base)
 			return -FI_EINVAL;
@@ -49,6 +52,19 @@ int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
 	}
 	*len = total;
 	return n;
+}
+
+/* Fills sge from an iov; 0 or -FI_EINVAL. */
+int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
+		 void **desc, size_t count, bool inject, size_t *len)
+{
+	return lfv_fill_sge_dir(sge, iov, desc, count, inject, false, len);
+}
+
+int lfv_fill_recv_sge(struct ibv_sge *sge, const struct iovec *iov,
+		      void **desc, size_t count, size_t *len)
+{
+	return lfv_fill_sge_dir(sge, iov, desc, count, false, true, len);
 }
 
 /* A free op, polling the queue's CQ once when the queue is full. */
@@ -239,7 +255,7 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM)
 		user = &sge[1];	/* sge[0]: the GRH, in front of the data */
-	nsge = lfv_fill_sge(user, iov, desc, count, false, &len);
+	nsge = lfv_fill_recv_sge(user, iov, desc, count, &len);
 	if (nsge < 0)
 		return nsge;
 	if (!ep->qp)

@@ -32,6 +32,11 @@ static ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 
 	if (ep->type != FI_EP_MSG)
 		return -FI_ENOSYS;
+	/* The immediate data would take a receive the application was not
+	 * told to post (FI_RX_CQ_DATA, lfv_getinfo.c). */
+	if (q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM &&
+	    !(ep->info->mode & FI_RX_CQ_DATA))
+		return -FI_EOPNOTSUPP;
 	if (q->r.count > ep->info->tx_attr->iov_limit ||
 	    q->r.count > LFV_MAX_SGE)
 		return -FI_EINVAL;

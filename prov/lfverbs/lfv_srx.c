@@ -115,7 +115,7 @@ ssize_t lfv_srx_post(struct lfv_srx *srx, const struct iovec *iov,
 
 	if (count > srx->iov_limit || count > LFV_MAX_SGE)
 		return -FI_EINVAL;
-	nsge = lfv_fill_sge(sge, iov, desc, count, false, &len);
+	nsge = lfv_fill_recv_sge(sge, iov, desc, count, &len);
 	if (nsge < 0)
 		return nsge;
 	op = lfv_srx_take(srx);

@@ -40,7 +40,8 @@ static void expect_event(struct fid_eq *eq, uint32_t want,
 	assert_int_equal(func_cm_event(eq, entry, TIMEOUT_MS), (int)want);
 }
 
-static void pair_open(struct pair *p)
+/* rx_op_flags: the default receive flags asked for in the hints. */
+static void pair_open_flags(struct pair *p, uint64_t rx_op_flags)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
@@ -51,6 +52,7 @@ static void pair_open(struct pair *p)
 
 	memset(p, 0, sizeof(*p));
 	hints->caps = FI_MSG | FI_MULTI_RECV;
+	hints->rx_attr->op_flags = rx_op_flags;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
 				    hints, &p->info), 0);
 	fi_freeinfo(hints);
@@ -84,6 +86,11 @@ static void pair_open(struct pair *p)
 	assert_int_equal(fi_accept(p->srv, NULL, 0), 0);
 	expect_event(p->eq, FI_CONNECTED, &entry);
 	expect_event(p->eq, FI_CONNECTED, &entry);
+}
+
+static void pair_open(struct pair *p)
+{
+	pair_open_flags(p, 0);
 }
 
 static void pair_close(struct pair *p)
@@ -147,6 +154,31 @@ static void test_multi_recv(void **state)
 		assert_int_equal(p.rbuf[200 * i], i + 1);
 		assert_int_equal(p.rbuf[200 * i + 199], i + 1);
 		/* 24 bytes left after the fifth: below 100, released. */
+		assert_int_equal(e.flags, FI_RECV | FI_MSG |
+				 (i == 4 ? FI_MULTI_RECV : 0));
+	}
+	pair_close(&p);
+}
+
+/* FI_MULTI_RECV as the endpoint's default receive flag (fabtests'
+ * multi_recv -e msg asks so in rx_attr->op_flags): fi_recv posts a
+ * multi-receive buffer, on the accepting endpoint too. */
+static void test_default_multi_recv(void **state)
+{
+	struct fi_cq_data_entry e;
+	struct pair p;
+	int i;
+
+	(void)state;
+	pair_open_flags(&p, FI_MULTI_RECV);
+	assert_int_equal(p.info->rx_attr->op_flags, FI_MULTI_RECV);
+	assert_int_equal(fi_recv(p.srv, p.rbuf, 1024, fi_mr_desc(p.mr), 0, &p),
+			 0);
+	send_n(&p, 5, 200, 1);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(read_one(p.scq, &e), 1);
+		assert_ptr_equal(e.op_context, &p);
+		assert_ptr_equal(e.buf, p.rbuf + 200 * i);
 		assert_int_equal(e.flags, FI_RECV | FI_MSG |
 				 (i == 4 ? FI_MULTI_RECV : 0));
 	}
@@ -219,6 +251,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_multi_recv),
+		cmocka_unit_test(test_default_multi_recv),
 		cmocka_unit_test(test_unexpected_then_posted),
 		cmocka_unit_test(test_cancel_and_truncate),
 	};

@@ -112,6 +112,8 @@ static struct fi_info *rma_hints(void)
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 
 	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+	/* Remote CQ data of a write takes a receive at the target. */
+	hints->mode |= FI_RX_CQ_DATA;
 	/* Connection events progress on their own (a provider thread): the
 	 * server waits for FI_CONNECTED before the client reads its EQ. */
 	hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
@@ -462,6 +464,23 @@ static int lone_setup(void **state)
 	memset(&g.lone, 0, sizeof(g.lone));
 	side_open(&g.lone, 0, true);
 	assert_int_equal(fi_endpoint(g.domain, g.info, &g.lone.ep, NULL), 0);
+	side_bind(&g.lone, 0);
+	return 0;
+}
+
+/* The lone endpoint on an answer without FI_RX_CQ_DATA. */
+static int lone_no_rx_cq_data_setup(void **state)
+{
+	struct fi_info *info = fi_dupinfo(g.info);
+
+	(void)state;
+	assert_non_null(info);
+	info->mode &= ~(uint64_t)FI_RX_CQ_DATA;
+	info->rx_attr->mode &= ~(uint64_t)FI_RX_CQ_DATA;
+	memset(&g.lone, 0, sizeof(g.lone));
+	side_open(&g.lone, 0, true);
+	assert_int_equal(fi_endpoint(g.domain, info, &g.lone.ep, NULL), 0);
+	fi_freeinfo(info);
 	side_bind(&g.lone, 0);
 	return 0;
 }
@@ -1825,6 +1844,33 @@ static void test_rma_not_connected(void **state)
 	expect_empty(s->cq);
 }
 
+/* The answer says FI_RX_CQ_DATA when the application offers it (its
+ * receives then take the writes' immediate data); an endpoint opened
+ * without it refuses RMA writes with remote CQ data, which would consume
+ * a receive nobody posted for them (fabtests' rma_bw -o writedata
+ * waited forever), and still writes without data. */
+static void test_writedata_needs_rx_cq_data(void **state)
+{
+	struct side *s = &g.lone;
+	int ctx;
+
+	(void)state;
+	assert_true(g.info->mode & FI_RX_CQ_DATA);
+	assert_true(g.info->rx_attr->mode & FI_RX_CQ_DATA);
+	assert_int_equal(fi_enable(s->ep), 0);
+	assert_int_equal(fi_writedata(s->ep, g.lbuf.buf, 8, g.lbuf.desc, 1, 0,
+				      addr_of(g.wbuf.buf), g.wbuf.key, &ctx),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(fi_inject_writedata(s->ep, g.lbuf.buf, 8, 1, 0,
+					     addr_of(g.wbuf.buf), g.wbuf.key),
+			 -FI_EOPNOTSUPP);
+	/* Not connected: the check on the data came first. */
+	assert_int_equal(fi_write(s->ep, g.lbuf.buf, 8, g.lbuf.desc, 0,
+				  addr_of(g.wbuf.buf), g.wbuf.key, &ctx),
+			 -FI_EOPBADSTATE);
+	expect_empty(s->cq);
+}
+
 /* A transfer on an endpoint that is not enabled (no queue pair yet) is
  * refused with -FI_EOPBADSTATE, as fi_recv does. */
 static void test_atomic_not_enabled(void **state)
@@ -2036,6 +2082,9 @@ int main(void)
 		OWN(test_zero_length, own_setup),
 		LONE(test_rma_not_connected),
 		LONE(test_atomic_not_enabled),
+		cmocka_unit_test_setup_teardown(test_writedata_needs_rx_cq_data,
+						lone_no_rx_cq_data_setup,
+						lone_teardown),
 		/* Remote errors, each on its own connection. */
 		OWN(test_write_bad_key, own_setup),
 		OWN(test_write_out_of_bounds, own_setup),

@@ -170,7 +170,8 @@ static void test_defaults_from_device(void **state)
 	assert_int_equal(msg->domain_attr->threading, FI_THREAD_SAFE);
 	/* Everything but FI_MULTI_RECV, which only asking gets. */
 	assert_int_equal(msg->caps, LFV_MSG_CAPS & ~(uint64_t)FI_MULTI_RECV);
-	assert_int_equal(msg->mode, 0);
+	/* No hints: an RC write's CQ data takes a posted receive. */
+	assert_int_equal(msg->mode, FI_RX_CQ_DATA);
 
 	assert_int_equal(dgram->ep_attr->type, FI_EP_DGRAM);
 	/* Shared receive contexts are SRQs of RC endpoints only. */
@@ -433,10 +434,27 @@ static void test_hint_mr_mode(void **state)
 				     &info), 0);
 	assert_false(info->mode & FI_LOCAL_MR);
 	fi_freeinfo(info);
+	/* 1.5+: mr_mode 0 offers no bits, so the answer holds none, and
+	 * without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY it is no RMA target. */
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	assert_int_equal(info->domain_attr->mr_mode, 0);
 	assert_false(info->mode & FI_LOCAL_MR);
+	assert_true(info->caps & FI_RMA);
+	assert_false(info->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE));
+	assert_false(info->rx_attr->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE));
+	fi_freeinfo(info);
+	hints->caps = FI_RMA | FI_REMOTE_WRITE;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	/* MSG needs local keys: FI_LOCAL_MR, answered as it was offered. */
+	hints->caps = 0;
+	hints->ep_attr->type = FI_EP_MSG;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->mode = FI_LOCAL_MR;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->mr_mode, 0);
+	assert_true(info->mode & FI_LOCAL_MR);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
@@ -548,16 +566,45 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->tx_attr->msg_order = FI_ORDER_WAR; /* reads may be passed */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->msg_order = 0;
-	/* The completion levels are honoured (RDM: delivery complete goes by
-	 * rendezvous); other operation flags are not defaults. */
-	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_INJECT_COMPLETE |
-				   FI_TRANSMIT_COMPLETE;
+	/* Default completion levels: RC completes at the peer's ack, which
+	 * is each of them, on MSG; RDM sends with delivery complete go by
+	 * rendezvous; DGRAM takes FI_COMPLETION only. */
+	hints->tx_attr->op_flags = FI_INJECT_COMPLETE;
+	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(info->tx_attr->op_flags, hints->tx_attr->op_flags);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	assert_int_equal(info->tx_attr->op_flags, FI_INJECT_COMPLETE);
 	fi_freeinfo(info);
-	hints->tx_attr->op_flags = FI_MULTICAST;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->tx_attr->op_flags, FI_DELIVERY_COMPLETE);
+	fi_freeinfo(info);
+	hints->ep_attr->type = FI_EP_DGRAM;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	fi_freeinfo(info);
+	hints->tx_attr->op_flags = FI_INJECT; /* reads could not honour it */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->tx_attr->op_flags = 0;
+	/* fabtests' multi_recv: FI_MULTI_RECV receives by default, with the
+	 * cap that makes the endpoint buffer them. */
+	hints->rx_attr->op_flags = FI_MULTI_RECV;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->caps = FI_MSG | FI_MULTI_RECV;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	assert_int_equal(info->rx_attr->op_flags, FI_MULTI_RECV);
+	fi_freeinfo(info);
+	hints->caps = 0;
+	hints->rx_attr->op_flags = 0;
 	hints->ep_attr->max_msg_size = (size_t)(1U << 31) + 1;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->ep_attr->max_msg_size = 0;
@@ -782,6 +829,242 @@ static void test_ud_service_name_hints(void **state)
 	fi_freeinfo(hints);
 }
 
+/* fi_getinfo(3): a passive endpoint in hints->handle comes back in the
+ * MSG answers' handle (fi_endpoint then takes over its address). */
+static void test_hint_pep_handle(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL, *fi;
+	struct fid pep = { .fclass = FI_CLASS_PEP };
+	size_t msg = 0;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->handle = &pep;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	for (fi = info; fi; fi = fi->next) {
+		if (fi->ep_attr->type != FI_EP_MSG)
+			continue;
+		assert_ptr_equal(fi->handle, &pep);
+		msg++;
+	}
+	assert_int_equal(msg, 1);
+	fi_freeinfo(info);
+	hints->handle = NULL;
+	fi_freeinfo(hints);
+}
+
+/* FI_RX_CQ_DATA: an RC write's remote CQ data consumes a posted receive,
+ * so MSG answers carry the mode bit when the hints offer it (in mode or
+ * rx_attr->mode) or there are no hints; never otherwise, never for
+ * DGRAM and RDM (RDM's data travels in a provider message). */
+static void test_rx_cq_data_mode(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL, *fi;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	for (fi = info; fi; fi = fi->next) {
+		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
+				 !!(fi->mode & FI_RX_CQ_DATA));
+		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
+				 !!(fi->rx_attr->mode & FI_RX_CQ_DATA));
+	}
+	fi_freeinfo(info);
+
+	hints->mode = FI_CONTEXT | FI_RX_CQ_DATA;	/* fabtests' writedata */
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	for (fi = info; fi; fi = fi->next)
+		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
+				 !!(fi->mode & FI_RX_CQ_DATA));
+	fi_freeinfo(info);
+
+	hints->mode = 0;
+	hints->rx_attr->mode = FI_RX_CQ_DATA;
+	hints->ep_attr->type = FI_EP_MSG;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_true(info->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(info);
+
+	hints->rx_attr->mode = 0;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_false(info->mode & FI_RX_CQ_DATA);
+	assert_false(info->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/* fabtests' hints: every mode bit, its default mr_mode (fi_getinfo_test). */
+static struct fi_info *fabtests_hints(void)
+{
+	struct fi_info *hints = hints_new();
+
+	hints->mode = ~(uint64_t)0;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ENDPOINT |
+				      FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	return hints;
+}
+
+/* fi_endpoint(3): the capabilities each direction's attributes may have
+ * (no domain caps such as FI_LOCAL_COMM in either). */
+#define TX_APPLICABLE (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_READ | \
+		       FI_WRITE | FI_SEND | FI_HMEM | FI_TRIGGER | FI_FENCE | \
+		       FI_MULTICAST | FI_RMA_PMEM | FI_NAMED_RX_CTX |       \
+		       FI_COLLECTIVE)
+#define RX_APPLICABLE (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC |          \
+		       FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RECV | FI_HMEM | \
+		       FI_TRIGGER | FI_RMA_PMEM | FI_DIRECTED_RECV |         \
+		       FI_VARIABLE_MSG | FI_MULTI_RECV | FI_SOURCE |         \
+		       FI_RMA_EVENT | FI_SOURCE_ERR | FI_COLLECTIVE)
+
+static void assert_dir_caps(const struct fi_info *info)
+{
+	for (; info; info = info->next) {
+		assert_int_equal(info->tx_attr->caps & ~TX_APPLICABLE, 0);
+		assert_int_equal(info->rx_attr->caps & ~RX_APPLICABLE, 0);
+		assert_int_equal(info->tx_attr->caps & ~info->caps, 0);
+		assert_int_equal(info->rx_attr->caps & ~info->caps, 0);
+	}
+}
+
+/* fi_getinfo_test caps2 and caps1: tx/rx caps hold only what applies to
+ * that direction, with and without hints, for every primary-cap combo. */
+static void test_dir_caps(void **state)
+{
+	const uint64_t bits[] = { FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC,
+				  FI_MULTICAST, FI_NAMED_RX_CTX, FI_HMEM,
+				  FI_COLLECTIVE, FI_DIRECTED_RECV,
+				  FI_VARIABLE_MSG };
+	const size_t nbits = sizeof(bits) / sizeof(bits[0]);
+	struct fi_info *hints, *info = NULL, *fi;
+	uint64_t caps, tx_want, rx_want;
+	size_t combo, i, answered = 0;
+	int ret;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
+	assert_dir_caps(info);
+	fi_freeinfo(info);
+
+	hints = fabtests_hints();
+	for (combo = 0; combo < ((size_t)1 << nbits); combo++) {
+		for (caps = 0, i = 0; i < nbits; i++)
+			if (combo & ((size_t)1 << i))
+				caps |= bits[i];
+		hints->caps = caps;
+		info = NULL;
+		ret = lfv_getinfo(V, NULL, NULL, 0, hints, &info);
+		if (ret == -FI_ENODATA)
+			continue;
+		assert_int_equal(ret, 0);
+		answered++;
+		assert_dir_caps(info);
+		tx_want = caps & TX_APPLICABLE;
+		rx_want = caps & RX_APPLICABLE;
+		for (fi = info; fi; fi = fi->next) {
+			assert_int_equal(fi->caps & caps, caps);
+			assert_int_equal(fi->tx_attr->caps & tx_want, tx_want);
+			assert_int_equal(fi->rx_attr->caps & rx_want, rx_want);
+		}
+		fi_freeinfo(info);
+	}
+	assert_true(answered > 1);
+
+	/* A hint that copies the locality caps into tx/rx still fits. */
+	hints->caps = FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM;
+	hints->tx_attr->caps = hints->caps;
+	hints->rx_attr->caps = hints->caps;
+	hints->ep_attr->type = FI_EP_MSG;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_dir_caps(info);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/* fi_getinfo_test raw/waw_ordering: RC orders RMA writes after writes and
+ * reads after writes, so the answers say how large such a write may be;
+ * the RMA order bits (fi_getinfo(3), 1.17) are answered like the old ones. */
+static void test_rma_ordering_sizes(void **state)
+{
+	const uint64_t orders[] = { FI_ORDER_RAW, FI_ORDER_WAW,
+				    FI_ORDER_RMA_RAW, FI_ORDER_RMA_WAW };
+	struct fi_info *hints, *info = NULL;
+	size_t i, max;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints = fabtests_hints();
+	hints->caps = FI_RMA;
+	for (i = 0; i < sizeof(orders) / sizeof(orders[0]); i++) {
+		hints->tx_attr->msg_order = orders[i];
+		hints->rx_attr->msg_order = orders[i];
+		info = NULL;
+		assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info),
+				 0);
+		assert_int_equal(count_infos(info), 1);
+		assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+		max = info->ep_attr->max_msg_size;
+		assert_int_equal(info->ep_attr->max_order_raw_size, max);
+		assert_int_equal(info->ep_attr->max_order_waw_size, max);
+		/* RC does not order a write after a read. */
+		assert_int_equal(info->ep_attr->max_order_war_size, 0);
+		fi_freeinfo(info);
+	}
+	hints->tx_attr->msg_order = FI_ORDER_WAW;
+	hints->rx_attr->msg_order = FI_ORDER_WAW;
+	hints->ep_attr->max_order_waw_size = max - 1;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_true(info->ep_attr->max_order_waw_size >= max - 1);
+	fi_freeinfo(info);
+	hints->ep_attr->max_order_waw_size = max + 1;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->ep_attr->max_order_waw_size = 0;
+	hints->tx_attr->msg_order = FI_ORDER_WAR;
+	hints->rx_attr->msg_order = FI_ORDER_WAR;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	fi_freeinfo(hints);
+}
+
+/* fi_getinfo_test mr_mode6: an answer's mr_mode holds only bits the hints
+ * offered, for every combination of the eight mode bits. */
+static void test_mr_mode_subset(void **state)
+{
+	const int bits[] = { FI_MR_LOCAL, FI_MR_RAW, FI_MR_VIRT_ADDR,
+			     FI_MR_ALLOCATED, FI_MR_PROV_KEY, FI_MR_MMU_NOTIFY,
+			     FI_MR_RMA_EVENT, FI_MR_ENDPOINT };
+	struct fi_info *hints, *info = NULL, *fi;
+	size_t combo, i, answered = 0;
+	int mode, ret;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints = fabtests_hints();
+	for (combo = 0; combo < 256; combo++) {
+		for (mode = 0, i = 0; i < 8; i++)
+			if (combo & ((size_t)1 << i))
+				mode |= bits[i];
+		hints->domain_attr->mr_mode = mode;
+		info = NULL;
+		ret = lfv_getinfo(V, NULL, NULL, 0, hints, &info);
+		if (ret == -FI_ENODATA)
+			continue;
+		assert_int_equal(ret, 0);
+		answered++;
+		for (fi = info; fi; fi = fi->next)
+			assert_int_equal(fi->domain_attr->mr_mode & ~mode, 0);
+		fi_freeinfo(info);
+	}
+	assert_true(answered > 1);
+	fi_freeinfo(hints);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -812,6 +1095,11 @@ int main(void)
 		T(test_node_destination),
 		T(test_hint_addresses),
 		T(test_ud_hint_addresses),
+		T(test_hint_pep_handle),
+		T(test_rx_cq_data_mode),
+		T(test_dir_caps),
+		T(test_rma_ordering_sizes),
+		T(test_mr_mode_subset),
 	};
 
 	return cmocka_run_group_tests_name("getinfo", tests, NULL, NULL);
