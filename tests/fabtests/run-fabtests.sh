@@ -13,7 +13,9 @@
 # options:
 #   --sets LIST     runfabtests test sets (default unit,functional,short;
 #                   "none" runs none, e.g. with --complex)
-#   --timeout S     runfabtests' per-test timeout (-T), default 90
+#   --timeout S     runfabtests' per-test timeout (-T), default 120
+#   --wait S        seconds between starting a test's server and its
+#                   client (runfabtests has 1), default 2
 #   --complex       also run fi_ubertest with tests/fabtests/lfverbs-ubertest.test
 #                   (prov_name swapped for other providers)
 #
@@ -25,7 +27,8 @@
 # tests/fabtests/<prov>.xfail lists known failures (one runfabtests test
 # name per line, then "# why"): such a test still runs; its failure counts
 # as xfail (not a failure), its pass as xpass (a failure: the list must not
-# go stale). Only lfverbs decides the exit status (1 if it has failures or
+# go stale), unless its reason starts with "flaky" (then a pass is a
+# pass). Only lfverbs decides the exit status (1 if it has failures or
 # xpasses, 77 if the fabtests sources are absent); other providers are
 # references. Each provider ends with the line
 #   fabtests PROV: N passed, N failed (N xpass), N notrun, N xfail
@@ -36,7 +39,8 @@ top=$(cd "$here/../.." && pwd -P)
 builddir=$top/${LFV_BUILD_DIR:-build}
 
 sets=unit,functional,short
-timeout=90
+timeout=120
+wait=2
 complex=0
 
 msg() { echo "run-fabtests: $*" >&2; }
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--sets) sets=${2:?--sets needs a list}; shift 2 ;;
 	--timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
+	--wait) wait=${2:?--wait needs seconds}; shift 2 ;;
 	--complex) complex=1; shift ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
@@ -61,7 +66,7 @@ done
 provs=${1:-${LFV_FABTESTS_PROVIDERS:-lfverbs}}
 [ $# -eq 0 ] || shift
 extra=("$@")
-case $timeout in '' | *[!0-9]*) die "bad --timeout $timeout" ;; esac
+case $timeout$wait in '' | *[!0-9]*) die "bad --timeout $timeout or --wait $wait" ;; esac
 
 in_bed() {
 	[ "${LFV_BED:-}" = 1 ] && [ -e "/sys/class/infiniband/${LFV_BED_DEV:-rxe0}" ]
@@ -79,7 +84,7 @@ if ! in_bed; then
 	n=$(echo "$provs" | wc -w)
 	# Each provider's run takes minutes under TCG: size the bed's limit.
 	export LFV_BED_TIMEOUT=${LFV_BED_TIMEOUT:-$((600 + n * 2400))}
-	opts=(--sets "$sets" --timeout "$timeout")
+	opts=(--sets "$sets" --timeout "$timeout" --wait "$wait")
 	[ $complex = 0 ] || opts+=(--complex)
 	cd "$top" || exit 1
 	exec "$top/tests/bed/rxe-bed" --workdir "$top" \
@@ -117,24 +122,28 @@ first_error() {
 		sed 's/^ *//' | cut -c1-200
 }
 
-# Loads tests/fabtests/<prov>.xfail into the xfail array.
+# Loads tests/fabtests/<prov>.xfail into the xfail array: 1 for a known
+# failure, "flaky" for one whose reason starts with "flaky".
 declare -A xfail
 load_xfail() {
-	local f line name
+	local f line name why
 	f=$here/$(safe "$1").xfail
 	xfail=()
 	[ -f "$f" ] || return 0
 	while IFS= read -r line || [ -n "$line" ]; do
 		name=${line%%#*}
 		name=${name%"${name##*[![:space:]]}"}
-		[ -z "$name" ] || xfail[$name]=1
+		why=${line#"$name"}
+		why=${why#*#}
+		[ -n "$name" ] || continue
+		case ${why# } in flaky*) xfail[$name]=flaky ;; *) xfail[$name]=1 ;; esac
 	done <"$f"
 }
 
 # Classifies one runfabtests record and prints its line; the record's text
 # is in $rec_file. Updates the counters and writes failing tests' logs.
 finish_record() {
-	local name=$1 res=$2 time=$3 cls log
+	local name=$1 res=$2 time=$3 limit=${4:-$timeout} cls log err
 	case $res in
 	Pass*) cls=PASS ;;
 	Notrun* | Excluded*) cls=NOTRUN ;;
@@ -142,7 +151,8 @@ finish_record() {
 	esac
 	if [ -n "${xfail[$name]:-}" ]; then
 		seen[$name]=1
-		case $cls in PASS) cls=XPASS ;; FAIL) cls=XFAIL ;; esac
+		case $cls in FAIL) cls=XFAIL ;; esac
+		[ "$cls" != PASS ] || [ "${xfail[$name]}" = flaky ] || cls=XPASS
 	fi
 	case $cls in
 	PASS) n_pass=$((n_pass + 1)) ;;
@@ -157,11 +167,13 @@ finish_record() {
 	FAIL | XFAIL)
 		log=$logdir/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_' | tr -s _).log
 		cp "$rec_file" "$log"
-		[ "$time" -lt "$timeout" ] || echo "              timed out (-T $timeout)"
-		echo "              $(first_error "$log")"
+		[ "$time" -lt "$limit" ] || echo "              timed out ($limit s)"
+		err=$(first_error "$log")
+		[ -z "$err" ] || echo "              $err"
 		echo "              log: ${log#"$top"/}"
 		;;
 	XPASS) echo "              xpass: listed in $(safe "$prov").xfail but passed; remove it from the list" ;;
+	PASS) [ -z "${xfail[$name]:-}" ] || echo "              (listed as flaky in $(safe "$prov").xfail)" ;;
 	esac
 }
 
@@ -221,13 +233,18 @@ watchdog() {
 
 # runfabtests.sh with the bed's address as server and client (no ssh: no
 # host arguments), from the log directory, where it writes its temp files.
+# Its copy there waits --wait seconds, not 1, before starting a client:
+# under TCG on a busy host a server can take longer to listen, and the
+# client's connection is then refused (seen with fi_msg_epoll).
 runfabtests() {
 	(
 		prov_env "$prov"
 		cd "$logdir" || exit 1
+		sed "s/^\tsleep 1\$/\tsleep $wait/" "$bin/runfabtests.sh" >runfabtests.sh ||
+			exit 1
 		watchdog "$BASHPID" &
 		wd=$!
-		bash "$bin/runfabtests.sh" -v -T "$timeout" -p "$bin" \
+		bash ./runfabtests.sh -v -T "$timeout" -p "$bin" \
 			-t "$sets" -s "$ip" -c "$ip" "${extra[@]}" "$prov"
 		rc=$?
 		kill "$wd"
@@ -235,42 +252,71 @@ runfabtests() {
 	) 2>&1
 }
 
-# fi_ubertest with tests/fabtests/lfverbs-ubertest.test (prov_name swapped for
-# other providers), server and client in the bed. Each configuration is
-# printed; the run counts as one test, fi_ubertest, which passes when no
-# configuration ends in an error.
-run_complex() {
-	local cfg=$logdir/ubertest.test limit=$((timeout * 30)) t0=$SECONDS
-	local srv=$logdir/ubertest-server.log cli=$logdir/ubertest-client.log
-	local spid crc src ok nodata nosys err
-	sed "s/prov_name: *lfverbs/prov_name: $prov/" "$here/lfverbs-ubertest.test" >"$cfg"
+# One fi_ubertest server and client over configurations $1 to the end;
+# appends to the logs and leaves "client-status server-status".
+ubertest_round() {
 	(
 		prov_env "$prov"
 		cd "$logdir" || exit 1
-		FI_LOG_LEVEL=error timeout "$limit" "$bin/fi_ubertest" -x >"$srv" 2>&1 &
+		echo "=== from configuration $1" >>"$srv"
+		FI_LOG_LEVEL=error timeout "$limit" "$bin/fi_ubertest" -x >>"$srv" 2>&1 &
 		spid=$!
-		sleep 1
-		FI_LOG_LEVEL=error timeout "$limit" "$bin/fi_ubertest" -u "$cfg" "$ip" >"$cli" 2>&1
+		sleep "$wait"
+		echo "=== from configuration $1" >>"$cli"
+		# Line-buffered, so that a client killed by a signal keeps its
+		# last lines (its errors go to stderr, kept apart).
+		FI_LOG_LEVEL=error timeout "$limit" stdbuf -oL "$bin/fi_ubertest" \
+			-u "$cfg" -y "$1" "$ip" >>"$cli" 2>>"$cli.stderr"
 		crc=$?
 		# A client that gave up leaves the server waiting for it.
 		[ $crc -eq 0 ] || { sleep 2; kill "$spid" 2>/dev/null; }
 		wait "$spid"
-		src=$?
-		echo "$crc $src" >"$logdir/ubertest.rc"
+		echo "$crc $?"
 	)
-	read -r crc src <"$logdir/ubertest.rc"
-	# "Starting test N / M:", the configuration, "Ending test N / M, result: R".
-	awk '/^Starting test/ { n = $3; getline cfg; next }
+}
+
+# Prints one line per configuration from the client's output:
+# "Starting test N / M:", the configuration, "Ending test N / M, result: R".
+ubertest_lines() {
+	awk 'function died() { if (n != "") printf "  ubertest %-5s %-26s %s\n", n, "no result (client died)", cfg; n = "" }
+	     /^Starting test/ { died(); n = $3; getline cfg; next }
 	     /^Skipping test/ { getline cfg; printf "  ubertest %-5s skipped (invalid) %s\n", $3, cfg; next }
 	     /^Ending test/ { sub(/.*result: /, ""); printf "  ubertest %-5s %-26s %s\n", n, $0, cfg; n = "" }
-	     END { if (n != "") printf "  ubertest %-5s %-26s %s\n", n, "no result (client died)", cfg }' "$cli" |
-		tee "$logdir/ubertest.txt"
+	     END { died() }' "$cli"
+}
+
+# fi_ubertest with tests/fabtests/lfverbs-ubertest.test (prov_name swapped
+# for other providers), server and client in the bed. A client that dies
+# takes the server with it, so the run resumes after that configuration
+# (-y), up to 20 times and within the time limit. Each configuration is printed; the run counts as
+# one test, fi_ubertest, which passes when none ends in an error.
+run_complex() {
+	local cfg=$logdir/ubertest.test limit=$((timeout * 30)) t0=$SECONDS
+	local srv=$logdir/ubertest-server.log cli=$logdir/ubertest-client.log
+	local crc=0 src=0 ok nodata nosys err from=1 last total rounds=0
+	sed "s/prov_name: *lfverbs/prov_name: $prov/" "$here/lfverbs-ubertest.test" >"$cfg"
+	: >"$srv"
+	: >"$cli"
+	: >"$cli.stderr"
+	while [ $rounds -lt 20 ]; do
+		rounds=$((rounds + 1))
+		read -r crc src < <(ubertest_round "$from")
+		# The last configuration started, and how many there are.
+		read -r last total < <(sed -n 's/^Starting test \([0-9]*\) \/ \([0-9]*\):.*/\1 \2/p' "$cli" | tail -n 1)
+		if [ -z "$last" ] || [ "$crc" = 0 ] || [ "$last" -ge "$total" ] ||
+			[ $((SECONDS - t0)) -ge "$limit" ] ||
+			grep -q "^Ending test $last /" "$cli"; then
+			break
+		fi
+		from=$((last + 1))
+	done
+	ubertest_lines | tee "$logdir/ubertest.txt"
 	ok=$(grep -c ' Success ' "$logdir/ubertest.txt")
 	nodata=$(grep -c ' No data available ' "$logdir/ubertest.txt")
 	nosys=$(grep -c ' Function not implemented ' "$logdir/ubertest.txt")
 	err=$(grep -c -v -e ' Success ' -e ' No data available ' -e ' Function not implemented ' \
 		-e 'skipped (invalid)' "$logdir/ubertest.txt")
-	echo "  ubertest: $ok ok, $nodata ENODATA, $nosys ENOSYS, $err error; client status $crc, server status $src"
+	echo "  ubertest: $ok ok, $nodata ENODATA, $nosys ENOSYS, $err error in $rounds run(s); last client status $crc, server status $src"
 	rec_file=$logdir/.record
 	{
 		echo "- name:   fi_ubertest"
@@ -278,6 +324,8 @@ run_complex() {
 		echo "  server_status: $src"
 		echo "  client_stdout: |"
 		sed 's/^/    /' "$cli"
+		echo "  client_stderr: |"
+		sed 's/^/    /' "$cli.stderr"
 		echo "  server_stdout: |"
 		sed 's/^/    /' "$srv"
 	} >"$rec_file"
@@ -285,11 +333,11 @@ run_complex() {
 	# "not run"); any other status, a timeout included, is a failure.
 	case $crc in 0 | 61 | 38) ;; *) err=$((err + 1)) ;; esac
 	if [ "$err" -gt 0 ] || [ "$src" -eq 124 ]; then
-		finish_record fi_ubertest Fail $((SECONDS - t0))
+		finish_record fi_ubertest Fail $((SECONDS - t0)) "$limit"
 	elif [ "$ok" -eq 0 ]; then
-		finish_record fi_ubertest Notrun $((SECONDS - t0))
+		finish_record fi_ubertest Notrun $((SECONDS - t0)) "$limit"
 	else
-		finish_record fi_ubertest Pass $((SECONDS - t0))
+		finish_record fi_ubertest Pass $((SECONDS - t0)) "$limit"
 	fi
 	rm -f "$rec_file"
 }
@@ -303,7 +351,7 @@ run_provider() {
 	n_pass=0 n_fail=0 n_notrun=0 n_xfail=0 n_xpass=0
 	declare -gA seen=()
 	load_xfail "$prov"
-	echo "--- fabtests over $prov (sets: $sets, -T $timeout)"
+	echo "--- fabtests over $prov (sets: $sets, -T $timeout, --wait $wait)"
 	[ "$sets" = none ] || parse_records < <(runfabtests)
 	[ $complex = 0 ] || run_complex
 	for k in "${!xfail[@]}"; do
