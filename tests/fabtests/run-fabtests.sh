@@ -203,10 +203,16 @@ parse_records() {
 
 # Sets the environment for one provider: lfverbs from the build tree, the
 # others as Debian ships them (no lfverbs plugin loaded next to them).
+# verbs;ofi_rxm (1.17) sizes each CQ for (tx + rx size) x FI_UNIVERSE_SIZE,
+# over soft-RoCE's max_cqe with the default 256, and every RDM test's
+# fi_enable fails (-FI_EINVAL): 16, as tests/func/func_mpi.sh does.
 prov_env() {
 	case $1 in
 	lfverbs*) export FI_PROVIDER_PATH=$builddir/.libs ;;
 	*) unset FI_PROVIDER_PATH ;;
+	esac
+	case $1 in
+	verbs*) export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-16} ;;
 	esac
 }
 
