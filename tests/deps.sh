@@ -4,6 +4,7 @@
 # soft-RoCE test bed. Does nothing when everything is already installed.
 set -eu
 
+# python3-minimal and procps: fabtests' runfabtests.sh (errno values, ps).
 PACKAGES="
 build-essential autoconf automake libtool pkg-config
 libfabric-dev libfabric-bin
@@ -11,6 +12,7 @@ libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
 libhwloc-dev libcmocka-dev
 openmpi-bin libopenmpi-dev
 qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
+python3-minimal procps
 "
 
 missing=""

@@ -56,6 +56,44 @@ LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
 	make -C build -s check-func || status=1
 tally
 
+# Upstream fabtests over lfverbs on the bed, built once into the bed's
+# cache (tests/fabtests/README.md); failures listed in
+# tests/fabtests/lfverbs.xfail count as skipped. Skipped, with one line,
+# where ../shared/libfabric is absent.
+fabtests() {
+	log=build/fabtests.log
+	rm -f "$log" build/fabtests.rc
+	{
+		tests/fabtests/run-fabtests.sh
+		echo $? >build/fabtests.rc
+	} 2>&1 | tee "$log"
+	rc=$(cat build/fabtests.rc 2>/dev/null || echo 1)
+	# fabtests lfverbs: P passed, F failed (X xpass), N notrun, XF xfail (S s)
+	counts=$(sed -n 's/^fabtests lfverbs: \([0-9]*\) passed, \([0-9]*\) failed ([0-9]* xpass), \([0-9]*\) notrun, \([0-9]*\) xfail.*/\1 \2 \3 \4/p' "$log" | tail -1)
+	if [ "$rc" = 77 ]; then
+		skip=$((skip + 1))
+		return 0
+	fi
+	if [ -z "$counts" ]; then
+		echo "fabtests: no summary line (status $rc)"
+		fail=$((fail + 1))
+		return 1
+	fi
+	# shellcheck disable=SC2086 # one word per count
+	set -- $counts
+	pass=$((pass + $1))
+	fail=$((fail + $2))
+	skip=$((skip + $3 + $4))
+	[ "$rc" = 0 ]
+}
+
+if [ "${LFV_SKIP_FABTESTS:-}" = 1 ]; then
+	step "fabtests skipped (LFV_SKIP_FABTESTS=1)"
+else
+	step "fabtests (tests/fabtests/run-fabtests.sh on soft-RoCE)"
+	fabtests || status=1
+fi
+
 if [ "${LFV_SKIP_DISTCHECK:-}" = 1 ]; then
 	step "distcheck skipped (LFV_SKIP_DISTCHECK=1)"
 else

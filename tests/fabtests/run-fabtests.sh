@@ -1,0 +1,418 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Runs upstream fabtests (built by build-fabtests.sh) over one or more
+# providers on the soft-RoCE test bed, and reports every test's result.
+#
+#   tests/fabtests/run-fabtests.sh [options] [PROV [RUNFABTESTS-ARGS...]]
+#
+# PROV is a provider name or a space-separated list of them, e.g.
+# "lfverbs verbs verbs;ofi_rxm" (default: $LFV_FABTESTS_PROVIDERS, else
+# lfverbs). With more than one, a Markdown comparison table closes the run.
+# lfverbs is loaded from the build tree ($LFV_BUILD_DIR, default build).
+#
+# options:
+#   --sets LIST     runfabtests test sets (default unit,functional,short;
+#                   "none" runs none, e.g. with --complex)
+#   --timeout S     runfabtests' per-test timeout (-T), default 120
+#   --wait S        seconds between starting a test's server and its
+#                   client (runfabtests has 1), default 2
+#   --complex       also run fi_ubertest with tests/fabtests/lfverbs-ubertest.test
+#                   (prov_name swapped for other providers)
+#
+# Outside a bed this builds fabtests (cached) and runs itself in
+# tests/bed/rxe-bed. Each provider's results, the raw runfabtests output
+# and one log per failing test (server and client output) go to
+# $LFV_BUILD_DIR/fabtests/<prov>/.
+#
+# tests/fabtests/<prov>.xfail lists known failures (one runfabtests test
+# name per line, then "# why"): such a test still runs; its failure counts
+# as xfail (not a failure), its pass as xpass (a failure: the list must not
+# go stale), unless its reason starts with "flaky" (then a pass is a
+# pass). Only lfverbs decides the exit status (1 if it has failures or
+# xpasses, 77 if the fabtests sources are absent); other providers are
+# references. Each provider ends with the line
+#   fabtests PROV: N passed, N failed (N xpass), N notrun, N xfail
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+top=$(cd "$here/../.." && pwd -P)
+builddir=$top/${LFV_BUILD_DIR:-build}
+
+sets=unit,functional,short
+timeout=120
+wait=2
+complex=0
+
+msg() { echo "run-fabtests: $*" >&2; }
+die() { msg "$*"; exit 1; }
+
+usage() {
+	sed -n '3,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+	exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--sets) sets=${2:?--sets needs a list}; shift 2 ;;
+	--timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
+	--wait) wait=${2:?--wait needs seconds}; shift 2 ;;
+	--complex) complex=1; shift ;;
+	-h | --help) usage 0 ;;
+	--) shift; break ;;
+	-*) msg "unknown option $1"; usage 1 >&2 ;;
+	*) break ;;
+	esac
+done
+provs=${1:-${LFV_FABTESTS_PROVIDERS:-lfverbs}}
+[ $# -eq 0 ] || shift
+extra=("$@")
+case $timeout$wait in '' | *[!0-9]*) die "bad --timeout $timeout or --wait $wait" ;; esac
+
+in_bed() {
+	[ "${LFV_BED:-}" = 1 ] && [ -e "/sys/class/infiniband/${LFV_BED_DEV:-rxe0}" ]
+}
+
+# Outside the bed: build (the bed's root is read-only, so it cannot), then
+# run this script again inside, with the prefix passed along.
+if ! in_bed; then
+	prefix=$("$here/build-fabtests.sh")
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		[ -z "$prefix" ] || echo "$prefix"
+		exit $rc
+	fi
+	n=$(echo "$provs" | wc -w)
+	# Each provider's run takes minutes under TCG: size the bed's limit.
+	export LFV_BED_TIMEOUT=${LFV_BED_TIMEOUT:-$((600 + n * 2400))}
+	opts=(--sets "$sets" --timeout "$timeout" --wait "$wait")
+	[ $complex = 0 ] || opts+=(--complex)
+	cd "$top" || exit 1
+	exec "$top/tests/bed/rxe-bed" --workdir "$top" \
+		--env LFV_FABTESTS_PREFIX="$prefix" -- \
+		bash "$here/run-fabtests.sh" "${opts[@]}" "$provs" "${extra[@]}"
+fi
+
+prefix=${LFV_FABTESTS_PREFIX:-}
+if [ -z "$prefix" ]; then
+	prefix=$("$here/build-fabtests.sh")
+	rc=$?
+	[ $rc -eq 0 ] || { echo "$prefix"; exit $rc; }
+fi
+bin=$prefix/bin
+[ -x "$bin/runfabtests.sh" ] || die "no runfabtests.sh in $bin"
+ip=${LFV_BED_IP:?}
+logroot=$builddir/fabtests
+mkdir -p "$logroot" || die "cannot create $logroot"
+
+# A provider name as a file name ("verbs;ofi_rxm" -> "verbs+ofi_rxm").
+safe() { printf '%s' "$1" | tr -c 'A-Za-z0-9_.+-' '+'; }
+
+# A test name as runfabtests prints it, without "-p PROV" and with the bed's
+# address as ADDR, so that names do not depend on the bed.
+norm_name() {
+	local n=$1
+	n=${n% -p \"*\"}
+	printf '%s' "${n//$ip/ADDR}"
+}
+
+# The first line of a failed test's output that says what went wrong.
+first_error() {
+	grep -v -e '^  [a-z_]*: ' -e 'PASS' "$1" |
+		grep -i -m1 -E 'fail|error|abort|refused|timed? ?out|assert|unexpected|mismatch|returned|killed|signal|invalid|truncat|corrupt' |
+		sed 's/^ *//' | cut -c1-200
+}
+
+# Loads tests/fabtests/<prov>.xfail into the xfail array: 1 for a known
+# failure, "flaky" for one whose reason starts with "flaky".
+declare -A xfail
+load_xfail() {
+	local f line name why
+	f=$here/$(safe "$1").xfail
+	xfail=()
+	[ -f "$f" ] || return 0
+	while IFS= read -r line || [ -n "$line" ]; do
+		name=${line%%#*}
+		name=${name%"${name##*[![:space:]]}"}
+		why=${line#"$name"}
+		why=${why#*#}
+		[ -n "$name" ] || continue
+		case ${why# } in flaky*) xfail[$name]=flaky ;; *) xfail[$name]=1 ;; esac
+	done <"$f"
+}
+
+# Classifies one runfabtests record and prints its line; the record's text
+# is in $rec_file. Updates the counters and writes failing tests' logs.
+finish_record() {
+	local name=$1 res=$2 time=$3 limit=${4:-$timeout} cls log err
+	case $res in
+	Pass*) cls=PASS ;;
+	Notrun* | Excluded*) cls=NOTRUN ;;
+	*) cls=FAIL ;;
+	esac
+	if [ -n "${xfail[$name]:-}" ]; then
+		seen[$name]=1
+		case $cls in FAIL) cls=XFAIL ;; esac
+		[ "$cls" != PASS ] || [ "${xfail[$name]}" = flaky ] || cls=XPASS
+	fi
+	case $cls in
+	PASS) n_pass=$((n_pass + 1)) ;;
+	NOTRUN) n_notrun=$((n_notrun + 1)) ;;
+	FAIL) n_fail=$((n_fail + 1)) ;;
+	XFAIL) n_xfail=$((n_xfail + 1)) ;;
+	XPASS) n_xpass=$((n_xpass + 1)) ;;
+	esac
+	printf '%-6s %4ss  %s\n' "$cls" "$time" "$name"
+	printf '%s\t%s\t%s\t%s\n' "$name" "$cls" "$res" "$time" >>"$logdir/results.tsv"
+	case $cls in
+	FAIL | XFAIL)
+		log=$logdir/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_' | tr -s _).log
+		cp "$rec_file" "$log"
+		[ "$time" -lt "$limit" ] || echo "              timed out ($limit s)"
+		err=$(first_error "$log")
+		[ -z "$err" ] || echo "              $err"
+		echo "              log: ${log#"$top"/}"
+		;;
+	XPASS) echo "              xpass: listed in $(safe "$prov").xfail but passed; remove it from the list" ;;
+	PASS) [ -z "${xfail[$name]:-}" ] || echo "              (listed as flaky in $(safe "$prov").xfail)" ;;
+	esac
+}
+
+# Reads runfabtests -v output (YAML records) from stdin, prints each test.
+parse_records() {
+	local line name='' res='' time=0
+	rec_file=$logdir/.record
+	: >"$rec_file"
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>"$logdir/runfabtests.yaml"
+		case $line in
+		"- name: "*)
+			[ -z "$name" ] || finish_record "$name" "$res" "$time"
+			name=${line#- name:}
+			name=$(norm_name "${name#"${name%%[! ]*}"}")
+			res='' time=0
+			printf '%s\n' "$line" >"$rec_file"
+			;;
+		"  result: "*) res=${line#  result: }; echo "$line" >>"$rec_file" ;;
+		"  time: "*) time=$(echo "${line#  time:}" | tr -dc 0-9); echo "$line" >>"$rec_file" ;;
+		"  "*) [ -z "$name" ] || printf '%s\n' "$line" >>"$rec_file" ;;
+		esac
+	done
+	[ -z "$name" ] || finish_record "$name" "$res" "$time"
+	rm -f "$rec_file"
+}
+
+# Sets the environment for one provider: lfverbs from the build tree, the
+# others as Debian ships them (no lfverbs plugin loaded next to them).
+# verbs;ofi_rxm (1.17) sizes each CQ for (tx + rx size) x FI_UNIVERSE_SIZE,
+# over soft-RoCE's max_cqe with the default 256, and every RDM test's
+# fi_enable fails (-FI_EINVAL): 16, as tests/func/func_mpi.sh does.
+prov_env() {
+	case $1 in
+	lfverbs*) export FI_PROVIDER_PATH=$builddir/.libs ;;
+	*) unset FI_PROVIDER_PATH ;;
+	esac
+	case $1 in
+	verbs*) export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-16} ;;
+	esac
+}
+
+# runfabtests.sh's "timeout T" sends TERM only, and a test that does not
+# die of it stalls the run (seen: 231 s at -T 60). Every 5 s this kills,
+# by pid, the fi_* descendants of process $1 that have outlived T + 30 s.
+watchdog() {
+	local lim=$((timeout + 30))
+	while sleep 5; do
+		ps -eo pid=,ppid=,etimes=,comm= | awk -v root="$1" -v lim="$lim" '
+			{ pp[$1] = $2; et[$1] = $3; c[$1] = $4 }
+			END {
+				for (p in pp) {
+					if (c[p] !~ /^fi_/ || et[p] <= lim) continue
+					for (q = pp[p]; q > 1; q = pp[q])
+						if (q == root) { print p; break }
+				}
+			}' | while read -r pid; do
+			echo "run-fabtests: watchdog: killing stuck pid $pid" >&2
+			kill -9 "$pid" 2>/dev/null
+		done
+	done
+}
+
+# runfabtests.sh with the bed's address as server and client (no ssh: no
+# host arguments), from the log directory, where it writes its temp files.
+# Its copy there waits --wait seconds, not 1, before starting a client:
+# under TCG on a busy host a server can take longer to listen, and the
+# client's connection is then refused (seen with fi_msg_epoll).
+runfabtests() {
+	(
+		prov_env "$prov"
+		cd "$logdir" || exit 1
+		sed "s/^\tsleep 1\$/\tsleep $wait/" "$bin/runfabtests.sh" >runfabtests.sh ||
+			exit 1
+		watchdog "$BASHPID" &
+		wd=$!
+		bash ./runfabtests.sh -v -T "$timeout" -p "$bin" \
+			-t "$sets" -s "$ip" -c "$ip" "${extra[@]}" "$prov"
+		rc=$?
+		kill "$wd"
+		exit $rc
+	) 2>&1
+}
+
+# One fi_ubertest server and client over configurations $1 to the end;
+# appends to the logs and leaves "client-status server-status".
+ubertest_round() {
+	(
+		prov_env "$prov"
+		cd "$logdir" || exit 1
+		echo "=== from configuration $1" >>"$srv"
+		FI_LOG_LEVEL=error timeout "$limit" "$bin/fi_ubertest" -x >>"$srv" 2>&1 &
+		spid=$!
+		sleep "$wait"
+		echo "=== from configuration $1" >>"$cli"
+		# Line-buffered, so that a client killed by a signal keeps its
+		# last lines (its errors go to stderr, kept apart).
+		FI_LOG_LEVEL=error timeout "$limit" stdbuf -oL "$bin/fi_ubertest" \
+			-u "$cfg" -y "$1" "$ip" >>"$cli" 2>>"$cli.stderr"
+		crc=$?
+		# A client that gave up leaves the server waiting for it.
+		[ $crc -eq 0 ] || { sleep 2; kill "$spid" 2>/dev/null; }
+		wait "$spid"
+		echo "$crc $?"
+	)
+}
+
+# Prints one line per configuration from the client's output:
+# "Starting test N / M:", the configuration, "Ending test N / M, result: R".
+ubertest_lines() {
+	awk 'function died() { if (n != "") printf "  ubertest %-5s %-26s %s\n", n, "no result (client died)", cfg; n = "" }
+	     /^Starting test/ { died(); n = $3; getline cfg; next }
+	     /^Skipping test/ { getline cfg; printf "  ubertest %-5s skipped (invalid) %s\n", $3, cfg; next }
+	     /^Ending test/ { sub(/.*result: /, ""); printf "  ubertest %-5s %-26s %s\n", n, $0, cfg; n = "" }
+	     END { died() }' "$cli"
+}
+
+# fi_ubertest with tests/fabtests/lfverbs-ubertest.test (prov_name swapped
+# for other providers), server and client in the bed. A client that dies
+# takes the server with it, so the run resumes after that configuration
+# (-y), up to 20 times and within the time limit. Each configuration is printed; the run counts as
+# one test, fi_ubertest, which passes when none ends in an error.
+run_complex() {
+	local cfg=$logdir/ubertest.test limit=$((timeout * 30)) t0=$SECONDS
+	local srv=$logdir/ubertest-server.log cli=$logdir/ubertest-client.log
+	local crc=0 src=0 ok nodata nosys err from=1 last total rounds=0
+	sed "s/prov_name: *lfverbs/prov_name: $prov/" "$here/lfverbs-ubertest.test" >"$cfg"
+	: >"$srv"
+	: >"$cli"
+	: >"$cli.stderr"
+	while [ $rounds -lt 20 ]; do
+		rounds=$((rounds + 1))
+		read -r crc src < <(ubertest_round "$from")
+		# The last configuration started, and how many there are.
+		read -r last total < <(sed -n 's/^Starting test \([0-9]*\) \/ \([0-9]*\):.*/\1 \2/p' "$cli" | tail -n 1)
+		if [ -z "$last" ] || [ "$crc" = 0 ] || [ "$last" -ge "$total" ] ||
+			[ $((SECONDS - t0)) -ge "$limit" ] ||
+			grep -q "^Ending test $last /" "$cli"; then
+			break
+		fi
+		from=$((last + 1))
+	done
+	ubertest_lines | tee "$logdir/ubertest.txt"
+	ok=$(grep -c ' Success ' "$logdir/ubertest.txt")
+	nodata=$(grep -c ' No data available ' "$logdir/ubertest.txt")
+	nosys=$(grep -c ' Function not implemented ' "$logdir/ubertest.txt")
+	err=$(grep -c -v -e ' Success ' -e ' No data available ' -e ' Function not implemented ' \
+		-e 'skipped (invalid)' "$logdir/ubertest.txt")
+	echo "  ubertest: $ok ok, $nodata ENODATA, $nosys ENOSYS, $err error in $rounds run(s); last client status $crc, server status $src"
+	rec_file=$logdir/.record
+	{
+		echo "- name:   fi_ubertest"
+		echo "  client_status: $crc"
+		echo "  server_status: $src"
+		echo "  client_stdout: |"
+		sed 's/^/    /' "$cli"
+		echo "  client_stderr: |"
+		sed 's/^/    /' "$cli.stderr"
+		echo "  server_stdout: |"
+		sed 's/^/    /' "$srv"
+	} >"$rec_file"
+	# The client exits with the last error (ENODATA 61 and ENOSYS 38 are
+	# "not run"); any other status, a timeout included, is a failure.
+	case $crc in 0 | 61 | 38) ;; *) err=$((err + 1)) ;; esac
+	if [ "$err" -gt 0 ] || [ "$src" -eq 124 ]; then
+		finish_record fi_ubertest Fail $((SECONDS - t0)) "$limit"
+	elif [ "$ok" -eq 0 ]; then
+		finish_record fi_ubertest Notrun $((SECONDS - t0)) "$limit"
+	else
+		finish_record fi_ubertest Pass $((SECONDS - t0)) "$limit"
+	fi
+	rm -f "$rec_file"
+}
+
+# Runs the sets (and ubertest) for $prov; prints the summary line.
+run_provider() {
+	local k t0=$SECONDS
+	logdir=$logroot/$(safe "$prov")
+	rm -rf "$logdir"
+	mkdir -p "$logdir" || die "cannot create $logdir"
+	n_pass=0 n_fail=0 n_notrun=0 n_xfail=0 n_xpass=0
+	declare -gA seen=()
+	load_xfail "$prov"
+	echo "--- fabtests over $prov (sets: $sets, -T $timeout, --wait $wait)"
+	[ "$sets" = none ] || parse_records < <(runfabtests)
+	[ $complex = 0 ] || run_complex
+	for k in "${!xfail[@]}"; do
+		[ -n "${seen[$k]:-}" ] || echo "note: $(safe "$prov").xfail lists '$k', which did not run"
+	done
+	echo "$prov $n_pass $n_fail $n_notrun $n_xfail $n_xpass $((SECONDS - t0))" >"$logdir/counts"
+	[ $((n_pass + n_fail + n_notrun + n_xfail + n_xpass)) -gt 0 ] || {
+		echo "no test ran (see ${logdir#"$top"/}/runfabtests.yaml)"
+		n_fail=1
+	}
+	echo "fabtests $prov: $n_pass passed, $((n_fail + n_xpass)) failed ($n_xpass xpass), $n_notrun notrun, $n_xfail xfail ($((SECONDS - t0)) s)"
+}
+
+# Markdown tables over every provider run: the counts, then each test.
+print_comparison() {
+	local p name pass fail notrun xf xp secs files=()
+	for p in $provs; do files+=("$logroot/$(safe "$p")/results.tsv"); done
+	echo "| provider | pass | notrun | fail | time (s) |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	for p in $provs; do
+		read -r name pass fail notrun xf xp secs <"$logroot/$(safe "$p")/counts"
+		# shellcheck disable=SC2016 # backquotes are Markdown
+		printf '| `%s` | %s | %s | %s | %s |\n' "$p" "$pass" "$notrun" \
+			"$((fail + xf + xp))" "$secs"
+	done
+	echo
+	# One row per test, in the first provider's order; failures listed in
+	# an xfail file count as fail here.
+	awk -F'\t' -v provs="$provs" '
+		BEGIN { n = split(provs, P, " ") }
+		FNR == 1 { f++ }
+		{ r = $2; sub(/^X/, "", r); r = (r == "PASS") ? "pass" : (r == "NOTRUN") ? "notrun" : "**fail**"
+		  if (!($1 in row)) { order[++m] = $1; row[$1] = 1 }
+		  res[$1, f] = r }
+		END {
+			printf "| test |"; for (i = 1; i <= n; i++) printf " `%s` |", P[i]; print ""
+			printf "| --- |"; for (i = 1; i <= n; i++) printf " --- |"; print ""
+			for (j = 1; j <= m; j++) {
+				printf "| `%s` |", order[j]
+				for (i = 1; i <= n; i++) printf " %s |", ((order[j], i) in res) ? res[order[j], i] : "-"
+				print ""
+			}
+		}' "${files[@]}"
+}
+
+set -f # provider names are words, never patterns
+status=0
+for prov in $provs; do
+	run_provider
+	case $prov in
+	lfverbs*) [ $((n_fail + n_xpass)) -eq 0 ] || status=1 ;;
+	esac
+done
+if [ "$(echo "$provs" | wc -w)" -gt 1 ]; then
+	echo "--- comparison (also in ${logroot#"$top"/}/comparison.md)"
+	print_comparison | tee "$logroot/comparison.md"
+fi
+exit $status
