@@ -84,6 +84,9 @@ if ! in_bed; then
 	n=$(echo "$provs" | wc -w)
 	# Each provider's run takes minutes under TCG: size the bed's limit.
 	export LFV_BED_TIMEOUT=${LFV_BED_TIMEOUT:-$((600 + n * 2400))}
+	# fi_rdm_atomic allocates about 3 GiB per process for its largest
+	# size (8 MiB x window x buffers): the default 4 GiB bed runs out.
+	export LFV_BED_MEM=${LFV_BED_MEM:-10240}
 	opts=(--sets "$sets" --timeout "$timeout" --wait "$wait")
 	[ $complex = 0 ] || opts+=(--complex)
 	cd "$top" || exit 1
