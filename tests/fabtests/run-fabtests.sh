@@ -82,8 +82,9 @@ if ! in_bed; then
 		exit $rc
 	fi
 	n=$(echo "$provs" | wc -w)
-	# Each provider's run takes minutes under TCG: size the bed's limit.
-	export LFV_BED_TIMEOUT=${LFV_BED_TIMEOUT:-$((600 + n * 2400))}
+	# One provider took 38 min under TCG with other VMs on the 2 cores
+	# (a 606 s hang included, which the watchdog now cuts to 150 s).
+	export LFV_BED_TIMEOUT=${LFV_BED_TIMEOUT:-$((300 + n * 2100))}
 	# fi_rdm_atomic allocates about 3 GiB per process for its largest
 	# size (8 MiB x window x buffers): the default 4 GiB bed runs out.
 	export LFV_BED_MEM=${LFV_BED_MEM:-10240}
@@ -198,6 +199,7 @@ parse_records() {
 		"  result: "*) res=${line#  result: }; echo "$line" >>"$rec_file" ;;
 		"  time: "*) time=$(echo "${line#  time:}" | tr -dc 0-9); echo "$line" >>"$rec_file" ;;
 		"  "*) [ -z "$name" ] || printf '%s\n' "$line" >>"$rec_file" ;;
+		"run-fabtests: "*) echo "$line" ;; # the watchdog
 		esac
 	done
 	[ -z "$name" ] || finish_record "$name" "$res" "$time"
@@ -220,10 +222,12 @@ prov_env() {
 }
 
 # runfabtests.sh's "timeout T" sends TERM only, and a test that does not
-# die of it stalls the run (seen: 231 s at -T 60). Every 5 s this kills,
-# by pid, the fi_* descendants of process $1 that have outlived T + 30 s.
+# die of it stalls the run (seen: 231 s at -T 60, 606 s at -T 120). Every
+# 5 s this kills, by pid, the fi_* descendants of process $1 that have
+# outlived T + 30 s, after writing their state and kernel stacks to
+# watchdog.log (a process stuck in the kernel dies only when it leaves).
 watchdog() {
-	local lim=$((timeout + 30))
+	local lim=$((timeout + 30)) pid t
 	while sleep 5; do
 		ps -eo pid=,ppid=,etimes=,comm= | awk -v root="$1" -v lim="$lim" '
 			{ pp[$1] = $2; et[$1] = $3; c[$1] = $4 }
@@ -234,7 +238,15 @@ watchdog() {
 						if (q == root) { print p; break }
 				}
 			}' | while read -r pid; do
-			echo "run-fabtests: watchdog: killing stuck pid $pid" >&2
+			{
+				echo "=== $(date -u +%T) killing stuck pid $pid"
+				ps -o pid,stat,wchan:32,etimes,args -p "$pid"
+				for t in /proc/"$pid"/task/*; do
+					echo "--- thread ${t##*/}: $(cat "$t/comm" 2>/dev/null)"
+					cat "$t/stack" 2>/dev/null
+				done
+			} >>"$logdir/watchdog.log"
+			echo "run-fabtests: watchdog: killing stuck pid $pid (see watchdog.log)" >&2
 			kill -9 "$pid" 2>/dev/null
 		done
 	done
@@ -251,7 +263,9 @@ runfabtests() {
 		cd "$logdir" || exit 1
 		sed "s/^\tsleep 1\$/\tsleep $wait/" "$bin/runfabtests.sh" >runfabtests.sh ||
 			exit 1
-		watchdog "$BASHPID" &
+		# $BASHPID expands after the fork of "cmd &": take it here.
+		me=$BASHPID
+		watchdog "$me" &
 		wd=$!
 		bash ./runfabtests.sh -v -T "$timeout" -p "$bin" \
 			-t "$sets" -s "$ip" -c "$ip" "${extra[@]}" "$prov"
