@@ -298,13 +298,19 @@ ubertest_round() {
 	)
 }
 
-# Prints one line per configuration from the client's output:
-# "Starting test N / M:", the configuration, "Ending test N / M, result: R".
+# Prints one line per configuration from the client's output: "Starting
+# test N / M:", the configuration ("[prov, ..."), "Ending test N / M, result:
+# R"; when the server refused the configuration, "Ending test N, result: R"
+# comes with no configuration line.
 ubertest_lines() {
 	awk 'function died() { if (n != "") printf "  ubertest %-5s %-26s %s\n", n, "no result (client died)", cfg; n = "" }
-	     /^Starting test/ { died(); n = $3; getline cfg; next }
-	     /^Skipping test/ { getline cfg; printf "  ubertest %-5s skipped (invalid) %s\n", $3, cfg; next }
-	     /^Ending test/ { sub(/.*result: /, ""); printf "  ubertest %-5s %-26s %s\n", n, $0, cfg; n = "" }
+	     /^Starting test/ { died(); n = $3; cfg = ""; next }
+	     /^Skipping test/ { skip = $3; next }
+	     /^\[/ { if (skip != "") printf "  ubertest %-5s skipped (invalid) %s\n", skip, $0
+		     else if (n != "" && cfg == "") cfg = $0
+		     skip = ""; next }
+	     /^Ending test/ { sub(/.*result: /, ""); if (n != "") printf "  ubertest %-5s %-26s %s\n", n, $0, cfg; n = ""; next }
+	     /^===/ { died() }
 	     END { died() }' "$cli"
 }
 
