@@ -76,11 +76,24 @@ static int lfv_fabric_close(struct fid *fid)
 	return 0;
 }
 
+static int lfv_fabric_control(struct fid *fid, int command, void *arg)
+{
+	struct lfv_fabric *fabric =
+		lfv_container_of(fid, struct lfv_fabric, fabric_fid.fid);
+
+	if (command != FI_LFVERBS_GET_DROPS)
+		return -FI_ENOSYS;
+	if (!arg)
+		return -FI_EINVAL;
+	lfv_drops_read(&fabric->drops, arg);
+	return 0;
+}
+
 static struct fi_ops lfv_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_fabric_close,
 	.bind = lfv_no_bind,
-	.control = lfv_no_control,
+	.control = lfv_fabric_control,
 	.ops_open = lfv_no_ops_open,
 	.tostr = lfv_no_tostr,
 	.ops_set = lfv_no_ops_set,

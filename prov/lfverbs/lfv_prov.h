@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 
 #include "lfv_atomic.h"
+#include "lfv_drop.h"
 #include "lfv_list.h"
 #include "lfv_mr_cache.h"
 #include "lfv_poller.h"
@@ -178,6 +179,7 @@ struct lfv_fabric {
 	pthread_mutex_t cm_auto_lock;	/* cm_auto_sources */
 	struct lfv_list cm_auto_sources;
 	struct lfv_poller cm_poller;
+	struct lfv_drops drops;		/* what its peers sent that failed */
 };
 
 struct lfv_domain {
