@@ -13,6 +13,11 @@
 
 enum {
 	FI_LFVERBS_DROP_CM_DATA,	/* connection data with a bad length */
+	FI_LFVERBS_DROP_TRUNCATED,	/* shorter than its header says */
+	FI_LFVERBS_DROP_VERSION,	/* another wire version */
+	FI_LFVERBS_DROP_MALFORMED,	/* an unknown type or a bad field */
+	FI_LFVERBS_DROP_FORGED,		/* names a sender it did not come from */
+	FI_LFVERBS_DROP_LIMIT,		/* over a limit (FI_LFVERBS_*_MAX) */
 	FI_LFVERBS_DROP_REASONS		/* the number of reasons so far */
 };
 

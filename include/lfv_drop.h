@@ -20,6 +20,11 @@ struct lfv_drops {
  * `what` says what was dropped and why, for the log. Any thread. */
 void lfv_drop(struct lfv_drops *drops, unsigned reason, const char *what);
 
+/* Counts a drop by the error a decoder (lfv_wire.h) returned:
+ * -FI_EMSGSIZE truncated, -FI_ENOPROTOOPT another wire version, -FI_EACCES
+ * forged, -FI_ENOSPC over a limit, anything else malformed. */
+void lfv_drop_err(struct lfv_drops *drops, int err, const char *what);
+
 /* A snapshot for fi_control(FI_LFVERBS_GET_DROPS). Any thread. */
 void lfv_drops_read(const struct lfv_drops *drops,
 		    struct fi_lfverbs_drops *out);

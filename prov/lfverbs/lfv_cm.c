@@ -248,23 +248,6 @@ static int lfv_cm_data_pack(struct lfv_cm_data *d, const void *param,
 	return 0;
 }
 
-int lfv_cm_data_parse(const void *priv, size_t priv_len,
-		      const uint8_t **data, size_t *len)
-{
-	const uint8_t *p = priv;
-
-	if (!p || !priv_len) {
-		*data = NULL;
-		*len = 0;
-		return 0;
-	}
-	if (p[0] > LFV_CM_DATA_SIZE || (size_t)p[0] + 1 > priv_len)
-		return -FI_EMSGSIZE;
-	*data = p + 1;
-	*len = p[0];
-	return 0;
-}
-
 /* The application's part of an event's private data, or -FI_EMSGSIZE
  * (counted as a drop: the data is not passed on). */
 static int lfv_cm_data_unpack(struct lfv_fabric *fabric,

@@ -12,6 +12,7 @@
 
 #include "lfv_drop.h"
 #include "lfv_ep.h"
+#include "lfv_svc.h"
 #include "lfv_wire.h"
 
 /* rdma_cm's private data sizes: a connect request's and a reply's. */
@@ -90,6 +91,134 @@ static void test_cm_data_truncated(void **state)
 	assert_int_equal(len, 3);
 }
 
+/* ---- the source of a UD datagram ---- */
+
+static void test_grh_source_ipv6(void **state)
+{
+	uint8_t grh[40] = { 0x60 }, gid[16], want[16];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 16; i++)
+		want[i] = (uint8_t)(0xf0 + i);
+	memcpy(grh + 8, want, 16);
+	assert_int_equal(lfv_grh_source(grh, gid), 0);
+	assert_memory_equal(gid, want, 16);
+}
+
+/* rxe leaves RoCE v2's IPv4 header in the last 20 bytes. */
+static void test_grh_source_ipv4(void **state)
+{
+	uint8_t grh[40] = { 0 }, gid[16];
+	const uint8_t want[16] = { [10] = 0xff, [11] = 0xff,
+				   [12] = 10, [13] = 77, [14] = 0, [15] = 1 };
+
+	(void)state;
+	grh[20] = 0x45;
+	grh[32] = 10; grh[33] = 77; grh[34] = 0; grh[35] = 1;
+	assert_int_equal(lfv_grh_source(grh, gid), 0);
+	assert_memory_equal(gid, want, 16);
+}
+
+static void test_grh_source_neither(void **state)
+{
+	uint8_t grh[40] = { 0x40 }, gid[16] = { 7 };
+
+	(void)state;
+	assert_int_equal(lfv_grh_source(grh, gid), -FI_EINVAL);
+	assert_int_equal(gid[0], 7);
+}
+
+/* ---- RDM handshake datagrams ---- */
+
+static const uint8_t peer_gid[16] = { 0xfe, 0x80, [15] = 0x42 };
+enum { PEER_QPN = 0x1234 };
+
+static struct lfv_rdm_ctrl good_ctrl(void)
+{
+	struct lfv_rdm_ctrl m = {
+		.op = LFV_RDM_CTRL_REQ, .version = LFV_RDM_WIRE_VERSION,
+		.qpn = 0x99, .psn = 7, .incarnation = 0xabcdef,
+		.name = { .qpn = PEER_QPN },
+	};
+
+	memcpy(m.name.gid, peer_gid, 16);
+	return m;
+}
+
+static int parse_ctrl(const struct lfv_rdm_ctrl *m, size_t len,
+		      struct lfv_rdm_ctrl *out)
+{
+	return lfv_rdm_ctrl_parse(m, len, peer_gid, PEER_QPN, out);
+}
+
+static void test_ctrl_good(void **state)
+{
+	struct lfv_rdm_ctrl m = good_ctrl(), out;
+
+	(void)state;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+	assert_memory_equal(&out, &m, sizeof(m));
+	m.op = LFV_RDM_CTRL_REP;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+}
+
+static void test_ctrl_truncated(void **state)
+{
+	struct lfv_rdm_ctrl m = good_ctrl(), out;
+
+	(void)state;
+	assert_int_equal(parse_ctrl(&m, sizeof(m) - 1, &out), -FI_EMSGSIZE);
+	assert_int_equal(parse_ctrl(&m, 1, &out), -FI_EMSGSIZE);
+	assert_int_equal(parse_ctrl(&m, 0, &out), -FI_EMSGSIZE);
+}
+
+/* Another version is told apart before its length is judged. */
+static void test_ctrl_version(void **state)
+{
+	struct lfv_rdm_ctrl m = good_ctrl(), out;
+
+	(void)state;
+	m.version = LFV_RDM_WIRE_VERSION + 1;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_ENOPROTOOPT);
+	assert_int_equal(parse_ctrl(&m, 4, &out), -FI_ENOPROTOOPT);
+}
+
+static void test_ctrl_unknown_op(void **state)
+{
+	struct lfv_rdm_ctrl m = good_ctrl(), out;
+
+	(void)state;
+	m.op = 0;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+	m.op = 3;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+}
+
+static void test_ctrl_service_name(void **state)
+{
+	struct lfv_rdm_ctrl m = good_ctrl(), out;
+
+	(void)state;
+	m.name.flags = LFV_UD_NAME_SERVICE;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+}
+
+/* A datagram naming a sender (QP or GID) it did not come from: the forged
+ * REQ that tears down another peer's connection, the forged REP that
+ * redirects a connecting QP (issue 14, defect 6). */
+static void test_ctrl_forged(void **state)
+{
+	struct lfv_rdm_ctrl m = good_ctrl(), out;
+
+	(void)state;
+	m.name.qpn = PEER_QPN + 1;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EACCES);
+	m = good_ctrl();
+	m.name.gid[15] ^= 1;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EACCES);
+}
+
 static void test_drops_counted_by_reason(void **state)
 {
 	struct lfv_drops drops;
@@ -107,6 +236,28 @@ static void test_drops_counted_by_reason(void **state)
 		assert_int_equal(out.count[i], 0);
 }
 
+static void test_drop_err_reasons(void **state)
+{
+	static const struct { int err; unsigned reason; } map[] = {
+		{ -FI_EMSGSIZE, FI_LFVERBS_DROP_TRUNCATED },
+		{ -FI_ENOPROTOOPT, FI_LFVERBS_DROP_VERSION },
+		{ -FI_EACCES, FI_LFVERBS_DROP_FORGED },
+		{ -FI_ENOSPC, FI_LFVERBS_DROP_LIMIT },
+		{ -FI_EINVAL, FI_LFVERBS_DROP_MALFORMED },
+	};
+	struct lfv_drops drops;
+	struct fi_lfverbs_drops out;
+	size_t i;
+
+	(void)state;
+	memset(&drops, 0, sizeof(drops));
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		lfv_drop_err(&drops, map[i].err, "test");
+	lfv_drops_read(&drops, &out);
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		assert_int_equal(out.count[map[i].reason], 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -115,7 +266,17 @@ int main(void)
 		cmocka_unit_test(test_cm_data_full_request),
 		cmocka_unit_test(test_cm_data_reply_length_lies),
 		cmocka_unit_test(test_cm_data_truncated),
+		cmocka_unit_test(test_grh_source_ipv6),
+		cmocka_unit_test(test_grh_source_ipv4),
+		cmocka_unit_test(test_grh_source_neither),
+		cmocka_unit_test(test_ctrl_good),
+		cmocka_unit_test(test_ctrl_truncated),
+		cmocka_unit_test(test_ctrl_version),
+		cmocka_unit_test(test_ctrl_unknown_op),
+		cmocka_unit_test(test_ctrl_service_name),
+		cmocka_unit_test(test_ctrl_forged),
 		cmocka_unit_test(test_drops_counted_by_reason),
+		cmocka_unit_test(test_drop_err_reasons),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
