@@ -39,7 +39,53 @@ wait_listening() {
 	done
 }
 
-echo "1..2"
+# name_of FILE PID: the "name HEX" line a victim prints, once it is there.
+name_of() {
+	i=0
+	while ! grep -q '^name ' "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		i=$((i + 1))
+		[ $i -lt 300 ] || return 1
+		sleep 0.1
+	done
+	sed -n 's/^name //p' "$1" | head -1
+}
+
+# rdm_case DESCRIPTION CASE_ARGS DROPS...: an RDM victim server and a
+# well-behaved RDM client in echo sessions for CLIENT_MS; meanwhile
+# lfv_hostile runs CASE (VICTIM and OTHER in its arguments become the
+# server's and the client's names); the server's drops must reach DROPS.
+rdm_case() {
+	desc=$1 hcase=$2
+	shift 2
+	# Niced: two busy-polling victims on the bed's two CPUs starve
+	# soft-RoCE, which then loses the hostile peer's datagrams.
+	nice -n 10 "$victim" rdm-server "$@" >"$log/server" \
+		2>"$log/server.err" &
+	spid=$!
+	sname=$(name_of "$log/server" $spid)
+	timeout 60 nice -n 10 "$victim" rdm-client "$sname" \
+		"${CLIENT_MS:-4000}" \
+		>"$log/client" 2>&1 &
+	cpid=$!
+	cname=$(name_of "$log/client" $cpid)
+	sleep 0.5	# the client is connected and in session
+	# shellcheck disable=SC2086 # CASE_ARGS are words
+	set -- $(echo "$hcase" | sed "s/VICTIM/$sname/; s/OTHER/$cname/")
+	echo "args: $*" >"$log/hostile.args"
+	timeout 60 "$hostile" "$@" >"$log/hostile" 2>&1
+	hrc=$?
+	wait $cpid; crc=$?
+	( sleep 60; kill $spid 2>/dev/null ) &
+	wait $spid; src=$?
+	[ -n "$sname" ] && [ -n "$cname" ] && [ $crc -eq 0 ] &&
+		[ $hrc -eq 0 ] && [ $src -eq 0 ]
+	r=$?
+	[ $r -eq 0 ] || show hostile.args hostile client server server.err
+	ok $r "$desc"
+}
+
+echo "1..5"
 
 # A connect reply whose length byte claims 195 bytes of connection data:
 # the lfverbs client aborts that connection (no copy past its 55 bytes),
@@ -75,5 +121,13 @@ wait $spid; src=$?
 r=$?
 [ $r -eq 0 ] || show hostile client server
 ok $r "an oversized connect request is rejected, the next one served"
+
+rdm_case "forged RDM handshakes naming a connected peer are dropped" \
+	"rdm-forged VICTIM OTHER" forged=1
+rdm_case "truncated, other-version and malformed handshakes are dropped" \
+	"rdm-bad-ctrl VICTIM" truncated=1 version=1 malformed=1
+FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
+	"a flood of handshakes from new names stops at the limit" \
+	"rdm-flood VICTIM 16" limit=12
 
 [ $fails -eq 0 ]

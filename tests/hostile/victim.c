@@ -12,6 +12,14 @@
  *	TARGET is IP:PORT:EXPECT, EXPECT one of ok (an echo session),
  *	aborted (FI_ECONNABORTED on the EQ) or refused (FI_ECONNREFUSED);
  *	one fabric for all targets, whose CM_DATA drops must end at N.
+ *   lfv_victim rdm-server [REASON=N...]
+ *	an RDM endpoint that prints "name HEX" (its FI_ADDR_IB_UD name) and
+ *	echoes every message back to the name in its first 32 bytes until
+ *	one says "bye"; then its fabric's drops by reason (cm_data,
+ *	truncated, version, malformed, forged, limit) must be at least N.
+ *   lfv_victim rdm-client SERVER_HEX MS
+ *	an RDM endpoint that prints "name HEX", then runs echo sessions with
+ *	the server for MS milliseconds, every byte checked, and says bye.
  *
  * Exit status 0 when every expectation held; messages on stderr. */
 #include <errno.h>
@@ -28,6 +36,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include "fi_lfverbs.h"
 
@@ -366,6 +375,279 @@ static int msg_client(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+/* ---- RDM ------------------------------------------------------------------ */
+
+#define NAME_LEN 32			/* FI_ADDR_IB_UD */
+
+struct rdm {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	struct fid_mr *mr;
+	uint8_t buf[2][NAME_LEN + MSG_SIZE];	/* [0] sent, [1] received */
+	uint8_t name[NAME_LEN];
+};
+
+static const char *const drop_names[] = {
+	[FI_LFVERBS_DROP_CM_DATA] = "cm_data",
+	[FI_LFVERBS_DROP_TRUNCATED] = "truncated",
+	[FI_LFVERBS_DROP_VERSION] = "version",
+	[FI_LFVERBS_DROP_MALFORMED] = "malformed",
+	[FI_LFVERBS_DROP_FORGED] = "forged",
+	[FI_LFVERBS_DROP_LIMIT] = "limit",
+};
+
+static void hex_print(const char *label, const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	printf("%s ", label);
+	for (i = 0; i < len; i++)
+		printf("%02x", p[i]);
+	printf("\n");
+	fflush(stdout);
+}
+
+static int hex_parse(const char *hex, uint8_t *p, size_t len)
+{
+	size_t i;
+	unsigned v;
+
+	if (strlen(hex) != 2 * len)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -1;
+		p[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static int rdm_open(struct rdm *r)
+{
+	struct fi_info *hints = hints_for(getenv("LFV_BED_DEV"));
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	size_t len = NAME_LEN;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	hints->ep_attr->type = FI_EP_RDM;
+	ret = fi_getinfo(VICTIM_VERSION, NULL, NULL, 0, hints, &r->info);
+	fi_freeinfo(hints);
+	if (!ret)
+		ret = fi_fabric(r->info->fabric_attr, &r->fabric, NULL);
+	if (!ret)
+		ret = fi_domain(r->fabric, r->info, &r->domain, NULL);
+	if (!ret)
+		ret = fi_av_open(r->domain, &av_attr, &r->av, NULL);
+	if (!ret)
+		ret = fi_cq_open(r->domain, &cq_attr, &r->cq, NULL);
+	if (!ret)
+		ret = fi_endpoint(r->domain, r->info, &r->ep, NULL);
+	if (!ret)
+		ret = fi_ep_bind(r->ep, &r->av->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_enable(r->ep);
+	if (!ret)
+		ret = fi_getname(&r->ep->fid, r->name, &len);
+	if (!ret)
+		ret = fi_mr_reg(r->domain, r->buf, sizeof(r->buf),
+				FI_SEND | FI_RECV, 0, 0, 0, &r->mr, NULL);
+	if (ret)
+		FAIL("opening an RDM endpoint: %s\n", fi_strerror(-ret));
+	hex_print("name", r->name, NAME_LEN);
+	return 0;
+}
+
+static void rdm_close(struct rdm *r)
+{
+	if (r->ep)
+		fi_close(&r->ep->fid);
+	if (r->mr)
+		fi_close(&r->mr->fid);
+	if (r->av)
+		fi_close(&r->av->fid);
+	if (r->cq)
+		fi_close(&r->cq->fid);
+	if (r->domain)
+		fi_close(&r->domain->fid);
+	if (r->fabric)
+		fi_close(&r->fabric->fid);
+	fi_freeinfo(r->info);
+}
+
+/* The next completion (its length in *len for a receive). */
+static int rdm_wait(struct rdm *r, size_t *len, const char *what)
+{
+	struct fi_cq_msg_entry c;
+	struct fi_cq_err_entry e = { 0 };
+	struct timespec t0, t;
+	ssize_t ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		ret = fi_cq_read(r->cq, &c, 1);
+		if (ret == 1) {
+			if (len)
+				*len = c.len;
+			return 0;
+		}
+		if (ret == -FI_EAVAIL) {
+			fi_cq_readerr(r->cq, &e, 0);
+			FAIL("%s: completed in error: %s\n", what,
+			     fi_strerror(e.err));
+		}
+		if (ret != -FI_EAGAIN)
+			FAIL("%s: fi_cq_read: %s\n", what,
+			     fi_strerror((int)-ret));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 > TIMEOUT_MS)
+			FAIL("%s: no completion\n", what);
+	}
+}
+
+static int rdm_send(struct rdm *r, fi_addr_t to, size_t len)
+{
+	ssize_t ret;
+
+	while ((ret = fi_send(r->ep, r->buf[0], len, fi_mr_desc(r->mr), to,
+			      NULL)) == -FI_EAGAIN)
+		(void)fi_cq_read(r->cq, NULL, 0);	/* progress */
+	if (ret)
+		FAIL("fi_send: %s\n", fi_strerror((int)-ret));
+	return rdm_wait(r, NULL, "send");
+}
+
+static int rdm_recv(struct rdm *r, size_t *len)
+{
+	ssize_t ret = fi_recv(r->ep, r->buf[1], sizeof(r->buf[1]),
+			      fi_mr_desc(r->mr), FI_ADDR_UNSPEC, NULL);
+
+	if (ret)
+		FAIL("fi_recv: %s\n", fi_strerror((int)-ret));
+	return rdm_wait(r, len, "receive");
+}
+
+/* REASON=N: the fabric must have dropped at least N for that reason. */
+static int drops_at_least(struct fid_fabric *fabric, int argc, char **argv)
+{
+	struct fi_lfverbs_drops d;
+	unsigned i, want;
+	char name[32];
+	int a, ret = 0;
+
+	if (fi_control(&fabric->fid, FI_LFVERBS_GET_DROPS, &d))
+		FAIL("FI_LFVERBS_GET_DROPS failed\n");
+	for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
+		fprintf(stderr, "lfv_victim: drops %s: %llu\n", drop_names[i],
+			(unsigned long long)d.count[i]);
+	for (a = 0; a < argc; a++) {
+		if (sscanf(argv[a], "%31[a-z_]=%u", name, &want) != 2)
+			FAIL("bad expectation %s\n", argv[a]);
+		for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
+			if (!strcmp(drop_names[i], name))
+				break;
+		if (i == FI_LFVERBS_DROP_REASONS)
+			FAIL("no drop reason %s\n", name);
+		if (d.count[i] < want) {
+			fprintf(stderr, "lfv_victim: %s drops %llu, wanted at "
+				"least %u\n", name,
+				(unsigned long long)d.count[i], want);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+static int rdm_server(int argc, char **argv)
+{
+	struct rdm r;
+	fi_addr_t peer = FI_ADDR_NOTAVAIL;
+	uint8_t peer_name[NAME_LEN];
+	size_t len;
+	int ret;
+
+	if (rdm_open(&r))
+		return 1;
+	for (;;) {
+		ret = rdm_recv(&r, &len);
+		if (ret)
+			break;
+		if (len == 3 && !memcmp(r.buf[1], "bye", 3))
+			break;
+		if (len < NAME_LEN) {
+			fprintf(stderr, "lfv_victim: a %zu-byte message\n", len);
+			ret = -1;
+			break;
+		}
+		if (peer == FI_ADDR_NOTAVAIL ||
+		    memcmp(peer_name, r.buf[1], NAME_LEN)) {
+			memcpy(peer_name, r.buf[1], NAME_LEN);
+			if (fi_av_insert(r.av, peer_name, 1, &peer, 0, NULL) != 1) {
+				fprintf(stderr, "lfv_victim: fi_av_insert\n");
+				ret = -1;
+				break;
+			}
+		}
+		memcpy(r.buf[0], r.buf[1], len);
+		ret = rdm_send(&r, peer, len);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		ret = drops_at_least(r.fabric, argc, argv);
+	rdm_close(&r);
+	return ret ? 1 : 0;
+}
+
+static int rdm_client(const char *server_hex, long ms)
+{
+	struct rdm r;
+	uint8_t server[NAME_LEN];
+	struct timespec t0, t;
+	fi_addr_t to;
+	unsigned seed = 0;
+	size_t len;
+	int ret = 0;
+
+	if (hex_parse(server_hex, server, NAME_LEN))
+		FAIL("bad server name %s\n", server_hex);
+	if (rdm_open(&r))
+		return 1;
+	if (fi_av_insert(r.av, server, 1, &to, 0, NULL) != 1) {
+		rdm_close(&r);
+		FAIL("fi_av_insert of the server\n");
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		memcpy(r.buf[0], r.name, NAME_LEN);
+		pattern(r.buf[0] + NAME_LEN, ++seed);
+		ret = rdm_send(&r, to, NAME_LEN + MSG_SIZE);
+		if (!ret)
+			ret = rdm_recv(&r, &len);
+		if (!ret && (len != NAME_LEN + MSG_SIZE ||
+			     memcmp(r.buf[0], r.buf[1], len))) {
+			fprintf(stderr, "lfv_victim: echo %u differs\n", seed);
+			ret = -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!ret && (t.tv_sec - t0.tv_sec) * 1000 +
+			 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	if (!ret) {
+		memcpy(r.buf[0], "bye", 3);
+		ret = rdm_send(&r, to, 3);
+	}
+	fprintf(stderr, "lfv_victim: %u echo sessions\n", seed);
+	rdm_close(&r);
+	return ret ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "msg-server"))
@@ -373,7 +655,12 @@ int main(int argc, char **argv)
 				  argc > 5 ? strtoull(argv[5], NULL, 0) : 0);
 	if (argc >= 3 && !strcmp(argv[1], "msg-client"))
 		return msg_client(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "rdm-server"))
+		return rdm_server(argc - 2, argv + 2);
+	if (argc == 4 && !strcmp(argv[1], "rdm-client"))
+		return rdm_client(argv[2], atol(argv[3]));
 	fprintf(stderr, "usage: lfv_victim msg-server IP PORT SESSIONS "
-		"[CM_DATA_DROPS] | msg-client [--drops N] IP:PORT:EXPECT...\n");
+		"[CM_DATA_DROPS] | msg-client [--drops N] IP:PORT:EXPECT... | "
+		"rdm-server [REASON=N...] | rdm-client SERVER_HEX MS\n");
 	return 2;
 }
