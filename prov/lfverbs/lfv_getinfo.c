@@ -34,15 +34,17 @@
 	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV |       \
 	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
 /* Applications that copy info->caps into tx/rx hints bring the locality
- * caps and the other direction's along; those say nothing about this
- * direction, so the fit checks pass over them (as libfabric's util does). */
+ * caps, FI_SHARED_AV (the AVs') and the other direction's along; those
+ * say nothing about this direction, so the fit checks pass over them (as
+ * libfabric's util does). */
 #define LFV_TX_IGNORED_CAPS                                                \
-	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RECV | FI_REMOTE_READ |        \
-	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_VARIABLE_MSG |             \
-	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV | FI_RECV |          \
+	 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |              \
+	 FI_VARIABLE_MSG | FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |       \
+	 FI_SOURCE_ERR)
 #define LFV_RX_IGNORED_CAPS                                                \
-	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SEND | FI_READ | FI_WRITE |    \
-	 FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV | FI_SEND | FI_READ | \
+	 FI_WRITE | FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
 /* Operation flags an application may make default on an endpoint (the
  * templates' op_flags; answers carry the hinted ones). On RC every send
  * and write completes once the peer acknowledged it, which is each of
