@@ -663,28 +663,42 @@ static fi_addr_t lfv_av_local_addr(void *arg, uint32_t idx)
 	return tag ? lfv_av_encode(av, idx, tag) : FI_ADDR_NOTAVAIL;
 }
 
+/* The generation a slot's fi_addr_t gives its entry, when that fi_addr_t
+ * names this very slot of an AV of this type (0: it does not). */
+static uint32_t lfv_av_slot_tag(const struct lfv_av *av,
+				const struct lfv_av_shm_slot *slot)
+{
+	uint32_t idx, tag;
+
+	if ((slot->addr & ~av->base_mask) ||
+	    !lfv_av_decode(av, slot->addr, &idx, &tag) || idx != slot->idx)
+		return 0;
+	return tag;
+}
+
 /* One slot the creator changed: the old entry goes, the new one (checked
- * like any insert, and its fi_addr_t must name this very slot) comes. */
+ * like any insert) comes. */
 static void lfv_av_apply_slot(struct lfv_av *av,
 			      const struct lfv_av_shm_slot *slot)
 {
 	struct lfv_av_entry *e = lfv_av_entry_locked(av, slot->idx);
-	uint32_t idx, tag;
+	uint32_t tag;
 
-	if (lfv_load_relaxed32(&e->tag) && lfv_av_remove_entry(av, e, slot->idx))
+	/* Relaxed: tags are only stored under av->lock. */
+	if (lfv_load_relaxed32(&e->tag) &&
+	    lfv_av_remove_entry(av, e, slot->idx))
 		return;		/* the handle stays: tried again next time */
 	if (slot->addr == FI_ADDR_NOTAVAIL)
 		return;
-	if (!lfv_av_decode(av, slot->addr, &idx, &tag) || idx != slot->idx ||
-	    (slot->addr & ~av->base_mask) || lfv_av_fill(av, &slot->name,
-							 idx, tag)) {
+	tag = lfv_av_slot_tag(av, slot);
+	if (!tag || lfv_av_fill(av, &slot->name, slot->idx, tag)) {
 		av->shm_bad++;
 		LFV_WARN(FI_LOG_AV, "named AV: slot %" PRIu32 " dropped (%"
 			 PRIu64 " so far)\n", slot->idx, av->shm_bad);
 		return;
 	}
-	if (idx >= av->next_index)
-		av->next_index = idx + 1;
+	if (slot->idx >= av->next_index)
+		av->next_index = slot->idx + 1;
 }
 
 static void lfv_av_shm_sync_locked(struct lfv_av *av)
