@@ -18,6 +18,7 @@ enum {
 	FI_LFVERBS_DROP_MALFORMED,	/* an unknown type or a bad field */
 	FI_LFVERBS_DROP_FORGED,		/* names a sender it did not come from */
 	FI_LFVERBS_DROP_LIMIT,		/* over a limit (FI_LFVERBS_*_MAX) */
+	FI_LFVERBS_DROP_TOO_LONG,	/* longer than the receiver agreed to */
 	FI_LFVERBS_DROP_REASONS		/* the number of reasons so far */
 };
 

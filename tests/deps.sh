@@ -5,6 +5,7 @@
 set -eu
 
 # python3-minimal and procps: fabtests' runfabtests.sh (errno values, ps).
+# clang: the fuzz targets (libFuzzer; tests/fuzz/).
 PACKAGES="
 build-essential autoconf automake libtool pkg-config
 libfabric-dev libfabric-bin
@@ -13,6 +14,7 @@ libhwloc-dev libcmocka-dev
 openmpi-bin libopenmpi-dev
 qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
 python3-minimal procps
+clang
 "
 
 missing=""

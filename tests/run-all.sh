@@ -50,7 +50,23 @@ for san in asan tsan; do
 	fi
 done
 
+# The decoders of what arrives from the network, fuzzed for a fixed time
+# (tests/fuzz/README.md); a finding fails the suite.
+step "fuzz targets (libFuzzer, ASan, UBSan)"
+if tests/fuzz/run-fuzz.sh >build/fuzz.log 2>&1; then
+	cat build/fuzz.log
+else
+	cat build/fuzz.log
+	status=1
+fi
+pass=$((pass + $(grep -c '^ok' build/fuzz.log)))
+fail=$((fail + $(grep -c '^not ok' build/fuzz.log)))
+skip=$((skip + $(grep -c '# SKIP' build/fuzz.log)))
+
 step "functional tests (soft-RoCE: tests/bed/rxe-bed)"
+# Their programs are built here, on the host's cores: the bed's emulated
+# CPUs would take many minutes.
+make -C build -s check TESTS= >/dev/null || status=1
 rm -f build/test-suite.log
 LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
 	make -C build -s check-func || status=1

@@ -30,6 +30,25 @@ _Static_assert(sizeof(struct lfv_rdm_hdr) == LFV_RDM_HDR_SIZE,
 
 /* ---- the completion handler ---------------------------------------------- */
 
+/* A receive that completed in error while the endpoint runs: a message
+ * longer than the buffer (a peer that ignores the eager size), or its QP
+ * failing. The buffer goes back to the SRQ: lost, the SRQ would run dry
+ * and every peer's sends would wait for receivers for ever. */
+static void lfv_rdm_rx_failed(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			      const struct ibv_wc *wc)
+{
+	/* Hardware reports a message too long for the buffer as a length
+	 * error, soft-RoCE as a local QP operation error. */
+	if (wc->status == IBV_WC_LOC_LEN_ERR ||
+	    wc->status == IBV_WC_LOC_QP_OP_ERR)
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_TOO_LONG,
+			 "an RDM message longer than a receive buffer");
+	else
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+			 "an RDM receive that failed");
+	lfv_rdm_post_rx(ep, r);
+}
+
 /* A datagram on the control QP: checked, then handled under ep->lock. */
 static void lfv_rdm_ctrl_datagram(struct lfv_rdm_ep *ep,
 				  const struct lfv_rdm_ctrl_buf *cb,
@@ -67,10 +86,12 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_tx_completion(ep, r, wc);
 		return;
 	case LFV_RDM_K_RX:
-		if (!ok) /* flushed at close: the SRQ goes with it */
-			return;
 		if (!ep->enabled)
+			return; /* flushed at close: the SRQ goes with it */
+		if (!ok) {
+			lfv_rdm_rx_failed(ep, r, wc);
 			return;
+		}
 		lfv_mem_written(r->buf, wc->byte_len);
 		lfv_rdm_arrived(ep, wc, r->buf);
 		lfv_rdm_post_rx(ep, r);

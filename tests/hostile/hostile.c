@@ -21,11 +21,17 @@
  *   lfv_hostile rdm-flood VICTIM_HEX N
  *	sends valid requests from N new UD QPs (N new names): lfverbs must
  *	take no more handshakes than FI_LFVERBS_RDM_HANDSHAKES_MAX.
+ *   lfv_hostile rdm-oversize VICTIM_HEX N BYTES
+ *	N times: connects to the victim as an RDM peer (a real handshake,
+ *	then an RC QP) and sends one BYTES-long message, longer than the
+ *	victim's receive buffers: each fails at the victim, whose buffer must
+ *	go back to its shared receive queue (issue 14, defect 4).
  *   (VICTIM_HEX, OTHER_HEX: FI_ADDR_IB_UD names as lfv_victim prints.)
  *
  * The RDM cases send and exit: lfv_victim checks the outcome. Exit status
  * 0 when the peer reacted as it must, or the datagrams went out. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdint.h>
@@ -234,7 +240,8 @@ static void pause_ms(long ms)
 struct ud {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	struct ibv_cq *cq;		/* sends */
+	struct ibv_cq *rcq;		/* receives */
 	struct ibv_mr *mr;
 	struct ibv_ah *ah;
 	struct ibv_qp *qp[UD_QPS_MAX];
@@ -278,7 +285,7 @@ static struct ibv_context *open_device(void)
 static int ud_qp_add(struct ud *u)
 {
 	struct ibv_qp_init_attr init = {
-		.send_cq = u->cq, .recv_cq = u->cq, .qp_type = IBV_QPT_UD,
+		.send_cq = u->cq, .recv_cq = u->rcq, .qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -316,7 +323,8 @@ static int ud_open(struct ud *u, const struct lfv_ud_name *victim)
 		return fail("no device");
 	u->pd = ibv_alloc_pd(u->ctx);
 	u->cq = u->pd ? ibv_create_cq(u->ctx, 64, NULL, NULL, 0) : NULL;
-	u->mr = u->cq ? ibv_reg_mr(u->pd, u->buf, sizeof(u->buf),
+	u->rcq = u->cq ? ibv_create_cq(u->ctx, 64, NULL, NULL, 0) : NULL;
+	u->mr = u->rcq ? ibv_reg_mr(u->pd, u->buf, sizeof(u->buf),
 				   IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!u->mr || ibv_query_gid(u->ctx, 1, 0, &u->gid))
 		return fail("verbs objects");
@@ -465,6 +473,199 @@ static int rdm_flood(const char *victim_hex, int n)
 	return 0;
 }
 
+/* ---- a hostile RDM peer: a real handshake, then raw RC messages ------------ */
+
+#define RC_BUF (256 * 1024)
+
+struct rc_peer {
+	struct ud u;			/* control QP: u.qp[0] */
+	struct ibv_qp *qp;		/* RC, connected to the victim's */
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	};
+
+/* Posts a receive for one datagram on u.qp[0]. */
+static int ud_post_recv(struct ud *u, struct ibv_mr *mr, uint8_t *slot,
+			size_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)slot,
+			       .length = (uint32_t)len, .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
+
+	return ibv_post_recv(u->qp[0], &wr, &bad) ? fail("ibv_post_recv") : 0;
+}
+
+/* Whether the posted receive completed within ms. */
+static bool ud_received(struct ud *u, int ms)
+{
+	struct ibv_wc wc;
+	int n;
+
+	while (!(n = ibv_poll_cq(u->rcq, 1, &wc)) && ms-- > 0)
+		pause_ms(1);
+	return n == 1 && wc.status == IBV_WC_SUCCESS;
+}
+
+static int rc_qp_create(struct rc_peer *p)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = p->u.cq, .recv_cq = p->u.rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	p->qp = ibv_create_qp(p->u.pd, &init);
+	if (!p->qp || ibv_modify_qp(p->qp, &attr, IBV_QP_STATE |
+				     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS))
+		return fail("RC QP");
+	return 0;
+}
+
+static int rc_qp_connect(struct rc_peer *p, const struct lfv_ud_name *victim,
+			 uint32_t qpn, uint32_t psn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = qpn, .rq_psn = psn, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .sgid_index = 0, .hop_limit = 64 } },
+	};
+
+	memcpy(attr.ah_attr.grh.dgid.raw, victim->gid, 16);
+	if (ibv_modify_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return fail("RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 1;
+	attr.timeout = 14;
+	attr.retry_cnt = 1;
+	attr.rnr_retry = 1;
+	attr.max_rd_atomic = 1;
+	if (ibv_modify_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		return fail("RTS");
+	return 0;
+}
+
+/* Sends len bytes of p->buf on the RC QP; waits for its completion (which
+ * may be an error: the victim may end the connection). */
+static int rc_send(struct rc_peer *p, size_t len, enum ibv_wc_status *st)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
+			       .length = (uint32_t)len, .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int waited = 0, n;
+
+	if (ibv_post_send(p->qp, &wr, &bad))
+		return fail("RC send");
+	while (!(n = ibv_poll_cq(p->u.cq, 1, &wc)) && waited < TIMEOUT_MS) {
+		pause_ms(1);
+		waited++;
+	}
+	if (n != 1)
+		return fail("no RC send completion");
+	*st = wc.status;
+	return 0;
+}
+
+/* A handshake as lfverbs' requester: REQ, REP, RTR/RTS, RTU. */
+static int rc_peer_open(struct rc_peer *p, const struct lfv_ud_name *victim)
+{
+	struct lfv_rdm_ctrl m;
+	struct lfv_rdm_hdr rtu = { .op = LFV_RDM_RTU };
+	enum ibv_wc_status st;
+	int tries;
+
+	memset(p, 0, sizeof(*p));
+	if (ud_open(&p->u, victim) || rc_qp_create(p))
+		return 1;
+	p->buf = calloc(1, RC_BUF);
+	p->mr = p->buf ? ibv_reg_mr(p->u.pd, p->buf, RC_BUF,
+				    IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (!p->mr)
+		return fail("RC buffer");
+	m = ctrl_of(&p->u, 0, LFV_RDM_CTRL_REQ);
+	m.qpn = p->qp->qp_num;
+	m.psn = 1;
+	/* The REP comes to the buffer after the GRH; the REQ is resent
+	 * until it does (datagrams may be lost). */
+	if (ud_post_recv(&p->u, p->mr, p->buf, 40 + sizeof(m)))
+		return 1;
+	for (tries = 0; tries < 100; tries++) {
+		if (send_ctrl(&p->u, 0, victim, &m, sizeof(m)))
+			return 1;
+		if (ud_received(&p->u, 100))
+			break;
+	}
+	if (tries == 100)
+		return fail("no REP");
+	memcpy(&m, p->buf + 40, sizeof(m));
+	if (m.op != LFV_RDM_CTRL_REP)
+		return fail("no REP");
+	if (rc_qp_connect(p, victim, m.qpn, m.psn))
+		return 1;
+	memcpy(p->buf, &rtu, sizeof(rtu));
+	if (rc_send(p, sizeof(rtu), &st) || st != IBV_WC_SUCCESS)
+		return fail("RTU");
+	return 0;
+}
+
+static void rc_peer_close(struct rc_peer *p)
+{
+	ibv_destroy_qp(p->qp);
+	ibv_dereg_mr(p->mr);
+	free(p->buf);
+	while (p->u.nqp)
+		ibv_destroy_qp(p->u.qp[--p->u.nqp]);
+	ibv_destroy_ah(p->u.ah);
+	ibv_dereg_mr(p->u.mr);
+	ibv_destroy_cq(p->u.rcq);
+	ibv_destroy_cq(p->u.cq);
+	ibv_dealloc_pd(p->u.pd);
+	ibv_close_device(p->u.ctx);
+}
+
+static int rdm_oversize(const char *victim_hex, int n, size_t bytes)
+{
+	struct lfv_ud_name victim;
+	struct rc_peer p;
+	enum ibv_wc_status st;
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_EAGER_MSG };
+	int i, failed = 0;
+
+	if (hex_name(victim_hex, &victim) || bytes < sizeof(h) ||
+	    bytes > RC_BUF)
+		return fail("bad arguments");
+	for (i = 0; i < n; i++) {
+		if (rc_peer_open(&p, &victim))
+			return 1;
+		h.len = (uint32_t)(bytes - sizeof(h));
+		memcpy(p.buf, &h, sizeof(h));
+		if (rc_send(&p, bytes, &st))
+			return 1;
+		failed += st != IBV_WC_SUCCESS;
+		rc_peer_close(&p);
+	}
+	printf("sent %d oversized messages (%d failed at the victim)\n", n,
+	       failed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "cm-accept-oversize"))
@@ -477,8 +678,12 @@ int main(int argc, char **argv)
 		return rdm_bad_ctrl(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "rdm-flood"))
 		return rdm_flood(argv[2], atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "rdm-oversize"))
+		return rdm_oversize(argv[2], atoi(argv[3]),
+				    (size_t)atol(argv[4]));
 	fprintf(stderr, "usage: lfv_hostile cm-accept-oversize IP PORT | "
 		"cm-connect-oversize IP PORT | rdm-forged VICTIM OTHER | "
-		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N\n");
+		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N | "
+		"rdm-oversize VICTIM N BYTES\n");
 	return 2;
 }

@@ -85,7 +85,7 @@ rdm_case() {
 	ok $r "$desc"
 }
 
-echo "1..5"
+echo "1..6"
 
 # A connect reply whose length byte claims 195 bytes of connection data:
 # the lfverbs client aborts that connection (no copy past its 55 bytes),
@@ -129,5 +129,10 @@ rdm_case "truncated, other-version and malformed handshakes are dropped" \
 FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
 	"a flood of handshakes from new names stops at the limit" \
 	"rdm-flood VICTIM 16" limit=12
+# Eight receive buffers, twelve messages longer than one: each must come
+# back to the SRQ, or the well-behaved client waits for receivers forever.
+FI_LFVERBS_RDM_RX_BUFS=8 rdm_case \
+	"messages longer than a receive buffer give the buffer back" \
+	"rdm-oversize VICTIM 12 20000" too_long=1
 
 [ $fails -eq 0 ]

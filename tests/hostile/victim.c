@@ -16,7 +16,8 @@
  *	an RDM endpoint that prints "name HEX" (its FI_ADDR_IB_UD name) and
  *	echoes every message back to the name in its first 32 bytes until
  *	one says "bye"; then its fabric's drops by reason (cm_data,
- *	truncated, version, malformed, forged, limit) must be at least N.
+ *	truncated, version, malformed, forged, limit, too_long) must be at
+ *	least N.
  *   lfv_victim rdm-client SERVER_HEX MS
  *	an RDM endpoint that prints "name HEX", then runs echo sessions with
  *	the server for MS milliseconds, every byte checked, and says bye.
@@ -398,6 +399,7 @@ static const char *const drop_names[] = {
 	[FI_LFVERBS_DROP_MALFORMED] = "malformed",
 	[FI_LFVERBS_DROP_FORGED] = "forged",
 	[FI_LFVERBS_DROP_LIMIT] = "limit",
+	[FI_LFVERBS_DROP_TOO_LONG] = "too_long",
 };
 
 static void hex_print(const char *label, const uint8_t *p, size_t len)
