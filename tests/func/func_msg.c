@@ -2476,6 +2476,33 @@ static void test_shutdown_mid_stream(void **state)
 	cq_expect_empty(f->cli.txcq, "client tx");
 }
 
+/* Inject (unsignaled) sends that were delivered leave no completion of
+ * their own: closing must not wait for one (it waited 2 s and warned
+ * "N requests never completed" in fi_ubertest's inject configurations). */
+static void test_close_after_injects(void **state)
+{
+	struct fx *f = *state;
+	struct fi_cq_data_entry e;
+	int64_t t0;
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
+					 f->srv.desc, 0, RCTX(i)), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(fi_inject(f->cli.ep, f->cli.sbuf, 8, 0), 0);
+	for (i = 0; i < 8; i++)
+		cq_expect(f->srv.rxcq, &e, RCTX(i), FI_RECV | FI_MSG,
+			  "receive");
+	t0 = now_ms();
+	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
+	f->cli.ep = NULL;
+	print_message("# close after 8 injects: %lld ms\n",
+		      (long long)(now_ms() - t0));
+	assert_true(now_ms() - t0 < 1000);
+	cq_expect_empty(f->cli.txcq, "client tx after close");
+}
+
 static void test_close_with_receives_posted(void **state)
 {
 	struct fx *f = *state;
@@ -2912,6 +2939,7 @@ int main(void)
 		C(test_shutdown_mid_stream),
 		C(test_send_to_departed_peer_ends),
 		C(test_close_with_receives_posted),
+		C(test_close_after_injects),
 		T(test_close_busy),
 		C(test_bad_input_data_path),
 		T(test_bad_input_control_path),
