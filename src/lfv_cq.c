@@ -674,7 +674,9 @@ int lfv_cq_trywait(struct lfv_cq *cq)
 	lfv_wait_reset(&cq->wait);
 	if (cq->hw.ack)
 		cq->hw.ack(cq->hw.arg);
-	/* Disarmed, our own progress does not signal what we see below. */
+	/* Disarmed, our own progress does not signal what we see below.
+	 * Relaxed: lfv_cq_arm stores 1 behind its handshake before the
+	 * check that matters. */
 	lfv_store_relaxed32(&cq->armed, 0);
 	lfv_progress_run(&cq->progress);
 	ret = lfv_cq_arm(cq, 1, false);
