@@ -1028,12 +1028,15 @@ static void split_close(struct split_side *s)
 	assert_int_equal(fi_close(&s->rxcq->fid), 0);
 }
 
-/* The receiver, on its own thread: sread drives its endpoint. */
+/* The receiver, on its own thread: sread drives its endpoint. It starts
+ * late, so that its answer to the handshake comes while the sender sleeps
+ * (the sender's own send completions wake it before). */
 static void *split_receiver(void *arg)
 {
 	struct split_side *s = arg;
 	struct fi_cq_tagged_entry e;
 
+	usleep(500 * 1000);
 	return (void *)(intptr_t)fi_cq_sread(s->rxcq, &e, 1, NULL,
 					     HUGE_TIMEOUT_MS / 10);
 }
