@@ -70,6 +70,11 @@ int lfv_cntr_trywait(struct lfv_cntr *cntr);
 void lfv_cntr_set_progress(struct lfv_cntr *cntr,
 			   struct lfv_progress_hook hook);
 
+/* How long a sleeper may sleep before the progress hook must run again:
+ * a short slice when a hook is set, -1 (until signalled) otherwise. Used
+ * by fi_cntr_wait and by wait sets. */
+int lfv_cntr_wait_ms(const struct lfv_cntr *cntr);
+
 /* Slow path of an update: disarms and signals the wait object. */
 void lfv_cntr_wake(struct lfv_cntr *cntr);
 

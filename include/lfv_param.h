@@ -22,6 +22,7 @@ struct lfv_params {
 	size_t rdm_rx_bufs;	/* RDM: receive buffers on the SRQ */
 	size_t mr_cache;	/* RDM: cached registrations; 0: none */
 	size_t svc_timeout;	/* ms an AV waits for a service name */
+	size_t rdm_handshakes_max; /* RDM: handshakes under way per endpoint */
 };
 
 extern struct lfv_params lfv_params;

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <rdma/fi_eq.h>
 
+struct lfv_wait_set;
+
 struct lfv_wait {
 	enum fi_wait_obj type;	/* NONE, FD, MUTEX_COND or YIELD */
 	int epfd;		/* FD: what the application polls */
@@ -27,13 +29,17 @@ struct lfv_wait {
 				 * until the first use */
 	pthread_mutex_t mutex;	/* MUTEX_COND */
 	pthread_cond_t cond;	/* MUTEX_COND */
+	/* The wait set (FI_WAIT_SET) whose epoll holds epfd, or NULL: set
+	 * by lfv_wait_set_bind (lfv_wait_set.h). */
+	struct lfv_wait_set *set;
 };
 
 /* Returns true when the waiter should stop waiting (data, error, signal). */
 typedef bool (*lfv_wait_ready_fn)(void *arg);
 
 /* Validates a requested wait object; FI_WAIT_UNSPEC resolves to FI_WAIT_FD.
- * Returns -FI_ENOSYS for FI_WAIT_SET/FI_WAIT_POLLFD, -FI_EINVAL for junk. */
+ * Returns -FI_ENOSYS for FI_WAIT_POLLFD, -FI_EINVAL for junk and for
+ * FI_WAIT_SET, which needs its set: objects call lfv_wait_select. */
 int lfv_wait_resolve(enum fi_wait_obj requested, enum fi_wait_obj *resolved);
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every timeout here. */

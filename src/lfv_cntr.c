@@ -39,6 +39,7 @@
 #include "lfv_cntr.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
+#include "lfv_wait_set.h"
 
 /*
  * With a progress hook set (FI_PROGRESS_MANUAL), updates may only appear
@@ -118,10 +119,15 @@ static bool lfv_cntr_lead_ready(void *arg)
 	return lfv_cntr_reached(w);
 }
 
+int lfv_cntr_wait_ms(const struct lfv_cntr *cntr)
+{
+	return cntr->progress.fn ? LFV_CNTR_PROGRESS_SLICE_MS : -1;
+}
+
 /* How long the leader may sleep next: -1 forever, 0 when time is up. */
 static int lfv_cntr_slice_ms(const struct lfv_cntr_waiter *w)
 {
-	int slice = w->cntr->progress.fn ? LFV_CNTR_PROGRESS_SLICE_MS : -1;
+	int slice = lfv_cntr_wait_ms(w->cntr);
 	int64_t left, left_ms;
 
 	if (w->deadline < 0)
@@ -332,6 +338,7 @@ static int lfv_cntr_close(struct fid *fid)
 
 	if (lfv_ref_read(&cntr->ref) > 1)
 		return -FI_EBUSY;
+	lfv_wait_set_unbind(&cntr->wait, fid);
 	pthread_cond_destroy(&cntr->follow_cond);
 	pthread_mutex_destroy(&cntr->follow_lock);
 	lfv_wait_fini(&cntr->wait);
@@ -389,7 +396,7 @@ static int lfv_cntr_check_attr(const struct fi_cntr_attr *attr,
 			 (unsigned long long)attr->flags);
 		return -FI_EINVAL;
 	}
-	ret = lfv_wait_resolve(attr->wait_obj, wait_obj);
+	ret = lfv_wait_select(attr->wait_obj, attr->wait_set, wait_obj);
 	if (ret)
 		LFV_WARN(FI_LOG_CNTR, "unsupported counter wait object %d\n",
 			 attr->wait_obj);
@@ -451,10 +458,19 @@ int lfv_cntr_open(const struct fi_cntr_attr *attr, void *context,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &lfv_cntr_fi_ops;
 	cntr->cntr_fid.ops = &lfv_cntr_ops;
+	/* Last: a wait set's fi_wait may look at the counter from now on. */
+	if (attr && attr->wait_obj == FI_WAIT_SET) {
+		ret = lfv_wait_set_bind(attr->wait_set, &cntr->cntr_fid.fid,
+					&cntr->wait);
+		if (ret)
+			goto fini_wait;
+	}
 	lfv_ref_get(parent_ref);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 
+fini_wait:
+	lfv_wait_fini(&cntr->wait);
 destroy_follow_cond:
 	pthread_cond_destroy(&cntr->follow_cond);
 destroy_follow_lock:

@@ -10,6 +10,7 @@
 #include "lfv_err_data.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
+#include "lfv_wait_set.h"
 
 /* How many entries the FI_SOURCE read path splits per ring dequeue. */
 #define LFV_CQ_SPLIT_BATCH 32
@@ -837,6 +838,7 @@ static int lfv_cq_close(struct fid *fid)
 
 	if (lfv_ref_read(&cq->ref) > 1)
 		return -FI_EBUSY;
+	lfv_wait_set_unbind(&cq->wait, fid);
 	if (cq->hw.fini)
 		cq->hw.fini(cq->hw.arg);
 	if (!cq->owner) {
@@ -948,7 +950,7 @@ static int lfv_cq_check_attr(const struct fi_cq_attr *attr,
 		*wait_obj = FI_WAIT_NONE; /* the owner does the waiting */
 		return 0;
 	}
-	ret = lfv_wait_resolve(attr->wait_obj, wait_obj);
+	ret = lfv_wait_select(attr->wait_obj, attr->wait_set, wait_obj);
 	if (ret)
 		LFV_WARN(FI_LOG_CQ, "unsupported CQ wait object %d\n",
 			 attr->wait_obj);
@@ -1038,10 +1040,20 @@ int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
 	lfv_cq_update_plain(cq);
 	atomic_init(&cq->ref, 1);
 	lfv_cq_init_fids(cq, context);
+	/* Last: a wait set's fi_wait may look at the CQ from now on. */
+	if (wait_obj == FI_WAIT_FD && attr->wait_obj == FI_WAIT_SET) {
+		ret = lfv_wait_set_bind(attr->wait_set, &cq->cq_fid.fid,
+					&cq->wait);
+		if (ret)
+			goto fini_queue;
+	}
 	lfv_ref_get(cq->parent_ref);
 	*cq_fid = &cq->cq_fid;
 	return 0;
 
+fini_queue:
+	lfv_wait_fini(&cq->wait);
+	lfv_ring_fini(&cq->ring);
 destroy_lock:
 	lfv_mutex_destroy(&cq->err_lock);
 free_cq:

@@ -9,6 +9,7 @@
 #include "lfv_err_data.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
+#include "lfv_wait_set.h"
 
 struct lfv_eq_event {
 	struct lfv_list node;
@@ -270,6 +271,7 @@ static int lfv_eq_close(struct fid *fid)
 
 	if (lfv_ref_read(&eq->ref) > 1)
 		return -FI_EBUSY;
+	lfv_wait_set_unbind(&eq->wait, fid);
 	if (eq->source.fini)
 		eq->source.fini(eq->source.progress.arg);
 	while ((item = lfv_list_pop_head(&eq->events)))
@@ -325,7 +327,7 @@ static int lfv_eq_check_attr(const struct fi_eq_attr *attr,
 			 (unsigned long long)attr->flags);
 		return -FI_EINVAL;
 	}
-	ret = lfv_wait_resolve(attr->wait_obj, wait_obj);
+	ret = lfv_wait_select(attr->wait_obj, attr->wait_set, wait_obj);
 	if (ret)
 		LFV_WARN(FI_LOG_EQ, "unsupported EQ wait object %d\n",
 			 attr->wait_obj);
@@ -383,10 +385,19 @@ int lfv_eq_open(const struct fi_eq_attr *attr, void *context,
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = &lfv_eq_fi_ops;
 	eq->eq_fid.ops = &lfv_eq_ops;
+	/* Last: a wait set's fi_wait may look at the EQ from now on. */
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ret = lfv_wait_set_bind(attr->wait_set, &eq->eq_fid.fid,
+					&eq->wait);
+		if (ret)
+			goto fini_wait;
+	}
 	lfv_ref_get(parent_ref);
 	*eq_fid = &eq->eq_fid;
 	return 0;
 
+fini_wait:
+	lfv_wait_fini(&eq->wait);
 destroy_lock:
 	lfv_mutex_destroy(&eq->lock);
 free_eq:

@@ -18,6 +18,7 @@ struct lfv_params lfv_params = {
 	.rdm_rx_bufs = 256,
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 	.svc_timeout = 5000,
+	.rdm_handshakes_max = 4096,
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -80,4 +81,9 @@ void lfv_params_init(void)
 		       "DGRAM and RDM: milliseconds fi_av_insert of a host "
 		       "and service waits for the endpoint there to answer, "
 		       "trying again while nobody listens at the port yet");
+	lfv_param_size("rdm_handshakes_max", &lfv_params.rdm_handshakes_max,
+		       "RDM: connection handshakes an endpoint has under way "
+		       "at most; a peer's request past it is dropped (the peer "
+		       "asks again), so a flood of requests cannot take a "
+		       "queue pair each");
 }

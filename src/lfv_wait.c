@@ -26,7 +26,6 @@ int lfv_wait_resolve(enum fi_wait_obj requested, enum fi_wait_obj *resolved)
 	case FI_WAIT_UNSPEC:
 		*resolved = FI_WAIT_FD;
 		return 0;
-	case FI_WAIT_SET:
 	case FI_WAIT_POLLFD:
 		return -FI_ENOSYS;
 	default:

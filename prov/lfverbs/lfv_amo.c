@@ -141,7 +141,7 @@ static ssize_t lfv_amo_write(struct fid_ep *ep, const void *buf, size_t count,
 			     .op = op, .operand = buf, .addr = addr,
 			     .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_rma_op_flags(ep) };
+				.flags = lfv_rma_in_op_flags(ep) };
 
 	(void)desc;
 	return lfv_amo_post(ep, &a, &r);
@@ -205,7 +205,7 @@ static ssize_t lfv_amo_readwrite(struct fid_ep *ep, const void *buf,
 			     .result_desc = result_desc, .addr = addr,
 			     .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_rma_op_flags(ep) };
+				.flags = lfv_rma_in_op_flags(ep) };
 
 	(void)desc;
 	return lfv_amo_post(ep, &a, &r);
@@ -275,7 +275,7 @@ static ssize_t lfv_amo_compwrite(struct fid_ep *ep, const void *buf,
 			     .result = result, .result_desc = result_desc,
 			     .addr = addr, .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_rma_op_flags(ep) };
+				.flags = lfv_rma_in_op_flags(ep) };
 
 	(void)desc; (void)compare_desc;
 	return lfv_amo_post(ep, &a, &r);

@@ -8,7 +8,19 @@
  *    other formats return -FI_ENOSYS. FI_AV_UNSPEC opens the domain's
  *    av_type, else FI_AV_TABLE; a type the domain's av_type excludes is
  *    -FI_EINVAL. attr->count sizes the first segment (0: 256 entries).
- *  - Named (shared) AVs: -FI_ENOSYS; FI_READ without a name: -FI_EINVAL;
+ *  - Named (shared) AVs (lfv_av_shm.c): the process that opens a name first
+ *    creates it and is its only writer; FI_READ opens an existing one
+ *    read-only (insert and remove: -FI_EOPNOTSUPP; no segment:
+ *    -FI_ENOENT) and takes its type. A second read-write open of a name
+ *    whose creator lives: -FI_ENOSYS. The table holds the segment's
+ *    capacity, attr->count rounded as segment 0 (more inserts:
+ *    -FI_ENOSPC); fi_addr_t values are the creator's in every process.
+ *    attr->map_addr, when 0, is set to the segment's fi_addr_t array
+ *    (slot i: table index i, FI_ADDR_NOTAVAIL when free), which
+ *    fabtests' rdm_shared_av reads. A reader's entries follow the
+ *    segment whenever it uses the AV after the creator changed it
+ *    (lfv_av_shm_poll); a malformed slot is skipped and counted.
+ *    FI_READ without a name: -FI_EINVAL;
  *    rx_ctx_bits up to LFV_AV_RX_CTX_BITS_MAX (scalable endpoints, see
  *    lfv_av.h; more: -FI_EINVAL); FI_SYMMETRIC is an accepted hint; other
  *    open flags than FI_EVENT: -FI_EINVAL.
@@ -128,6 +140,8 @@ const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr)
 	uint32_t idx, tag, k;
 	size_t off;
 
+	if (__builtin_expect(av->read_only, 0))
+		lfv_av_shm_poll(av);
 	if (!lfv_av_decode(av, addr, &idx, &tag) ||
 	    !lfv_av_locate(av->seg0_shift, idx, &k, &off))
 		return NULL;
@@ -414,7 +428,7 @@ static int lfv_av_next_slot(struct lfv_av *av, uint32_t *idx)
 		*idx = av->free_head;
 		return 0;
 	}
-	if (av->next_index >= LFV_AV_MAX_ENTRIES)
+	if (av->next_index >= av->limit)
 		return -FI_ENOSPC;
 	lfv_av_locate(av->seg0_shift, av->next_index, &k, &off);
 	if (!lfv_av_seg_locked(av, k) && lfv_av_seg_alloc(av, k))
@@ -489,20 +503,25 @@ static void lfv_av_sep_dests(struct lfv_av_sep *sep, struct ibv_ah *ah)
 	}
 }
 
-static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
-			     fi_addr_t *fi_addr)
+/* The name fi_av_lookup returns (and a named AV shares) of an entry. */
+static const void *lfv_av_entry_name(const struct lfv_av_entry *e)
+{
+	return e->sep ? (const void *)&e->sep->name : (const void *)&e->name;
+}
+
+/* Makes entry idx (free, its segment allocated) live with generation gen
+ * for addr: checks it and creates its address handle. Leaves the free
+ * list and next_index to the caller. */
+static int lfv_av_fill(struct lfv_av *av, const void *addr, uint32_t idx,
+		       uint32_t gen)
 {
 	struct lfv_ud_name name;
 	struct lfv_av_entry *e;
 	struct lfv_av_sep *sep;
 	struct ibv_ah *ah;
-	uint32_t idx;
 	int ret;
 
 	ret = lfv_av_parse(av, addr, &name, &sep);
-	if (ret)
-		goto free_sep;
-	ret = lfv_av_next_slot(av, &idx);
 	if (ret)
 		goto free_sep;
 	ah = lfv_av_create_ah(av, &name, &ret);
@@ -518,26 +537,17 @@ static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
 		if (ret)
 			goto destroy_ah;
 	}
-
-	if (idx == av->free_head)
-		av->free_head = e->next;
-	else
-		av->next_index++;
 	e->dest.ah = ah;
 	e->dest.qpn = name.qpn;
 	e->dest.qkey = name.qkey;
 	e->sep = sep;
-	if (av->type == FI_AV_MAP)
-		e->gen = lfv_av_next_gen(av, e->gen);
-	else
-		e->gen = 1;
+	e->gen = gen;
 	lfv_av_hash_grow(av);
 	lfv_av_hash_link(av, av->buckets, av->nbuckets, idx);
 	av->live++;
 	/* Release: pairs with the acquire load in lfv_av_dest; dest is
 	 * written before the entry shows as live. */
 	lfv_store_release32(&e->tag, e->gen);
-	*fi_addr = lfv_av_encode(av, idx, e->gen);
 	return 0;
 
 destroy_ah:
@@ -545,6 +555,33 @@ destroy_ah:
 free_sep:
 	free(sep);
 	return ret;
+}
+
+static int lfv_av_insert_one(struct lfv_av *av, const void *addr,
+			     fi_addr_t *fi_addr)
+{
+	struct lfv_av_entry *e;
+	uint32_t idx, gen, next_free;
+	int ret;
+
+	ret = lfv_av_next_slot(av, &idx);
+	if (ret)
+		return ret;
+	e = lfv_av_entry_locked(av, idx);
+	next_free = e->next;		/* fill links it into a hash chain */
+	gen = av->type == FI_AV_MAP ? lfv_av_next_gen(av, e->gen) : 1;
+	ret = lfv_av_fill(av, addr, idx, gen);
+	if (ret)
+		return ret;
+	if (idx == av->free_head)
+		av->free_head = next_free;
+	else
+		av->next_index++;
+	*fi_addr = lfv_av_encode(av, idx, gen);
+	if (av->shm)
+		lfv_av_shm_publish(av->shm, idx, *fi_addr,
+				   lfv_av_entry_name(e), av->addrlen);
+	return 0;
 }
 
 static int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
@@ -570,10 +607,12 @@ static int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
 		e->sep = NULL;
 	}
 	av->live--;
-	if (av->type == FI_AV_MAP) {
+	if (av->type == FI_AV_MAP && !av->read_only) {
 		e->next = av->free_head;
 		av->free_head = idx;
 	}
+	if (av->shm && !av->read_only)
+		lfv_av_shm_publish(av->shm, idx, FI_ADDR_NOTAVAIL, NULL, 0);
 	return 0;
 }
 
@@ -609,12 +648,97 @@ static void lfv_av_rollback(struct lfv_av *av, fi_addr_t *fi_addr,
 		fi_addr[i] = FI_ADDR_NOTAVAIL;
 }
 
+/* ---- read-only named AVs ------------------------------------------------- */
+
+/* This process's fi_addr_t of an index (lfv_av_shm_local_fn; av->lock). */
+static fi_addr_t lfv_av_local_addr(void *arg, uint32_t idx)
+{
+	struct lfv_av *av = arg;
+	uint32_t tag;
+
+	if (idx >= av->next_index)
+		return FI_ADDR_NOTAVAIL;
+	/* Relaxed: tags are only stored under av->lock. */
+	tag = lfv_load_relaxed32(&lfv_av_entry_locked(av, idx)->tag);
+	return tag ? lfv_av_encode(av, idx, tag) : FI_ADDR_NOTAVAIL;
+}
+
+/* The generation a slot's fi_addr_t gives its entry, when that fi_addr_t
+ * names this very slot of an AV of this type (0: it does not). */
+static uint32_t lfv_av_slot_tag(const struct lfv_av *av,
+				const struct lfv_av_shm_slot *slot)
+{
+	uint32_t idx, tag;
+
+	if ((slot->addr & ~av->base_mask) ||
+	    !lfv_av_decode(av, slot->addr, &idx, &tag) || idx != slot->idx)
+		return 0;
+	return tag;
+}
+
+/* One slot the creator changed: the old entry goes, the new one (checked
+ * like any insert) comes. */
+static void lfv_av_apply_slot(struct lfv_av *av,
+			      const struct lfv_av_shm_slot *slot)
+{
+	struct lfv_av_entry *e = lfv_av_entry_locked(av, slot->idx);
+	uint32_t tag;
+
+	/* Relaxed: tags are only stored under av->lock. */
+	if (lfv_load_relaxed32(&e->tag) &&
+	    lfv_av_remove_entry(av, e, slot->idx))
+		return;		/* the handle stays: tried again next time */
+	if (slot->addr == FI_ADDR_NOTAVAIL)
+		return;
+	tag = lfv_av_slot_tag(av, slot);
+	if (!tag || lfv_av_fill(av, &slot->name, slot->idx, tag)) {
+		av->shm_bad++;
+		LFV_WARN(FI_LOG_AV, "named AV: slot %" PRIu32 " dropped (%"
+			 PRIu64 " so far)\n", slot->idx, av->shm_bad);
+		return;
+	}
+	if (slot->idx >= av->next_index)
+		av->next_index = slot->idx + 1;
+}
+
+static void lfv_av_shm_sync_locked(struct lfv_av *av)
+{
+	struct lfv_av_shm_slot *slots;
+	size_t i, n;
+	uint64_t seq;
+
+	/* Relaxed: shm_seen is only stored under av->lock. */
+	if (lfv_av_shm_seq(av->shm) == lfv_load_relaxed64(&av->shm_seen))
+		return;		/* another thread did it */
+	if (lfv_av_shm_changes(av->shm, lfv_av_local_addr, av, &slots, &n,
+			       &seq))
+		return;		/* busy or no memory: next use tries again */
+	for (i = 0; i < n; i++)
+		lfv_av_apply_slot(av, &slots[i]);
+	free(slots);
+	/* Release: a thread that sees it sees the entries (lfv_av_dest reads
+	 * them with acquire loads of their tags anyway). */
+	lfv_store_release64(&av->shm_seen, seq);
+}
+
+void lfv_av_shm_poll(struct lfv_av *av)
+{
+	/* Acquire both: a seq equal to the one applied means nothing new. */
+	if (lfv_av_shm_seq(av->shm) == lfv_load_acquire64(&av->shm_seen))
+		return;
+	lfv_mutex_lock(&av->lock);
+	lfv_av_shm_sync_locked(av);
+	lfv_mutex_unlock(&av->lock);
+}
+
 /* ---- fi_ops_av ------------------------------------------------------------ */
 
 static int lfv_av_check_insert(const struct lfv_av *av, const void *addr,
 			       size_t count, const fi_addr_t *fi_addr,
 			       uint64_t flags, void *context)
 {
+	if (av->read_only)
+		return -FI_EOPNOTSUPP;
 	if (flags & ~(uint64_t)LFV_AV_INSERT_FLAGS)
 		return -FI_EBADFLAGS;
 	if ((flags & FI_SYNC_ERR) && (av->flags & FI_EVENT))
@@ -718,6 +842,8 @@ static int lfv_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 	uint32_t idx;
 	size_t i;
 
+	if (av->read_only)
+		return -FI_EOPNOTSUPP;
 	if (flags)
 		return -FI_EBADFLAGS;
 	if (count && !fi_addr)
@@ -744,11 +870,12 @@ static int lfv_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 
 	if (!addrlen || (*addrlen && !addr))
 		return -FI_EINVAL;
+	if (av->read_only)
+		lfv_av_shm_poll(av);
 	lfv_mutex_lock(&av->lock);
 	e = lfv_av_live_locked(av, fi_addr, &idx);
 	if (e) {
-		name = e->sep ? (const void *)&e->sep->name :
-				(const void *)&e->name;
+		name = lfv_av_entry_name(e);
 		n = *addrlen < av->addrlen ? *addrlen : av->addrlen;
 		if (n)
 			memcpy(addr, name, n);
@@ -855,6 +982,7 @@ static void lfv_av_free(struct lfv_av *av)
 		free(lfv_av_seg_locked(av, k));
 	free(av->buckets);
 	free(av->aliases);
+	lfv_av_shm_close(av->shm);
 	lfv_mutex_destroy(&av->lock);
 	free(av);
 }
@@ -911,23 +1039,25 @@ static bool lfv_av_domain_is_ud(const struct lfv_domain *domain)
 	       info->ep_attr->type == FI_EP_DGRAM;
 }
 
+/* The av_type the domain was opened with (FI_AV_UNSPEC: either). */
+static enum fi_av_type lfv_av_dom_type(const struct lfv_domain *domain)
+{
+	return domain->info->domain_attr ? domain->info->domain_attr->av_type :
+					   FI_AV_UNSPEC;
+}
+
 static int lfv_av_check_attr(const struct lfv_domain *domain,
 			     const struct fi_av_attr *attr,
 			     enum fi_av_type *type)
 {
-	enum fi_av_type dom_type = domain->info->domain_attr ?
-		domain->info->domain_attr->av_type : FI_AV_UNSPEC;
+	enum fi_av_type dom_type = lfv_av_dom_type(domain);
 
 	if (!lfv_av_domain_is_ud(domain)) {
 		LFV_INFO(FI_LOG_AV, "AVs exist only for FI_ADDR_IB_UD domains\n");
 		return -FI_ENOSYS;
 	}
-	if (attr->name) {
-		LFV_INFO(FI_LOG_AV, "named (shared) AVs are not supported\n");
-		return -FI_ENOSYS;
-	}
 	if ((attr->flags & ~(uint64_t)LFV_AV_OPEN_FLAGS) ||
-	    (attr->flags & FI_READ))	/* read-only needs a named AV */
+	    ((attr->flags & FI_READ) && !attr->name))	/* fi_av(3) */
 		return -FI_EINVAL;
 	if (attr->rx_ctx_bits < 0 ||
 	    attr->rx_ctx_bits > LFV_AV_RX_CTX_BITS_MAX)
@@ -959,6 +1089,43 @@ static uint32_t lfv_av_seg0_shift(size_t count)
 	return shift;
 }
 
+/* A named AV's segment: created with this AV's type and capacity, or
+ * (FI_READ) attached, which gives the AV the creator's type and capacity. */
+static int lfv_av_open_shm(struct lfv_av *av, const struct fi_av_attr *attr)
+{
+	struct lfv_av_shm_want want = {
+		.type = av->type,
+		.rx_ctx_bits = av->rx_ctx_bits,
+		.addrlen = av->addrlen,
+		.capacity = 1U << av->seg0_shift,
+	};
+	enum fi_av_type type;
+	uint32_t capacity;
+	int ret;
+
+	if (!(attr->flags & FI_READ)) {
+		ret = lfv_av_shm_create(attr->name, &want, &av->shm);
+		if (!ret)
+			av->limit = want.capacity;
+		return ret;
+	}
+	want.type = attr->type != FI_AV_UNSPEC ? attr->type :
+						 lfv_av_dom_type(av->domain);
+	want.capacity = 1U << LFV_AV_SEG0_SHIFT_MAX;
+	ret = lfv_av_shm_attach(attr->name, &want, &av->shm, &type, &capacity);
+	if (ret)
+		return ret;
+	av->read_only = true;
+	av->type = type;
+	/* Every index is in segment 0, which exists from the start. */
+	av->seg0_shift = (uint32_t)__builtin_ctz(capacity);
+	av->limit = capacity;
+	/* Odd, so never a seq the segment settles at: the first use
+	 * brings the entries in. */
+	atomic_init(&av->shm_seen, UINT64_MAX);
+	return 0;
+}
+
 int lfv_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		struct fid_av **av_fid, void *context)
 {
@@ -986,16 +1153,22 @@ int lfv_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->addrlen = attr->rx_ctx_bits ? sizeof(struct lfv_sep_name) :
 					  sizeof(struct lfv_ud_name);
 	av->seg0_shift = lfv_av_seg0_shift(attr->count);
+	av->limit = LFV_AV_MAX_ENTRIES;
+	av->domain = domain;
+	if (attr->name) {
+		ret = lfv_av_open_shm(av, attr);
+		if (ret)
+			goto destroy_lock;
+	}
 	ret = lfv_av_seg_alloc(av, 0);
 	if (ret)
-		goto destroy_lock;
+		goto close_shm;
 	av->nbuckets = LFV_AV_MIN_BUCKETS;
 	av->buckets = lfv_av_buckets_new(av->nbuckets);
 	if (!av->buckets) {
 		ret = -FI_ENOMEM;
 		goto free_seg;
 	}
-	av->domain = domain;
 	av->flags = attr->flags;
 	av->free_head = LFV_AV_NO_INDEX;
 	atomic_init(&av->ref, 1);
@@ -1004,12 +1177,16 @@ int lfv_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->av_fid.fid.ops = &lfv_av_fi_ops;
 	av->av_fid.ops = &lfv_av_ops;
 	lfv_ref_get(&domain->ref);
-	attr->type = type;
+	attr->type = av->type;
+	if (av->shm && !attr->map_addr)
+		attr->map_addr = lfv_av_shm_map_addr(av->shm);
 	*av_fid = &av->av_fid;
 	return 0;
 
 free_seg:
 	free(lfv_av_seg_locked(av, 0));
+close_shm:
+	lfv_av_shm_close(av->shm);
 destroy_lock:
 	lfv_mutex_destroy(&av->lock);
 free_av:
@@ -1026,6 +1203,8 @@ fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
 	struct lfv_av_entry *e;
 	uint32_t idx;
 
+	if (av->read_only)
+		lfv_av_shm_poll(av);
 	lfv_mutex_lock(&av->lock);
 	idx = av->buckets[lfv_av_hash(gid->raw, qpn) & (av->nbuckets - 1)];
 	for (; idx != LFV_AV_NO_INDEX; idx = e->next) {
@@ -1049,6 +1228,8 @@ int lfv_av_name(struct lfv_av *av, fi_addr_t addr, struct lfv_ud_name *name)
 	struct lfv_av_entry *e;
 	uint32_t idx;
 
+	if (av->read_only)
+		lfv_av_shm_poll(av);
 	lfv_mutex_lock(&av->lock);
 	e = lfv_av_live_locked(av, addr, &idx);
 	if (e)

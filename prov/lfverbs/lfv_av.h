@@ -92,6 +92,7 @@ struct lfv_av_entry {
 };
 
 struct lfv_eq;
+struct lfv_av_shm;
 
 struct lfv_av {
 	struct fid_av av_fid;
@@ -110,6 +111,14 @@ struct lfv_av {
 	 * with a release add after the entry is cleared. */
 	lfv_atomic64_t removals;
 	lfv_atomic32_t ref;		/* 1 + endpoints holding the AV */
+	/* Named AVs (lfv_av_shm.c): the segment, or NULL. A read-only
+	 * opener's entries follow the segment's: shm_seen is the segment's
+	 * seq they were last brought in line with (lfv_av_shm_poll). */
+	struct lfv_av_shm *shm;
+	bool read_only;
+	lfv_atomic64_t shm_seen;
+	uint64_t shm_bad;		/* slots dropped as malformed (lock) */
+	uint32_t limit;			/* indexes stay below it */
 	struct lfv_domain *domain;
 	uint64_t flags;			/* FI_EVENT, FI_SYMMETRIC */
 	struct lfv_mutex lock;		/* everything below, and inserts */
@@ -162,9 +171,16 @@ int lfv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
  * entry. Lock-free; entries never move once inserted. */
 const struct lfv_av_dest *lfv_av_dest(struct lfv_av *av, fi_addr_t addr);
 
+/* Read-only named AV: brings its entries in line with the segment when
+ * the creator changed it (one load when it did not). */
+void lfv_av_shm_poll(struct lfv_av *av);
+
 /* How many entries were removed so far (see struct lfv_av). */
-static inline uint64_t lfv_av_removals(const struct lfv_av *av)
+static inline uint64_t lfv_av_removals(struct lfv_av *av)
 {
+	/* A creator's removal counts once this process has applied it. */
+	if (__builtin_expect(av->read_only, 0))
+		lfv_av_shm_poll(av);
 	/* Acquire: pairs with the release add in lfv_av_remove_entry. */
 	return lfv_load_acquire64(&av->removals);
 }
@@ -188,5 +204,57 @@ struct lfv_av *lfv_av_from_fid(struct fid *fid);
 /* Endpoints bound to the AV keep it open (fi_close -> -FI_EBUSY). */
 void lfv_av_hold(struct lfv_av *av);
 void lfv_av_release(struct lfv_av *av);
+
+/* lfv_av_shm.c: the shared-memory segment of a named AV. */
+
+/* "/lfverbs-av-" and the name, bytes outside [A-Za-z0-9._-] as %XX. */
+#define LFV_AV_SHM_PATH_MAX 256
+
+/* What an AV needs of its segment. Creating: the segment's type and
+ * capacity (slots); attaching: the type asked for (FI_AV_UNSPEC: any) and
+ * the largest capacity accepted. */
+struct lfv_av_shm_want {
+	enum fi_av_type type;
+	int rx_ctx_bits;
+	size_t addrlen;
+	uint32_t capacity;
+};
+
+/* A slot a reader found different from its own entry. */
+struct lfv_av_shm_slot {
+	uint32_t idx;
+	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL: now free */
+	union lfv_av_addr_buf name;
+};
+
+/* A reader's own fi_addr_t of an index (FI_ADDR_NOTAVAIL when free). */
+typedef fi_addr_t (*lfv_av_shm_local_fn)(void *arg, uint32_t idx);
+
+/* The segment's name for an AV name: 0 or -FI_EINVAL (empty, too long). */
+int lfv_av_shm_path(const char *name, char *path, size_t len);
+/* Creates the segment, every slot free. -FI_ENOSYS when the name is held
+ * by a live creator (one writer per name). */
+int lfv_av_shm_create(const char *name, const struct lfv_av_shm_want *want,
+		      struct lfv_av_shm **shm);
+/* Maps an existing segment read-only after checking its header:
+ * -FI_ENOENT when there is none, -FI_EINVAL when it does not fit want. */
+int lfv_av_shm_attach(const char *name, const struct lfv_av_shm_want *want,
+		      struct lfv_av_shm **shm, enum fi_av_type *type,
+		      uint32_t *capacity);
+/* Creator, under the AV's lock: slot idx now holds addr and name (len
+ * bytes), or is free (addr FI_ADDR_NOTAVAIL, name NULL). */
+void lfv_av_shm_publish(struct lfv_av_shm *shm, uint32_t idx, fi_addr_t addr,
+			const void *name, size_t len);
+uint64_t lfv_av_shm_seq(const struct lfv_av_shm *shm);
+/* Reader: a consistent copy of the slots whose fi_addr_t differs from
+ * local's (*slots to free), and the seq it was taken at. -FI_EAGAIN when
+ * the creator kept writing. */
+int lfv_av_shm_changes(const struct lfv_av_shm *shm, lfv_av_shm_local_fn local,
+		       void *arg, struct lfv_av_shm_slot **slots,
+		       size_t *count, uint64_t *seq);
+/* The slots' fi_addr_t array (attr->map_addr). */
+void *lfv_av_shm_map_addr(const struct lfv_av_shm *shm);
+/* Unmaps; the creator also removes the name. NULL: nothing. */
+void lfv_av_shm_close(struct lfv_av_shm *shm);
 
 #endif /* LFV_AV_H */

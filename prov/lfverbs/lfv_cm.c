@@ -23,6 +23,7 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
+#include "lfv_wire.h"
 
 #define LFV_CM_TIMEOUT_MS 2000
 #define LFV_DEFAULT_BACKLOG 128
@@ -247,22 +248,19 @@ static int lfv_cm_data_pack(struct lfv_cm_data *d, const void *param,
 	return 0;
 }
 
-/* The application's part of an event's private data. */
-static size_t lfv_cm_data_unpack(const struct rdma_conn_param *conn,
-				 const uint8_t **data)
+/* The application's part of an event's private data, or -FI_EMSGSIZE
+ * (counted as a drop: the data is not passed on). */
+static int lfv_cm_data_unpack(struct lfv_fabric *fabric,
+			      const struct rdma_conn_param *conn,
+			      const uint8_t **data, size_t *len)
 {
-	const uint8_t *p = conn->private_data;
-	size_t len;
+	int ret = lfv_cm_data_parse(conn->private_data,
+				    conn->private_data_len, data, len);
 
-	if (!p || !conn->private_data_len) {
-		*data = NULL;
-		return 0;
-	}
-	len = p[0];
-	if (len + 1 > conn->private_data_len)
-		len = conn->private_data_len - 1;
-	*data = p + 1;
-	return len;
+	if (ret)
+		lfv_drop(&fabric->drops, FI_LFVERBS_DROP_CM_DATA,
+			 "connection data whose length byte overruns it");
+	return ret;
 }
 
 static void lfv_cm_conn_param(const struct lfv_domain *domain,
@@ -344,11 +342,25 @@ static void lfv_ep_cm_fail(struct lfv_ep *ep, struct rdma_cm_event *event)
 	const uint8_t *data = NULL;
 	size_t len = 0;
 
-	if (event->event == RDMA_CM_EVENT_REJECTED)
-		len = lfv_cm_data_unpack(&event->param.conn, &data);
+	if (event->event == RDMA_CM_EVENT_REJECTED &&
+	    lfv_cm_data_unpack(ep->domain->fabric, &event->param.conn, &data,
+			       &len)) {
+		data = NULL;	/* refused all the same, without the data */
+		len = 0;
+	}
 	ep->state = LFV_EP_ERROR;
 	lfv_cm_push_err(ep->eq, &ep->ep_fid.fid, lfv_cm_event_err(event),
 			event->status, data, len);
+}
+
+/* Connected, but the peer's accept data is malformed: a peer that is not
+ * lfverbs' kind; the connection is ended rather than half trusted. */
+static void lfv_ep_cm_abort(struct lfv_ep *ep, struct rdma_cm_event *event)
+{
+	ep->state = LFV_EP_ERROR;
+	rdma_disconnect(ep->id);
+	lfv_cm_push_err(ep->eq, &ep->ep_fid.fid, FI_ECONNABORTED,
+			event->status, NULL, 0);
 }
 
 static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event)
@@ -359,11 +371,15 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
+		if (lfv_cm_data_unpack(ep->domain->fabric, &event->param.conn,
+				       &data, &len)) {
+			lfv_ep_cm_abort(ep, event);
+			break;
+		}
 		ep->state = LFV_EP_CONNECTED;
 		/* Release: pairs with the relaxed load in lfv_tx_post, which
 		 * needs only the flag (the QP was set up before). */
 		lfv_store_release32(&ep->tx_ready, 1);
-		len = lfv_cm_data_unpack(&event->param.conn, &data);
 		lfv_cm_push(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL, data,
 			    len);
 		break;
@@ -453,11 +469,18 @@ static struct fi_info *lfv_connreq_info(const struct lfv_pep *pep,
 
 static bool lfv_pep_connreq(struct lfv_pep *pep, struct rdma_cm_event *event)
 {
-	struct lfv_connreq *req = calloc(1, sizeof(*req));
+	struct lfv_connreq *req;
 	struct fi_info *info = NULL;
 	const uint8_t *data;
 	size_t len;
 
+	if (lfv_cm_data_unpack(pep->fabric, &event->param.conn, &data, &len)) {
+		/* The thread destroys the new id once the event is acked. */
+		rdma_reject(event->id, NULL, 0);
+		event->id->context = NULL;
+		return true;
+	}
+	req = calloc(1, sizeof(*req));
 	if (req) {
 		req->fid.fclass = FI_CLASS_CONNREQ;
 		req->fid.ops = &lfv_connreq_fi_ops;
@@ -475,7 +498,6 @@ static bool lfv_pep_connreq(struct lfv_pep *pep, struct rdma_cm_event *event)
 		return true;
 	}
 	event->id->context = &req->cm;
-	len = lfv_cm_data_unpack(&event->param.conn, &data);
 	lfv_cm_push(pep->eq, FI_CONNREQ, &pep->pep_fid.fid, info, data, len);
 	return false;
 }

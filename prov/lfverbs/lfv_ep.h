@@ -413,6 +413,8 @@ struct lfv_rma_req {
 
 ssize_t lfv_rma_submit(struct fid_ep *ep_fid, struct lfv_rma_req *q);
 uint64_t lfv_rma_op_flags(struct fid_ep *ep_fid);
+/* The same without FI_INJECT, for reads and atomics (lfv_rma.c). */
+uint64_t lfv_rma_in_op_flags(struct fid_ep *ep_fid);
 bool lfv_wr_is_atomic(const struct ibv_send_wr *wr);
 /* RDM endpoints' transport (lfv_rdm_rma.c, lfv_rdm.c). */
 bool lfv_rdm_is(const struct fid *fid);

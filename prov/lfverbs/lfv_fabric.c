@@ -3,13 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_cntr.h"
-#include "lfv_cq.h"
 #include "lfv_ep.h"
 #include "lfv_eq.h"
 #include "lfv_log.h"
 #include "lfv_prov.h"
 #include "lfv_stubs.h"
+#include "lfv_wait_set.h"
 
 static struct lfv_fabric *lfv_fabric_from_fid(struct fid_fabric *fabric_fid)
 {
@@ -26,6 +25,15 @@ static int lfv_fabric_eq_open(struct fid_fabric *fabric_fid,
 			   eq);
 }
 
+/* fi_wait_open: sets of EQs, CQs and counters (lfv_wait_set.h). */
+static int lfv_fabric_wait_open(struct fid_fabric *fabric_fid,
+				struct fi_wait_attr *attr,
+				struct fid_wait **waitset)
+{
+	return lfv_wait_set_open(attr, &lfv_fabric_from_fid(fabric_fid)->ref,
+				 waitset);
+}
+
 /* fi_trywait: 0 when every object is empty and armed to wake its waiter. */
 static int lfv_fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 			      int count)
@@ -36,26 +44,7 @@ static int lfv_fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 	if (!fids || count < 0)
 		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
-		if (!fids[i])
-			return -FI_EINVAL;
-		switch (fids[i]->fclass) {
-		case FI_CLASS_EQ:
-			ret = lfv_eq_trywait(lfv_eq_from_fid(
-				lfv_container_of(fids[i], struct fid_eq, fid)));
-			break;
-		case FI_CLASS_CQ:
-			ret = lfv_cq_trywait(lfv_cq_from_fid(
-				lfv_container_of(fids[i], struct fid_cq, fid)));
-			break;
-		case FI_CLASS_CNTR:
-			ret = lfv_cntr_trywait(lfv_cntr_from_fid(
-				lfv_container_of(fids[i], struct fid_cntr, fid)));
-			break;
-		default:
-			/* Nothing else can be waited on (yet). */
-			ret = -FI_EINVAL;
-			break;
-		}
+		ret = lfv_trywait_fid(fids[i]);
 		if (ret)
 			return ret;
 	}
@@ -76,11 +65,24 @@ static int lfv_fabric_close(struct fid *fid)
 	return 0;
 }
 
+static int lfv_fabric_control(struct fid *fid, int command, void *arg)
+{
+	struct lfv_fabric *fabric =
+		lfv_container_of(fid, struct lfv_fabric, fabric_fid.fid);
+
+	if (command != FI_LFVERBS_GET_DROPS)
+		return -FI_ENOSYS;
+	if (!arg)
+		return -FI_EINVAL;
+	lfv_drops_read(&fabric->drops, arg);
+	return 0;
+}
+
 static struct fi_ops lfv_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfv_fabric_close,
 	.bind = lfv_no_bind,
-	.control = lfv_no_control,
+	.control = lfv_fabric_control,
 	.ops_open = lfv_no_ops_open,
 	.tostr = lfv_no_tostr,
 	.ops_set = lfv_no_ops_set,
@@ -91,7 +93,7 @@ static struct fi_ops_fabric lfv_fabric_ops = {
 	.domain = lfv_domain_open,
 	.passive_ep = lfv_passive_ep,
 	.eq_open = lfv_fabric_eq_open,
-	.wait_open = lfv_no_wait_open,
+	.wait_open = lfv_fabric_wait_open,
 	.trywait = lfv_fabric_trywait,
 	.domain2 = lfv_domain_open2,
 };

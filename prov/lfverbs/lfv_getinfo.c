@@ -34,22 +34,28 @@
 	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV |       \
 	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
 /* Applications that copy info->caps into tx/rx hints bring the locality
- * caps and the other direction's along; those say nothing about this
- * direction, so the fit checks pass over them (as libfabric's util does). */
+ * caps, FI_SHARED_AV (the AVs') and the other direction's along; those
+ * say nothing about this direction, so the fit checks pass over them (as
+ * libfabric's util does). */
 #define LFV_TX_IGNORED_CAPS                                                \
-	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RECV | FI_REMOTE_READ |        \
-	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_VARIABLE_MSG |             \
-	 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV | FI_RECV |          \
+	 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |              \
+	 FI_VARIABLE_MSG | FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |       \
+	 FI_SOURCE_ERR)
 #define LFV_RX_IGNORED_CAPS                                                \
-	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SEND | FI_READ | FI_WRITE |    \
-	 FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
+	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV | FI_SEND | FI_READ | \
+	 FI_WRITE | FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX)
 /* Operation flags an application may make default on an endpoint (the
  * templates' op_flags; answers carry the hinted ones). On RC every send
  * and write completes once the peer acknowledged it, which is each of
  * the completion levels below (an RDM message with FI_DELIVERY_COMPLETE
  * goes by rendezvous, lfv_rdm_tx.c); a buffered MSG endpoint and the RDM
- * SRX take FI_MULTI_RECV receives (asked for with the FI_MULTI_RECV cap). */
-#define LFV_TX_OP_FLAGS FI_COMPLETION
+ * SRX take FI_MULTI_RECV receives (asked for with the FI_MULTI_RECV cap).
+ * A default FI_INJECT makes every send and write an inject (copied or
+ * inlined at the call, larger than inject_size: an error); reads and
+ * atomics leave it out (lfv_rma_in_op_flags): a read sends no buffer, an
+ * atomic's operand is in the work request already. */
+#define LFV_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT)
 #define LFV_RX_OP_FLAGS FI_COMPLETION
 #define LFV_RC_TX_OP_FLAGS (LFV_TX_OP_FLAGS | FI_INJECT_COMPLETE |          \
 			    FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
@@ -321,6 +327,34 @@ static bool lfv_mr_unspec(const struct fi_info *hints, uint32_t version)
 
 #define LFV_RMA_TARGET_CAPS (FI_REMOTE_READ | FI_REMOTE_WRITE)
 
+/* mr_mode bits that only concern peers reaching into this process's memory
+ * (libfabric's OFI_MR_MODE_RMA_TARGET): an application that cannot be an
+ * RMA target need not offer them. */
+#define LFV_MR_RMA_TARGET_MODES (FI_MR_RAW | FI_MR_VIRT_ADDR |             \
+				 FI_MR_PROV_KEY | FI_MR_RMA_EVENT)
+
+/* Whether hinted caps can make an RMA or atomic target: remote access
+ * asked for, or RMA/atomics with no access modifier (all of them), or no
+ * caps at all (everything the provider has). Messages alone cannot. */
+static bool lfv_caps_rma_target(uint64_t caps)
+{
+	if (!caps)
+		return true;
+	if (!(caps & (FI_RMA | FI_ATOMIC)))
+		return false;
+	if (caps & LFV_RMA_TARGET_CAPS)
+		return true;
+	return !(caps & (FI_READ | FI_WRITE | FI_SEND | FI_RECV));
+}
+
+/* The mr_mode bits a request with these caps must accept. */
+static int lfv_needed_mr_mode(int prov_mr_mode, uint64_t user_caps)
+{
+	if (lfv_caps_rma_target(user_caps))
+		return prov_mr_mode;
+	return prov_mr_mode & ~LFV_MR_RMA_TARGET_MODES;
+}
+
 static bool lfv_mr_mode_fits(int prov_mr_mode, int user_mr_mode,
 			     uint64_t user_mode, uint32_t version)
 {
@@ -345,7 +379,7 @@ static bool lfv_progress_valid(enum fi_progress p)
 
 static bool lfv_domain_fits(const char *dev, const struct fi_domain_attr *prov,
 			    const struct fi_domain_attr *user, uint64_t user_mode,
-			    uint32_t version)
+			    uint64_t user_caps, uint32_t version)
 {
 	if (user->name && strcmp(user->name, prov->name))
 		return lfv_mismatch(dev, "domain name");
@@ -360,8 +394,8 @@ static bool lfv_domain_fits(const char *dev, const struct fi_domain_attr *prov,
 	    (user->av_type != FI_AV_UNSPEC && prov->av_type != FI_AV_UNSPEC &&
 	     user->av_type != prov->av_type))
 		return lfv_mismatch(dev, "av_type");
-	if (!lfv_mr_mode_fits(prov->mr_mode, user->mr_mode, user_mode,
-			      version))
+	if (!lfv_mr_mode_fits(lfv_needed_mr_mode(prov->mr_mode, user_caps),
+			      user->mr_mode, user_mode, version))
 		return lfv_mismatch(dev, "mr_mode");
 	if (user->mr_key_size > prov->mr_key_size ||
 	    user->cq_data_size > prov->cq_data_size ||
@@ -484,7 +518,7 @@ bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
 		return false;
 	if (hints->domain_attr &&
 	    !lfv_domain_fits(dev, prov->domain_attr, hints->domain_attr,
-			     user_mode, version))
+			     user_mode, hints->caps, version))
 		return false;
 	if (hints->fabric_attr &&
 	    !lfv_fabric_fits(dev, prov->fabric_attr, hints->fabric_attr))
@@ -602,6 +636,11 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 		if (dom->mr_mode & FI_MR_LOCAL)
 			info->mode |= FI_LOCAL_MR;
 		dom->mr_mode = udom->mr_mode;
+	} else if (!lfv_is_legacy_mr(version) &&
+		   !lfv_caps_rma_target(hints->caps)) {
+		/* Not an RMA target: the target-only bits it did not offer
+		 * are not needed (lfv_needed_mr_mode). */
+		dom->mr_mode &= udom->mr_mode | ~LFV_MR_RMA_TARGET_MODES;
 	}
 	dom->caps = lfv_narrow_caps(dom->caps, udom->caps);
 }

@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 
 #include "lfv_atomic.h"
+#include "lfv_drop.h"
 #include "lfv_list.h"
 #include "lfv_mr_cache.h"
 #include "lfv_poller.h"
@@ -51,7 +52,7 @@
 		      FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |     \
 		      FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |               \
 		      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_FENCE |           \
-		      FI_MULTI_RECV | FI_SOURCE_ERR)
+		      FI_MULTI_RECV | FI_SOURCE_ERR | FI_SHARED_AV)
 /* The largest RDM message (within the device's largest registration). */
 #define LFV_RDM_MAX_MSG ((size_t)1 << 40)
 /* RDM iov limits (payloads are copied through provider buffers). */
@@ -61,7 +62,7 @@
 /* Every bit of an RDM tag is matched (fi_tagged(3)'s generic format). */
 #define LFV_RDM_TAG_FORMAT 0xaaaaaaaaaaaaaaaaULL
 #define LFV_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | \
-			FI_LOCAL_COMM | FI_REMOTE_COMM)
+			FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV)
 
 /* mr_mode bits lfverbs needs from every application (fi_mr(3)). */
 #define LFV_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
@@ -178,6 +179,7 @@ struct lfv_fabric {
 	pthread_mutex_t cm_auto_lock;	/* cm_auto_sources */
 	struct lfv_list cm_auto_sources;
 	struct lfv_poller cm_poller;
+	struct lfv_drops drops;		/* what its peers sent that failed */
 };
 
 struct lfv_domain {

@@ -21,6 +21,7 @@
 #include "lfv_svc.h"
 #include "lfv_valgrind.h"
 #include "lfv_wait.h"
+#include "lfv_wire.h"
 
 #define LFV_RDM_DRAIN_NS (2 * 1000 * 1000 * 1000LL)
 
@@ -28,6 +29,30 @@ _Static_assert(sizeof(struct lfv_rdm_hdr) == LFV_RDM_HDR_SIZE,
 	       "LFV_RDM_HDR_SIZE is the wire header");
 
 /* ---- the completion handler ---------------------------------------------- */
+
+/* A datagram on the control QP: checked, then handled under ep->lock. */
+static void lfv_rdm_ctrl_datagram(struct lfv_rdm_ep *ep,
+				  const struct lfv_rdm_ctrl_buf *cb,
+				  const struct ibv_wc *wc)
+{
+	struct lfv_rdm_ctrl m;
+	uint8_t src_gid[16];
+	int ret = -FI_EMSGSIZE;
+
+	if (wc->byte_len >= LFV_GRH_SIZE)
+		ret = lfv_grh_source(cb->grh, src_gid);
+	if (!ret)
+		ret = lfv_rdm_ctrl_parse(&cb->msg, wc->byte_len - LFV_GRH_SIZE,
+					 src_gid, wc->src_qp, &m);
+	if (ret) {
+		lfv_drop_err(&ep->domain->fabric->drops, ret,
+			     "an RDM handshake datagram");
+		return;
+	}
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_ctrl_arrived(ep, &m);
+	lfv_spin_unlock(&ep->lock);
+}
 
 static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			       const struct ibv_wc *wc)
@@ -55,11 +80,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			return;
 		cb = (struct lfv_rdm_ctrl_buf *)r->buf;
 		lfv_mem_written(cb, wc->byte_len);
-		lfv_spin_lock(&ep->lock);
-		if (wc->byte_len > LFV_GRH_SIZE)
-			lfv_rdm_ctrl_arrived(ep, &cb->msg,
-					     wc->byte_len - LFV_GRH_SIZE);
-		lfv_spin_unlock(&ep->lock);
+		lfv_rdm_ctrl_datagram(ep, cb, wc);
 		lfv_rdm_post_ctrl_rx(ep, r);
 		return;
 	case LFV_RDM_K_CTRL_TX:

@@ -11,6 +11,7 @@
 #include "lfv_av.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_param.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_wait.h"
 
@@ -520,6 +521,13 @@ static void lfv_rdm_accept_new(struct lfv_rdm_ep *ep,
 	fi_addr_t addr;
 	int err;
 
+	/* A flood of requests from new names must not take a QP each. */
+	if (ep->handshakes >= lfv_params.rdm_handshakes_max) {
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+			 "an RDM connection request past "
+			 "FI_LFVERBS_RDM_HANDSHAKES_MAX");
+		return; /* the peer retries */
+	}
 	memcpy(gid.raw, m->name.gid, sizeof(gid.raw));
 	addr = lfv_av_reverse(ep->av, &gid, m->name.qpn);
 	c = lfv_rdm_conn_new(ep, addr, &m->name, &err);
@@ -584,17 +592,14 @@ static void lfv_rdm_on_rep(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 		lfv_rdm_established(ep, c, m, true);
 }
 
-void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
-			  size_t len)
+void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 {
-	if (len < sizeof(*m) || m->version != LFV_RDM_WIRE_VERSION)
-		return;
 	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: %s from %x (qp %x)\n", ep->name.qpn,
 		 m->op == LFV_RDM_CTRL_REQ ? "REQ" : "REP", m->name.qpn,
 		 m->qpn);
 	if (m->op == LFV_RDM_CTRL_REQ)
 		lfv_rdm_on_req(ep, m);
-	else if (m->op == LFV_RDM_CTRL_REP)
+	else
 		lfv_rdm_on_rep(ep, m);
 }
 

@@ -282,8 +282,7 @@ struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
 struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				       uint64_t seen);
 struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
-void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m,
-			  size_t len);
+void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m);
 void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted);
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
 void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,

@@ -89,6 +89,15 @@ uint64_t lfv_rma_op_flags(struct fid_ep *ep_fid)
 	return lfv_op_flags(ep_fid, true);
 }
 
+/* The default flags of a call with no outbound buffer to give back: a read,
+ * or an atomic (its operand goes in the work request at the call). A
+ * default FI_INJECT asks nothing more of it, and must not make a read
+ * fail or an atomic go without its completion (lfv_amo_post). */
+uint64_t lfv_rma_in_op_flags(struct fid_ep *ep_fid)
+{
+	return lfv_rma_op_flags(ep_fid) & ~(uint64_t)FI_INJECT;
+}
+
 /* An RDMA read or write of r's iovs at (addr, key). */
 static ssize_t lfv_rma_post(struct fid_ep *ep_fid, const struct lfv_tx_req *r,
 			    bool read, uint64_t addr, uint64_t key)
@@ -113,7 +122,7 @@ static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .dest = src_addr,
-		.context = context, .flags = lfv_rma_op_flags(ep_fid),
+		.context = context, .flags = lfv_rma_in_op_flags(ep_fid),
 		.comp_flags = FI_RMA | FI_READ,
 	};
 
@@ -126,7 +135,7 @@ static ssize_t lfv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = src_addr,
-		.context = context, .flags = lfv_rma_op_flags(ep_fid),
+		.context = context, .flags = lfv_rma_in_op_flags(ep_fid),
 		.comp_flags = FI_RMA | FI_READ,
 	};
 

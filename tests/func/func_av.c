@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* Address vectors through the real libfabric core on a real verbs device
- * (soft-RoCE): real address handles for the device's own UD name. */
+ * (soft-RoCE): real address handles for the device's own UD name, and a
+ * named AV that a second process opens read-only. */
 #include <arpa/inet.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -157,6 +162,96 @@ static void test_event_insert(void **state)
 	assert_int_equal(fi_close(&eq->fid), 0);
 }
 
+/* The other process of test_shared_named: its own fabric and domain, the
+ * parent's AV opened read-only by name before the parent inserts; then it
+ * must see the parent's entries at the parent's fi_addr_t values. The exit
+ * code names the check that failed. */
+static int shared_child(const struct objs *o, const char *name, int sock)
+{
+	struct fi_info *hints = func_hints(FI_EP_DGRAM), *info = NULL;
+	struct fi_av_attr attr = { .name = name, .flags = FI_READ };
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct ud_name out;
+	size_t len = sizeof(out);
+	struct fid_av *av;
+	fi_addr_t *map;
+	char c = 'r';
+	int i;
+
+	hints->caps = FI_MSG | FI_SHARED_AV;
+	if (fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info))
+		return 10;
+	if (fi_fabric(info->fabric_attr, &fabric, NULL) ||
+	    fi_domain(fabric, info, &domain, NULL))
+		return 11;
+	if (fi_av_open(domain, &attr, &av, NULL) || attr.type != FI_AV_MAP)
+		return 12;
+	map = attr.map_addr;
+	if (write(sock, &c, 1) != 1 || read(sock, &c, 1) != 1)
+		return 13;		/* the parent inserted */
+	for (i = 0; i < 2; i++) {
+		len = sizeof(out);
+		if (map[i] == FI_ADDR_NOTAVAIL ||
+		    fi_av_lookup(av, map[i], &out, &len) ||
+		    memcmp(out.gid, o->self.gid, sizeof(out.gid)) ||
+		    out.qpn != 0x200U + (uint32_t)i)
+			return 14 + i;
+	}
+	if (fi_av_insert(av, &out, 1, map, 0, NULL) != -FI_EOPNOTSUPP)
+		return 16;
+	if (fi_close(&av->fid) || fi_close(&domain->fid) ||
+	    fi_close(&fabric->fid))
+		return 17;
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return 0;
+}
+
+static void test_shared_named(void **state)
+{
+	struct objs *o = *state;
+	char name[64];
+	struct fi_av_attr attr = { .type = FI_AV_MAP, .name = name };
+	struct ud_name names[2] = { o->self, o->self };
+	fi_addr_t fa[2], *map;
+	struct fid_av *av;
+	int sv[2], status;
+	pid_t pid;
+	char c;
+
+	snprintf(name, sizeof(name), "lfv-func-%d", (int)getpid());
+	names[0].qpn = 0x200;
+	names[1].qpn = 0x201;
+	assert_true(o->info->caps & FI_SHARED_AV);
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	map = attr.map_addr;
+	assert_non_null(map);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(sv[0]);
+		_exit(shared_child(o, name, sv[1]));
+	}
+	close(sv[1]);
+	/* Inserted once the child holds the AV open. */
+	assert_int_equal(read(sv[0], &c, 1), 1);
+	assert_int_equal(fi_av_insert(av, names, 2, fa, 0, NULL), 2);
+	assert_int_equal(map[0], fa[0]);
+	assert_int_equal(map[1], fa[1]);
+	assert_int_equal(write(sv[0], &c, 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(sv[0]);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(fi_close(&av->fid), 0);
+	/* Gone with its creator. */
+	attr.flags = FI_READ;
+	attr.map_addr = NULL;
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOENT);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
 
 int main(void)
@@ -165,6 +260,7 @@ int main(void)
 		T(test_insert_own_name),
 		T(test_many_handles_map),
 		T(test_event_insert),
+		T(test_shared_named),
 	};
 
 	func_require_device();

@@ -7,13 +7,13 @@
  * first sends in both directions; FI_SOURCE; CQ data; truncation; bad
  * input.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -65,6 +65,7 @@ struct bed {
 
 static bool want_cntrs;
 static bool want_source_err;
+static uint64_t want_tx_op_flags;	/* hints->tx_attr->op_flags */
 
 /* fi_export_fid hands out the fid of a struct fid_peer_srx. */
 static struct fid_peer_srx *lfv_container_of_peer(struct fid *fid)
@@ -158,6 +159,7 @@ static void bed_open_mode(struct bed *b, int mode)
 	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV |
 		      FI_RMA | FI_ATOMIC | FI_MULTI_RECV |
 		      (want_source_err ? FI_SOURCE_ERR : 0);
+	hints->tx_attr->op_flags = want_tx_op_flags;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
 				    &b->info), 0);
 	fi_freeinfo(hints);
@@ -993,6 +995,80 @@ static void test_pingpong(void **state)
 	bed_close(&b);
 }
 
+/* FI_INJECT as the default transmit flag (fabtests' msg_inject -A inject):
+ * sends and writes are injects, each still with its completion, and the
+ * buffer is the caller's again on return; a larger one than inject_size
+ * fails. Reads and atomics work as without it (nothing outbound to give
+ * back; an atomic's operand is copied at the call). */
+static void test_default_inject(void **state)
+{
+	uint64_t five = 5, three = 3, result = 0;
+	uint8_t src[LEN], dst[LEN];
+	struct fi_cq_tagged_entry e;
+	struct window w;
+	struct bed b;
+	fi_addr_t from;
+	size_t n;
+
+	(void)state;
+	want_tx_op_flags = FI_INJECT;
+	bed_open(&b);
+	want_tx_op_flags = 0;
+	assert_int_equal(b.info->tx_attr->op_flags, FI_INJECT);
+	n = b.info->tx_attr->inject_size < LEN ?
+	    b.info->tx_attr->inject_size : LEN;
+	assert_true(n > 0);
+	window_open(&b, &w);
+
+	/* A send, its buffer scribbled over at once; received later. */
+	memset(src, 0x5a, n);
+	assert_int_equal(fi_send(b.s[0].ep, src, n, NULL, b.s[0].peer, src),
+			 0);
+	memset(src, 0, n);
+	expect_send(&b, 0, src);
+	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN, NULL,
+				 FI_ADDR_UNSPEC, b.s[1].buf[0]), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	assert_int_equal(e.len, n);
+	assert_int_equal(b.s[1].buf[0][0], 0x5a);
+	assert_int_equal(b.s[1].buf[0][n - 1], 0x5a);
+	if (b.info->tx_attr->inject_size < LEN)
+		assert_int_equal(fi_send(b.s[0].ep, src,
+					 b.info->tx_attr->inject_size + 1,
+					 NULL, b.s[0].peer, src),
+				 -FI_EMSGSIZE);
+
+	/* A write the same way. */
+	memset(src, 0x6b, n);
+	assert_int_equal(fi_write(b.s[0].ep, src, n, NULL, b.s[0].peer,
+				  w.base, w.key, src), 0);
+	memset(src, 0, n);
+	expect_tx(&b, src, FI_RMA | FI_WRITE);
+	assert_int_equal(w.mem[n - 1], 0x6b);
+	/* A read: no outbound buffer, the default changes nothing. */
+	memset(dst, 0, sizeof(dst));
+	assert_int_equal(fi_read(b.s[0].ep, dst, n, NULL, b.s[0].peer,
+				 w.base, w.key, dst), 0);
+	expect_tx(&b, dst, FI_RMA | FI_READ);
+	assert_int_equal(dst[n - 1], 0x6b);
+	if (b.info->caps & FI_ATOMIC) {
+		memset(w.mem + 128, 0, 8);
+		assert_int_equal(fi_atomic(b.s[0].ep, &five, 1, NULL,
+					   b.s[0].peer, w.base + 128, w.key,
+					   FI_UINT64, FI_SUM, &five), 0);
+		expect_tx(&b, &five, FI_ATOMIC | FI_WRITE);
+		assert_int_equal(fi_fetch_atomic(b.s[0].ep, &three, 1, NULL,
+						 &result, NULL, b.s[0].peer,
+						 w.base + 128, w.key,
+						 FI_UINT64, FI_SUM, &three),
+				 0);
+		expect_tx(&b, &three, FI_ATOMIC | FI_READ);
+		assert_int_equal(result, 5);
+	}
+	window_close(&w);
+	bed_close(&b);
+}
+
 /* ---- fi_trywait with separate transmit and receive CQs ------------------- */
 
 struct split_side {
@@ -1128,16 +1204,15 @@ int main(void)
 		cmocka_unit_test(test_mr_cache_remap),
 		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_trywait_split_cqs),
+		cmocka_unit_test(test_default_inject),
 	};
 
 	/* The registration cache is off by default (fi_lfverbs(7)): these
 	 * tests run with it, test_mr_cache_remap included. */
-	const char *filter = getenv("FUNC_RDM_FILTER");
-
 	setenv("FI_LFVERBS_MR_CACHE", "1024", 0);
 	func_require_device();
-	/* FUNC_RDM_FILTER=pattern runs only the matching tests. */
-	if (filter && *filter)
-		cmocka_set_test_filter(filter);
+	/* LFV_RDM_ONLY=test_name runs that one test. */
+	if (getenv("LFV_RDM_ONLY"))
+		cmocka_set_test_filter(getenv("LFV_RDM_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* Address vectors over fake verbs: open attributes, insert / lookup /
  * remove / straddr for both types, address handle failures (FI_SYNC_ERR and
- * FI_EVENT), the reverse map, close order, and lfv_av_dest racing inserts. */
+ * FI_EVENT), the reverse map, close order, lfv_av_dest racing inserts, and
+ * named AVs shared through their segment (creator and FI_READ opener in one
+ * process here; tests/func and fabtests' rdm_shared_av use two). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -188,11 +194,7 @@ static void test_open_bad_attr(void **state)
 	attr.rx_ctx_bits = -1;
 	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
 	attr.rx_ctx_bits = 0;
-	attr.name = "shared";
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOSYS);
-	attr.flags = FI_READ;
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOSYS);
-	attr.name = NULL;
+	attr.flags = FI_READ;		/* read-only needs a name */
 	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
 	attr.flags = FI_RECV;
 	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_EINVAL);
@@ -1205,6 +1207,278 @@ static void test_concurrent_insert_dest(void **state)
 	free(r);
 }
 
+
+/* ---- named (shared) AVs ------------------------------------------------- */
+
+/* The segment's header as lfv_av_shm.c lays it out (version 1): the
+ * offsets the corruption tests write at. */
+#define SHM_VERSION_OFF 8
+#define SHM_CAPACITY_OFF 20
+#define SHM_NAME_SIZE_OFF 24
+#define SHM_SEQ_OFF 48
+#define SHM_HDR_SIZE 64
+
+static const char *av_name(void)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "lfv-unit-%d", (int)getpid());
+	return name;
+}
+
+/* A test that failed half-way leaves its segment (its creator, this
+ * process, lives): the next named test starts without it. */
+static void drop_segment(void)
+{
+	char path[LFV_AV_SHM_PATH_MAX];
+
+	assert_int_equal(lfv_av_shm_path(av_name(), path, sizeof(path)), 0);
+	shm_unlink(path);
+}
+
+static struct fid_av *open_named(struct objs *o, enum fi_av_type type,
+				 uint64_t flags, void **map_addr)
+{
+	struct fi_av_attr attr = { .type = type, .flags = flags,
+				   .name = av_name(), .count = 4 };
+	struct fid_av *av;
+
+	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_non_null(attr.map_addr);
+	*map_addr = attr.map_addr;
+	return av;
+}
+
+/* The segment of av_name(), mapped read-write to corrupt it. */
+static uint8_t *map_segment(size_t *size)
+{
+	char path[LFV_AV_SHM_PATH_MAX];
+	uint8_t *p;
+	off_t end;
+	int fd;
+
+	assert_int_equal(lfv_av_shm_path(av_name(), path, sizeof(path)), 0);
+	fd = shm_open(path, O_RDWR, 0);
+	assert_true(fd >= 0);
+	end = lseek(fd, 0, SEEK_END);
+	assert_true(end > SHM_HDR_SIZE);
+	*size = (size_t)end;
+	p = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	close(fd);
+	return p;
+}
+
+static bool segment_exists(void)
+{
+	char path[LFV_AV_SHM_PATH_MAX];
+	int fd;
+
+	assert_int_equal(lfv_av_shm_path(av_name(), path, sizeof(path)), 0);
+	fd = shm_open(path, O_RDONLY, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+static void test_named_table_shared(void **state)
+{
+	struct objs *o = *state;
+	struct lfv_ud_name names[3] = { name_of(10), name_of(11), name_of(12) };
+	struct fi_av_attr attr = { .name = av_name(), .flags = FI_READ };
+	fi_addr_t fa[3], *wmap, *rmap;
+	const struct lfv_av_dest *d;
+	struct lfv_ud_name got;
+	size_t len = sizeof(got);
+	struct fid_av *w, *r;
+	uint64_t removals;
+	void *m;
+
+	drop_segment();
+	assert_true(o->info->caps & FI_SHARED_AV);
+	/* No segment yet: nothing to open read-only. */
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), -FI_ENOENT);
+	assert_null(attr.map_addr);
+	w = open_named(o, FI_AV_TABLE, 0, &m);
+	wmap = m;
+	assert_true(segment_exists());
+	assert_int_equal(lav(w)->seg0_shift, LFV_AV_SEG0_SHIFT_MIN);
+	/* The reader takes the creator's type (asked: UNSPEC). */
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), 0);
+	assert_int_equal(attr.type, FI_AV_TABLE);
+	rmap = attr.map_addr;
+	assert_non_null(rmap);
+	assert_true(lav(r)->read_only);
+	assert_int_equal(fi_av_insert(r, names, 1, fa, 0, NULL),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(fi_av_remove(r, fa, 1, 0), -FI_EOPNOTSUPP);
+	assert_int_equal(rmap[0], FI_ADDR_NOTAVAIL);
+
+	assert_int_equal(fi_av_insert(w, names, 3, fa, 0, NULL), 3);
+	assert_int_equal(wmap[0], 0);
+	/* Inserted by the creator after the reader opened: the reader's
+	 * first use brings them in, at the creator's fi_addr_t values. */
+	assert_int_equal(rmap[0], 0);
+	assert_int_equal(rmap[2], 2);
+	d = lfv_av_dest(lav(r), rmap[1]);
+	assert_non_null(d);
+	assert_int_equal(d->qpn, names[1].qpn);
+	assert_ptr_not_equal(d->ah, lfv_av_dest(lav(w), fa[1])->ah);
+	assert_int_equal(fi_av_lookup(r, 2, &got, &len), 0);
+	assert_memory_equal(&got, &names[2], sizeof(got));
+	assert_int_equal(lfv_av_reverse(lav(r), (union ibv_gid *)names[0].gid,
+					names[0].qpn), 0);
+	assert_int_equal(fake_open.ah, 6);	/* 3 per process */
+
+	/* A removal reaches the reader at its next use. */
+	removals = lfv_av_removals(lav(r));
+	assert_int_equal(fi_av_remove(w, &fa[1], 1, 0), 0);
+	assert_int_equal(rmap[1], FI_ADDR_NOTAVAIL);
+	assert_int_equal(lfv_av_removals(lav(r)), removals + 1);
+	assert_null(lfv_av_dest(lav(r), 1));
+	assert_non_null(lfv_av_dest(lav(r), 2));
+	assert_int_equal(fake_open.ah, 4);
+
+	assert_int_equal(fi_close(&r->fid), 0);
+	assert_true(segment_exists());
+	assert_int_equal(fi_close(&w->fid), 0);
+	assert_false(segment_exists());		/* the creator unlinks */
+	assert_int_equal(fake_open.ah, 0);
+}
+
+static void test_named_map_generations(void **state)
+{
+	struct objs *o = *state;
+	struct lfv_ud_name n1 = name_of(1), n2 = name_of(2);
+	fi_addr_t a1, a2, *rmap;
+	struct fid_av *w, *r;
+	void *m;
+
+	drop_segment();
+	w = open_named(o, FI_AV_MAP, 0, &m);
+	r = open_named(o, FI_AV_UNSPEC, FI_READ, &m);
+	rmap = m;
+	assert_int_equal(lav(r)->type, FI_AV_MAP);
+	assert_int_equal(fi_av_insert(w, &n1, 1, &a1, 0, NULL), 1);
+	assert_non_null(lfv_av_dest(lav(r), a1));
+	/* The slot reused with the next generation: the old value is dead
+	 * in the reader too, the new one names the new entry. */
+	assert_int_equal(fi_av_remove(w, &a1, 1, 0), 0);
+	assert_int_equal(fi_av_insert(w, &n2, 1, &a2, 0, NULL), 1);
+	assert_int_equal((uint32_t)a2, (uint32_t)a1);
+	assert_int_not_equal(a2, a1);
+	assert_int_equal(rmap[(uint32_t)a2], a2);
+	assert_null(lfv_av_dest(lav(r), a1));
+	assert_int_equal(lfv_av_dest(lav(r), a2)->qpn, n2.qpn);
+	/* A reader asking for the other type finds none. */
+	{
+		struct fi_av_attr attr = { .name = av_name(), .flags = FI_READ,
+					   .type = FI_AV_TABLE };
+		struct fid_av *t;
+
+		assert_int_equal(fi_av_open(o->domain, &attr, &t, NULL),
+				 -FI_EINVAL);
+	}
+	assert_int_equal(fi_close(&r->fid), 0);
+	assert_int_equal(fi_close(&w->fid), 0);
+}
+
+/* One writer per name; names that cannot be a segment's. */
+static void test_named_open_limits(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .name = av_name() };
+	struct lfv_ud_name names[65];
+	fi_addr_t fa[65];
+	char long_name[300];
+	struct fid_av *w, *w2;
+	uint32_t i;
+	void *m;
+
+	drop_segment();
+	w = open_named(o, FI_AV_TABLE, 0, &m);
+	assert_int_equal(fi_av_open(o->domain, &attr, &w2, NULL), -FI_ENOSYS);
+	/* Capacity: count 4 rounds to segment 0's 64 entries. */
+	for (i = 0; i < 65; i++)
+		names[i] = name_of(i);
+	assert_int_equal(fi_av_insert(w, names, 65, fa, 0, NULL), 64);
+	assert_int_equal(fa[64], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fi_close(&w->fid), 0);
+
+	attr.name = "";
+	assert_int_equal(fi_av_open(o->domain, &attr, &w2, NULL), -FI_EINVAL);
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	attr.name = long_name;
+	assert_int_equal(fi_av_open(o->domain, &attr, &w2, NULL), -FI_EINVAL);
+	/* Other bytes are escaped, not refused. */
+	attr.name = "a/b c";
+	assert_int_equal(fi_av_open(o->domain, &attr, &w2, NULL), 0);
+	assert_int_equal(fi_close(&w2->fid), 0);
+}
+
+/* A segment is another process's memory: a header that does not fit is
+ * refused, a slot that does not check out is dropped and counted. */
+static void test_named_bad_segment(void **state)
+{
+	struct objs *o = *state;
+	struct fi_av_attr attr = { .name = av_name(), .flags = FI_READ };
+	struct lfv_ud_name names[2] = { name_of(1), name_of(2) };
+	struct lfv_ud_name bad = name_of(3);
+	uint32_t *version, *capacity, *name_size, saved;
+	uint64_t *seq, *addrs;
+	fi_addr_t fa[2];
+	struct fid_av *w, *r;
+	size_t size;
+	uint8_t *seg;
+	void *m;
+
+	drop_segment();
+	w = open_named(o, FI_AV_TABLE, 0, &m);
+	seg = map_segment(&size);
+	version = (uint32_t *)(seg + SHM_VERSION_OFF);
+	capacity = (uint32_t *)(seg + SHM_CAPACITY_OFF);
+	name_size = (uint32_t *)(seg + SHM_NAME_SIZE_OFF);
+	seq = (uint64_t *)(seg + SHM_SEQ_OFF);
+	addrs = (uint64_t *)(seg + SHM_HDR_SIZE);
+
+	saved = *version;
+	*version = saved + 1;
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), -FI_EINVAL);
+	*version = saved;
+	saved = *capacity;
+	*capacity = saved * 2;		/* beyond the file */
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), -FI_EINVAL);
+	*capacity = 3;			/* not a power of two */
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), -FI_EINVAL);
+	*capacity = saved;
+	saved = *name_size;
+	*name_size = 8;
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), -FI_EINVAL);
+	*name_size = saved;
+	attr.rx_ctx_bits = 4;		/* scalable names: other slots */
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), -FI_EINVAL);
+	attr.rx_ctx_bits = 0;
+	assert_int_equal(fi_av_open(o->domain, &attr, &r, NULL), 0);
+
+	assert_int_equal(fi_av_insert(w, names, 2, fa, 0, NULL), 2);
+	/* Slot 0 claims index 5; slot 1's name gets QP number 0. */
+	addrs[0] = 5;
+	bad.qpn = 0;
+	memcpy(seg + SHM_HDR_SIZE + 64 * sizeof(uint64_t) + saved, &bad,
+	       sizeof(bad));
+	*seq += 2;
+	assert_null(lfv_av_dest(lav(r), 5));
+	assert_null(lfv_av_dest(lav(r), 0));
+	assert_null(lfv_av_dest(lav(r), 1));
+	assert_int_equal(lav(r)->shm_bad, 2);
+	assert_int_equal(fake_open.ah, 2);	/* the creator's only */
+
+	munmap(seg, size);
+	assert_int_equal(fi_close(&r->fid), 0);
+	assert_int_equal(fi_close(&w->fid), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1236,6 +1510,10 @@ int main(void)
 		T(test_out_of_memory),
 		T(test_event_queue_full_undoes),
 		T(test_concurrent_insert_dest),
+		T(test_named_table_shared),
+		T(test_named_map_generations),
+		T(test_named_open_limits),
+		T(test_named_bad_segment),
 	};
 
 	return cmocka_run_group_tests_name("av", tests, NULL, NULL);

@@ -158,9 +158,9 @@ static void test_open_bad_input(void **state)
 	assert_int_equal(lfv_cntr_open(&attr, NULL, &parent_ref, &cntr),
 			 -FI_ENOSYS);
 	attr.events = FI_CNTR_EVENTS_COMP;
-	attr.wait_obj = FI_WAIT_SET;
+	attr.wait_obj = FI_WAIT_SET;	/* without its wait set */
 	assert_int_equal(lfv_cntr_open(&attr, NULL, &parent_ref, &cntr),
-			 -FI_ENOSYS);
+			 -FI_EINVAL);
 	attr.wait_obj = FI_WAIT_POLLFD;
 	assert_int_equal(lfv_cntr_open(&attr, NULL, &parent_ref, &cntr),
 			 -FI_ENOSYS);

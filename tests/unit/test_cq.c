@@ -98,8 +98,8 @@ static void test_open_bad_input(void **state)
 	attr.format = (enum fi_cq_format)42;
 	assert_int_equal(lfv_cq_open(&attr, NULL, &p, &cq), -FI_EINVAL);
 	attr.format = FI_CQ_FORMAT_MSG;
-	attr.wait_obj = FI_WAIT_SET;
-	assert_int_equal(lfv_cq_open(&attr, NULL, &p, &cq), -FI_ENOSYS);
+	attr.wait_obj = FI_WAIT_SET;	/* without its wait set */
+	assert_int_equal(lfv_cq_open(&attr, NULL, &p, &cq), -FI_EINVAL);
 	attr.wait_obj = FI_WAIT_POLLFD;
 	assert_int_equal(lfv_cq_open(&attr, NULL, &p, &cq), -FI_ENOSYS);
 	attr.wait_obj = (enum fi_wait_obj)77;

@@ -53,9 +53,9 @@ static void test_open_bad_attr(void **state)
 	assert_int_equal(lfv_eq_open(&attr, NULL, FI_VERSION(1, 17), &parent_ref,
 				     &eq), -FI_EINVAL);
 	attr.flags = FI_WRITE;
-	attr.wait_obj = FI_WAIT_SET;
+	attr.wait_obj = FI_WAIT_SET;	/* without its wait set */
 	assert_int_equal(lfv_eq_open(&attr, NULL, FI_VERSION(1, 17), &parent_ref,
-				     &eq), -FI_ENOSYS);
+				     &eq), -FI_EINVAL);
 	attr.wait_obj = FI_WAIT_POLLFD;
 	assert_int_equal(lfv_eq_open(&attr, NULL, FI_VERSION(1, 17), &parent_ref,
 				     &eq), -FI_ENOSYS);

@@ -536,7 +536,9 @@ static void test_hint_domain_attrs(void **state)
 
 static void test_hint_tx_rx_attrs(void **state)
 {
+	const enum fi_ep_type types[] = { FI_EP_MSG, FI_EP_RDM, FI_EP_DGRAM };
 	struct fi_info *hints = hints_new(), *info = NULL;
+	size_t i;
 
 	(void)state;
 	fake_verbs_add("fake0", "10.1.0.5", 24);
@@ -589,8 +591,18 @@ static void test_hint_tx_rx_attrs(void **state)
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	fi_freeinfo(info);
-	hints->tx_attr->op_flags = FI_INJECT; /* reads could not honour it */
-	assert_nodata(V, NULL, NULL, 0, hints);
+	/* fabtests' msg_inject -A inject: FI_INJECT by default, on every
+	 * endpoint type (reads and atomics leave it out, lfv_rma.c). */
+	hints->tx_attr->op_flags = FI_INJECT;
+	for (i = 0; i < 3; i++) {
+		hints->ep_attr->type = types[i];
+		info = NULL;
+		assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info),
+				 0);
+		assert_int_equal(info->tx_attr->op_flags, FI_INJECT);
+		fi_freeinfo(info);
+	}
+	hints->ep_attr->type = FI_EP_MSG;
 	hints->tx_attr->op_flags = 0;
 	/* fabtests' multi_recv: FI_MULTI_RECV receives by default, with the
 	 * cap that makes the endpoint buffer them. */
@@ -1032,6 +1044,51 @@ static void test_rma_ordering_sizes(void **state)
 	fi_freeinfo(hints);
 }
 
+/* fabtests' unexpected_msg -e rdm: FI_TAGGED only, mr_mode FI_MR_LOCAL |
+ * FI_MR_ALLOCATED. Without RMA there is no target, so FI_MR_VIRT_ADDR and
+ * FI_MR_PROV_KEY need not be offered (libfabric's util providers agree);
+ * asking to be a target brings them back. */
+#define LFV_RMA_TARGET (FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static void test_mr_mode_not_rma_target(void **state)
+{
+	struct fi_info *hints = hints_new(), *info = NULL;
+
+	(void)state;
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED;
+	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->ep_attr->type, FI_EP_RDM);
+	assert_int_equal(info->domain_attr->mr_mode, FI_MR_ALLOCATED);
+	assert_false(info->caps & (FI_RMA | FI_ATOMIC));
+	fi_freeinfo(info);
+	/* Initiating RMA only: still no target. */
+	hints->caps = FI_TAGGED | FI_RMA | FI_WRITE;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_false(info->caps & LFV_RMA_TARGET);
+	fi_freeinfo(info);
+	hints->caps = FI_TAGGED | FI_RMA | FI_REMOTE_WRITE;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->caps = FI_TAGGED | FI_ATOMIC;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	hints->caps = 0;
+	assert_nodata(V, NULL, NULL, 0, hints);
+	/* Offered, the target bits stay in the answer as before. */
+	hints->caps = FI_TAGGED;
+	hints->domain_attr->mr_mode = LFV_MR_MODE;
+	info = NULL;
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(info->domain_attr->mr_mode,
+			 LFV_MR_MODE & ~FI_MR_LOCAL);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 /* fi_getinfo_test mr_mode6: an answer's mr_mode holds only bits the hints
  * offered, for every combination of the eight mode bits. */
 static void test_mr_mode_subset(void **state)
@@ -1100,6 +1157,7 @@ int main(void)
 		T(test_dir_caps),
 		T(test_rma_ordering_sizes),
 		T(test_mr_mode_subset),
+		T(test_mr_mode_not_rma_target),
 	};
 
 	return cmocka_run_group_tests_name("getinfo", tests, NULL, NULL);

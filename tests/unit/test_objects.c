@@ -351,9 +351,9 @@ static void test_eq_through_fabric(void **state)
 	assert_int_equal(fi_trywait(o->fabric, NULL, 1), -FI_EINVAL);
 	assert_int_equal(fi_close(&eq->fid), 0);
 
-	attr.wait_obj = FI_WAIT_SET;
-	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), -FI_ENOSYS);
-	assert_int_equal(fi_wait_open(o->fabric, NULL, NULL), -FI_ENOSYS);
+	attr.wait_obj = FI_WAIT_SET;	/* without its wait set */
+	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), -FI_EINVAL);
+	assert_int_equal(fi_wait_open(o->fabric, NULL, NULL), -FI_EINVAL);
 	assert_int_equal(fi_passive_ep(o->fabric, o->info, NULL, NULL),
 			 -FI_EINVAL);
 }

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* A hostile peer of lfverbs (tests/hostile/README.md): it speaks raw
+ * rdma_cm and ibverbs, never libfabric, and sends what no lfverbs peer
+ * would. Each case says what lfverbs must do about it; lfv_victim and
+ * run-hostile.sh check the lfverbs side.
+ *
+ *   lfv_hostile cm-accept-oversize IP PORT
+ *	listens on IP:PORT and accepts one connection with a connect reply
+ *	whose length byte claims 195 bytes of connection data (lfverbs can
+ *	carry 55): the connecting lfverbs endpoint must abort it.
+ *   lfv_hostile cm-connect-oversize IP PORT
+ *	connects to an lfverbs passive endpoint with a request whose length
+ *	byte claims more than the request holds: lfverbs must reject it.
+ *   lfv_hostile rdm-forged VICTIM_HEX OTHER_HEX
+ *	sends RDM handshake requests and replies to the victim's control QP
+ *	that name OTHER (a peer connected to the victim) as their sender:
+ *	lfverbs must drop them as forged and keep OTHER's connection.
+ *   lfv_hostile rdm-bad-ctrl VICTIM_HEX
+ *	sends truncated handshake datagrams, one of another wire version,
+ *	unknown ops and a service name as sender: each dropped and counted.
+ *   lfv_hostile rdm-flood VICTIM_HEX N
+ *	sends valid requests from N new UD QPs (N new names): lfverbs must
+ *	take no more handshakes than FI_LFVERBS_RDM_HANDSHAKES_MAX.
+ *   (VICTIM_HEX, OTHER_HEX: FI_ADDR_IB_UD names as lfv_victim prints.)
+ *
+ * The RDM cases send and exit: lfv_victim checks the outcome. Exit status
+ * 0 when the peer reacted as it must, or the datagrams went out. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+/* lfverbs' wire format: what the hostile peer imitates and corrupts. */
+#include "lfv_rdm.h"
+#include "lfv_svc.h"
+
+#define TIMEOUT_MS 20000
+/* rdma_cm's private data room: a connect request's, a reply's (IB CM). */
+#define REQ_PRIV 56
+#define REP_PRIV 196
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "lfv_hostile: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int resolve(const char *ip, const char *port, struct addrinfo **ai)
+{
+	struct addrinfo hints = { .ai_family = AF_INET,
+				  .ai_socktype = SOCK_STREAM };
+
+	if (getaddrinfo(ip, port, &hints, ai)) {
+		fprintf(stderr, "lfv_hostile: cannot resolve %s:%s\n", ip,
+			port);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next event on the channel, or NULL after TIMEOUT_MS. */
+static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	struct rdma_cm_event *ev = NULL;
+	int waited = 0;
+
+	/* Non-blocking reads in 10 ms steps: no thread, no hang. */
+	while (rdma_get_cm_event(ch, &ev)) {
+		if (errno != EAGAIN || waited >= TIMEOUT_MS)
+			return NULL;
+		nanosleep(&step, NULL);
+		waited += 10;
+	}
+	return ev;
+}
+
+static struct rdma_event_channel *channel_open(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	int flags;
+
+	if (!ch)
+		return NULL;
+	flags = fcntl(ch->fd, F_GETFL);
+	if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK)) {
+		rdma_destroy_event_channel(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+/* A QP for the id (rdma_cm makes its CQs): accepting needs one. */
+static int qp_for(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return rdma_create_qp(id, NULL, &attr);
+}
+
+static int cm_accept_oversize(const char *ip, const char *port)
+{
+	struct rdma_event_channel *ch = channel_open();
+	struct rdma_cm_id *listener = NULL, *id;
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1,
+					 .rnr_retry_count = 7 };
+	struct rdma_cm_event *ev;
+	struct addrinfo *ai;
+	uint8_t priv[REP_PRIV];
+	int ret = 1;
+
+	if (!ch || resolve(ip, port, &ai))
+		return fail("setup");
+	if (rdma_create_id(ch, &listener, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(listener, ai->ai_addr) || rdma_listen(listener, 4))
+		return fail("listen");
+	freeaddrinfo(ai);
+	printf("listening\n");
+	fflush(stdout);
+	ev = next_event(ch);
+	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return fail("no connection request");
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	if (qp_for(id))
+		return fail("rdma_create_qp");
+	memset(priv, 0x5a, sizeof(priv));
+	priv[0] = REP_PRIV - 1;		/* lfverbs carries 55 at most */
+	param.private_data = priv;
+	param.private_data_len = sizeof(priv);
+	if (rdma_accept(id, &param))
+		return fail("rdma_accept");
+	/* lfverbs must end the connection it cannot trust. */
+	while ((ev = next_event(ch))) {
+		enum rdma_cm_event_type type = ev->event;
+
+		rdma_ack_cm_event(ev);
+		if (type == RDMA_CM_EVENT_DISCONNECTED) {
+			ret = 0;
+			break;
+		}
+	}
+	if (ret)
+		fprintf(stderr, "lfv_hostile: lfverbs kept the connection\n");
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rdma_destroy_id(listener);
+	rdma_destroy_event_channel(ch);
+	return ret;
+}
+
+static int cm_connect_oversize(const char *ip, const char *port)
+{
+	struct rdma_event_channel *ch = channel_open();
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1,
+					 .rnr_retry_count = 7 };
+	struct rdma_cm_id *id = NULL;
+	struct rdma_cm_event *ev;
+	struct addrinfo *ai;
+	uint8_t priv[REQ_PRIV];
+	enum rdma_cm_event_type type;
+
+	if (!ch || resolve(ip, port, &ai))
+		return fail("setup");
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, ai->ai_addr, TIMEOUT_MS))
+		return fail("rdma_resolve_addr");
+	freeaddrinfo(ai);
+	ev = next_event(ch);
+	if (!ev || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		return fail("address");
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, TIMEOUT_MS))
+		return fail("rdma_resolve_route");
+	ev = next_event(ch);
+	if (!ev || ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		return fail("route");
+	rdma_ack_cm_event(ev);
+	if (qp_for(id))
+		return fail("rdma_create_qp");
+	memset(priv, 0xa5, sizeof(priv));
+	priv[0] = 0xff;			/* more than the request holds */
+	param.private_data = priv;
+	param.private_data_len = sizeof(priv);
+	if (rdma_connect(id, &param))
+		return fail("rdma_connect");
+	ev = next_event(ch);
+	if (!ev)
+		return fail("no answer");
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	if (type == RDMA_CM_EVENT_ESTABLISHED)
+		rdma_disconnect(id);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	if (type != RDMA_CM_EVENT_REJECTED) {
+		fprintf(stderr, "lfv_hostile: wanted a rejection, got %s\n",
+			rdma_event_str(type));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- RDM handshakes over UD ---------------------------------------------- */
+
+#define UD_QPS_MAX 64
+#define UD_BUF 256
+/* Datagrams may be lost (soft-RoCE drops UD packets when busy-polling
+ * processes starve it: run-hostile.sh runs the victims niced), so each case
+ * sends its datagrams in rounds, 50 ms apart, and the victim checks lower
+ * bounds. */
+#define ROUNDS 8
+
+static void pause_ms(long ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 },
+		  NULL);
+}
+
+struct ud {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	struct ibv_qp *qp[UD_QPS_MAX];
+	int nqp;
+	union ibv_gid gid;		/* ours: GID index 0 */
+	uint8_t buf[UD_BUF];
+};
+
+static int hex_name(const char *hex, struct lfv_ud_name *n)
+{
+	uint8_t *p = (uint8_t *)n;
+	size_t i;
+	unsigned v;
+
+	if (strlen(hex) != 2 * sizeof(*n))
+		return -1;
+	for (i = 0; i < sizeof(*n); i++) {
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -1;
+		p[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static struct ibv_context *open_device(void)
+{
+	const char *want = getenv("LFV_BED_DEV");
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i] && !ctx; i++)
+		if (!want || !*want ||
+		    !strcmp(ibv_get_device_name(list[i]), want))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+static int ud_qp_add(struct ud *u)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = u->cq, .recv_cq = u->cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qkey = RDMA_UDP_QKEY };
+	struct ibv_qp *qp;
+
+	if (u->nqp == UD_QPS_MAX)
+		return -1;
+	qp = ibv_create_qp(u->pd, &init);
+	if (!qp)
+		return -1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	u->qp[u->nqp++] = qp;
+	return 0;
+}
+
+static int ud_open(struct ud *u, const struct lfv_ud_name *victim)
+{
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1,
+				  .grh = { .sgid_index = 0, .hop_limit = 64 } };
+
+	memset(u, 0, sizeof(*u));
+	u->ctx = open_device();
+	if (!u->ctx)
+		return fail("no device");
+	u->pd = ibv_alloc_pd(u->ctx);
+	u->cq = u->pd ? ibv_create_cq(u->ctx, 64, NULL, NULL, 0) : NULL;
+	u->mr = u->cq ? ibv_reg_mr(u->pd, u->buf, sizeof(u->buf),
+				   IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!u->mr || ibv_query_gid(u->ctx, 1, 0, &u->gid))
+		return fail("verbs objects");
+	memcpy(ah.grh.dgid.raw, victim->gid, 16);
+	u->ah = ibv_create_ah(u->pd, &ah);
+	if (!u->ah || ud_qp_add(u))
+		return fail("UD QP");
+	return 0;
+}
+
+/* Sends len bytes of u->buf from QP i to the victim's control QP. */
+static int ud_send(struct ud *u, int i, const struct lfv_ud_name *victim,
+		   size_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)u->buf,
+			       .length = (uint32_t)len, .lkey = u->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = u->ah, .remote_qpn = victim->qpn,
+			   .remote_qkey = RDMA_UDP_QKEY },
+	}, *bad;
+	struct ibv_wc wc;
+	int n, tries = 0;
+
+	if (ibv_post_send(u->qp[i], &wr, &bad))
+		return fail("ibv_post_send");
+	while (!(n = ibv_poll_cq(u->cq, 1, &wc)) && tries++ < 1000000)
+		;
+	if (n != 1 || wc.status != IBV_WC_SUCCESS)
+		return fail("send completion");
+	pause_ms(2);	/* rxe drops what its receiver has no buffer for */
+	return 0;
+}
+
+/* A well-formed REQ or REP as QP i of u would send it. */
+static struct lfv_rdm_ctrl ctrl_of(const struct ud *u, int i, uint8_t op)
+{
+	struct lfv_rdm_ctrl m = {
+		.op = op, .version = LFV_RDM_WIRE_VERSION,
+		.qpn = u->qp[i]->qp_num + 1000, .psn = 1,
+		.incarnation = 0x686f7374696c65ULL + (uint64_t)i,
+		.name = { .qpn = u->qp[i]->qp_num, .qkey = RDMA_UDP_QKEY },
+	};
+
+	memcpy(m.name.gid, u->gid.raw, 16);
+	return m;
+}
+
+static int send_ctrl(struct ud *u, int i, const struct lfv_ud_name *victim,
+		     const struct lfv_rdm_ctrl *m, size_t len)
+{
+	memcpy(u->buf, m, len < sizeof(*m) ? len : sizeof(*m));
+	return ud_send(u, i, victim, len);
+}
+
+static int rdm_forged(const char *victim_hex, const char *other_hex)
+{
+	struct lfv_ud_name victim, other;
+	struct lfv_rdm_ctrl m;
+	struct ud u;
+	int k;
+
+	if (hex_name(victim_hex, &victim) || hex_name(other_hex, &other))
+		return fail("bad names");
+	if (ud_open(&u, &victim))
+		return 1;
+	for (k = 0; k < ROUNDS; k++, pause_ms(50)) {
+		/* A restart of OTHER, to tear its connection down... */
+		m = ctrl_of(&u, 0, LFV_RDM_CTRL_REQ);
+		m.name = other;
+		m.incarnation ^= (uint64_t)k << 32;
+		if (send_ctrl(&u, 0, &victim, &m, sizeof(m)))
+			return 1;
+		/* ...and an answer that would redirect a handshake. */
+		m.op = LFV_RDM_CTRL_REP;
+		if (send_ctrl(&u, 0, &victim, &m, sizeof(m)))
+			return 1;
+	}
+	printf("sent %d forged handshake datagrams\n", 2 * ROUNDS);
+	return 0;
+}
+
+/* Two truncated datagrams, one of another version, three malformed. */
+static int bad_ctrl_round(struct ud *u, const struct lfv_ud_name *victim)
+{
+	struct lfv_rdm_ctrl m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
+
+	if (send_ctrl(u, 0, victim, &m, 1) ||
+	    send_ctrl(u, 0, victim, &m, sizeof(m) - 8))
+		return 1;
+	m.version = LFV_RDM_WIRE_VERSION + 1;
+	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
+		return 1;
+	m = ctrl_of(u, 0, 0);
+	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
+		return 1;
+	m = ctrl_of(u, 0, 0xff);
+	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
+		return 1;
+	m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
+	m.name.flags = LFV_UD_NAME_SERVICE;
+	return send_ctrl(u, 0, victim, &m, sizeof(m));
+}
+
+static int rdm_bad_ctrl(const char *victim_hex)
+{
+	struct lfv_ud_name victim;
+	struct ud u;
+	int k;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	if (ud_open(&u, &victim))
+		return 1;
+	for (k = 0; k < ROUNDS; k++, pause_ms(50))
+		if (bad_ctrl_round(&u, &victim))
+			return 1;
+	printf("sent %d truncated, %d version, %d malformed\n", 2 * ROUNDS,
+	       ROUNDS, 3 * ROUNDS);
+	return 0;
+}
+
+static int rdm_flood(const char *victim_hex, int n)
+{
+	struct lfv_ud_name victim;
+	struct lfv_rdm_ctrl m;
+	struct ud u;
+	int i, k;
+
+	if (hex_name(victim_hex, &victim) || n < 1 || n > UD_QPS_MAX)
+		return fail("bad arguments");
+	if (ud_open(&u, &victim))
+		return 1;
+	for (i = 1; i < n; i++)
+		if (ud_qp_add(&u))
+			return fail("UD QPs");
+	for (k = 0; k < ROUNDS; k++, pause_ms(50)) {
+		for (i = 0; i < n; i++) {
+			m = ctrl_of(&u, i, LFV_RDM_CTRL_REQ);
+			if (send_ctrl(&u, i, &victim, &m, sizeof(m)))
+				return 1;
+		}
+	}
+	printf("sent %d rounds of requests from %d new names\n", ROUNDS, n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "cm-accept-oversize"))
+		return cm_accept_oversize(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "cm-connect-oversize"))
+		return cm_connect_oversize(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "rdm-forged"))
+		return rdm_forged(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "rdm-bad-ctrl"))
+		return rdm_bad_ctrl(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "rdm-flood"))
+		return rdm_flood(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: lfv_hostile cm-accept-oversize IP PORT | "
+		"cm-connect-oversize IP PORT | rdm-forged VICTIM OTHER | "
+		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N\n");
+	return 2;
+}

@@ -1,0 +1,133 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# The hostile-peer cases (tests/hostile/README.md), TAP: for each, what a
+# hostile peer (lfv_hostile: raw rdma_cm/ibverbs) does to lfverbs
+# endpoints of lfv_victim, what lfverbs must do about it, and that its
+# traffic with a well-behaved lfverbs peer goes on, every byte checked.
+# Skips when lfverbs finds no device.
+here=$(dirname "$0")
+ip=${LFV_BED_IP:-10.77.0.1}
+port=47800
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+# Built in the build tree: `make check` runs this from there.
+bin=tests/hostile
+[ -x "$bin/lfv_hostile" ] || bin=$here
+hostile=$bin/lfv_hostile
+victim=$bin/lfv_victim
+
+# shellcheck source=tests/func/func_common.sh
+. "$here/../func/func_common.sh"
+require_lfverbs fi_info libfabric-bin
+
+# show NAME...: the logs of a failed case.
+show() {
+	for f in "$@"; do
+		echo "# $f:"
+		sed 's/^/#   /' "$log/$f"
+	done
+}
+
+# wait_listening FILE PID: until the program in FILE says it listens.
+wait_listening() {
+	i=0
+	while ! grep -q '^listening' "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		i=$((i + 1))
+		[ $i -lt 200 ] || return 1
+		sleep 0.1
+	done
+}
+
+# name_of FILE PID: the "name HEX" line a victim prints, once it is there.
+name_of() {
+	i=0
+	while ! grep -q '^name ' "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		i=$((i + 1))
+		[ $i -lt 300 ] || return 1
+		sleep 0.1
+	done
+	sed -n 's/^name //p' "$1" | head -1
+}
+
+# rdm_case DESCRIPTION CASE_ARGS DROPS...: an RDM victim server and a
+# well-behaved RDM client in echo sessions for CLIENT_MS; meanwhile
+# lfv_hostile runs CASE (VICTIM and OTHER in its arguments become the
+# server's and the client's names); the server's drops must reach DROPS.
+rdm_case() {
+	desc=$1 hcase=$2
+	shift 2
+	# Niced: two busy-polling victims on the bed's two CPUs starve
+	# soft-RoCE, which then loses the hostile peer's datagrams.
+	nice -n 10 "$victim" rdm-server "$@" >"$log/server" \
+		2>"$log/server.err" &
+	spid=$!
+	sname=$(name_of "$log/server" $spid)
+	timeout 60 nice -n 10 "$victim" rdm-client "$sname" \
+		"${CLIENT_MS:-4000}" \
+		>"$log/client" 2>&1 &
+	cpid=$!
+	cname=$(name_of "$log/client" $cpid)
+	sleep 0.5	# the client is connected and in session
+	# shellcheck disable=SC2086 # CASE_ARGS are words
+	set -- $(echo "$hcase" | sed "s/VICTIM/$sname/; s/OTHER/$cname/")
+	echo "args: $*" >"$log/hostile.args"
+	timeout 60 "$hostile" "$@" >"$log/hostile" 2>&1
+	hrc=$?
+	wait $cpid; crc=$?
+	( sleep 60; kill $spid 2>/dev/null ) &
+	wait $spid; src=$?
+	[ -n "$sname" ] && [ -n "$cname" ] && [ $crc -eq 0 ] &&
+		[ $hrc -eq 0 ] && [ $src -eq 0 ]
+	r=$?
+	[ $r -eq 0 ] || show hostile.args hostile client server server.err
+	ok $r "$desc"
+}
+
+echo "1..5"
+
+# A connect reply whose length byte claims 195 bytes of connection data:
+# the lfverbs client aborts that connection (no copy past its 55 bytes),
+# counts one drop, and then talks to a well-behaved server.
+hport=$((port + 1)) gport=$((port + 2))
+timeout 60 "$hostile" cm-accept-oversize "$ip" $hport >"$log/hostile" 2>&1 &
+hpid=$!
+timeout 60 "$victim" msg-server "$ip" $gport 1 >"$log/server" 2>&1 &
+spid=$!
+wait_listening "$log/hostile" $hpid && wait_listening "$log/server" $spid
+timeout 60 "$victim" msg-client --drops 1 "$ip:$hport:aborted" \
+	"$ip:$gport:ok" >"$log/client" 2>&1
+crc=$?
+wait $hpid; hrc=$?
+wait $spid; src=$?
+[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
+r=$?
+[ $r -eq 0 ] || show client hostile server
+ok $r "an oversized connect reply aborts that connection only"
+
+# A connect request whose length byte claims more than it holds: the
+# lfverbs server rejects it, counts one drop, and serves a good client.
+sport=$((port + 3))
+timeout 60 "$victim" msg-server "$ip" $sport 1 1 >"$log/server" 2>&1 &
+spid=$!
+wait_listening "$log/server" $spid
+timeout 60 "$hostile" cm-connect-oversize "$ip" $sport >"$log/hostile" 2>&1
+hrc=$?
+timeout 60 "$victim" msg-client "$ip:$sport:ok" >"$log/client" 2>&1
+crc=$?
+wait $spid; src=$?
+[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
+r=$?
+[ $r -eq 0 ] || show hostile client server
+ok $r "an oversized connect request is rejected, the next one served"
+
+rdm_case "forged RDM handshakes naming a connected peer are dropped" \
+	"rdm-forged VICTIM OTHER" forged=1
+rdm_case "truncated, other-version and malformed handshakes are dropped" \
+	"rdm-bad-ctrl VICTIM" truncated=1 version=1 malformed=1
+FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
+	"a flood of handshakes from new names stops at the limit" \
+	"rdm-flood VICTIM 16" limit=12
+
+[ $fails -eq 0 ]
