@@ -25,6 +25,8 @@ struct lfv_wait {
 	enum fi_wait_obj type;	/* NONE, FD, MUTEX_COND or YIELD */
 	int epfd;		/* FD: what the application polls */
 	int evfd;		/* FD: signalled by producers */
+	int tfd;		/* FD: a timerfd for lfv_wait_arm_timer, or -1
+				 * until the first use */
 	pthread_mutex_t mutex;	/* MUTEX_COND */
 	pthread_cond_t cond;	/* MUTEX_COND */
 	/* The wait set (FI_WAIT_SET) whose epoll holds epfd, or NULL: set
@@ -51,6 +53,15 @@ void lfv_wait_signal(struct lfv_wait *wait);
 
 /* Drains a pending FD signal so the fd blocks again (fi_trywait). */
 void lfv_wait_reset(struct lfv_wait *wait);
+
+/*
+ * Makes an FD wait object readable in ms milliseconds (once), for owners
+ * whose progress cannot signal by itself (manual progress, a transport that
+ * needs a poll now and then): fi_trywait arms it so that an application
+ * blocked on the fd wakes up, reads, and so drives progress. 0 for the
+ * other wait types (their waiters sleep in slices already).
+ */
+int lfv_wait_arm_timer(struct lfv_wait *wait, int ms);
 
 /* Blocks until ready(arg) is true or timeout_ms passes (< 0: forever).
  * Returns 0 when ready, -FI_EAGAIN on timeout, -FI_ENOSYS for FI_WAIT_NONE. */

@@ -308,10 +308,21 @@ int lfv_cntr_trywait(struct lfv_cntr *cntr)
 	/* Drain before arming: a signal sent after the arm stays pending.
 	 * No wait-mutex here: the application may hold it while calling. */
 	lfv_wait_reset(&cntr->wait);
+	/* What the hardware already holds counts as an update since the
+	 * last arm (it consumes that arm). */
+	lfv_progress_run(&cntr->progress);
 	/* seq_cst exchange: arm A of the handshake; pairs with the exchange
 	 * in lfv_cntr_wake. Reading 0 means an update consumed the previous
 	 * arm, i.e. the counter changed since then. */
-	return lfv_exchange_seqcst32(&cntr->armed, 1) ? 0 : -FI_EAGAIN;
+	if (!lfv_exchange_seqcst32(&cntr->armed, 1))
+		return -FI_EAGAIN;
+	/* Under manual progress nothing moves completions while the
+	 * application sleeps on the fd: make it readable after the slice
+	 * fi_cntr_wait sleeps, so that the application reads (progress). */
+	if (cntr->progress.fn)
+		return lfv_wait_arm_timer(&cntr->wait,
+					  LFV_CNTR_PROGRESS_SLICE_MS);
+	return 0;
 }
 
 void lfv_cntr_set_progress(struct lfv_cntr *cntr,

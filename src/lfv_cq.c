@@ -129,18 +129,19 @@ static void lfv_cq_wake(struct lfv_cq *cq)
 		lfv_wait_signal(&cq->wait);
 }
 
-/* Waiter side: true if the caller may sleep (nothing ready, all armed). */
-static bool lfv_cq_arm(struct lfv_cq *cq, size_t threshold, bool count_signal)
+/* Waiter side: 0 if the caller may sleep (nothing ready, all armed),
+ * -FI_EAGAIN if something is ready, another error if the hardware source
+ * could not be armed: its next completion would raise no event, so the
+ * caller must not sleep on the fd. */
+static int lfv_cq_arm(struct lfv_cq *cq, size_t threshold, bool count_signal)
 {
 	/* Relaxed: the handshake below orders it before the queue check. */
 	lfv_store_relaxed32(&cq->armed, 1);
 	/* Pairs with the handshake in lfv_cq_wake and lfv_cq_signal. */
 	lfv_handshake(&cq->handshake);
 	if (lfv_cq_cond_met(cq, threshold, count_signal))
-		return false;
-	if (cq->hw.arm && cq->hw.arm(cq->hw.arg) == -FI_EAGAIN)
-		return false;
-	return true;
+		return -FI_EAGAIN;
+	return cq->hw.arm ? cq->hw.arm(cq->hw.arg) : 0;
 }
 
 /* ---- writers ---------------------------------------------------------------- */
@@ -568,7 +569,9 @@ static bool lfv_cq_sread_ready(void *arg)
 	lfv_progress_run(&cq->progress);
 	if (lfv_cq_cond_met(cq, a->threshold, true))
 		return true;
-	return !lfv_cq_arm(cq, a->threshold, true);
+	/* Ready, or the source could not be armed: read (and poll) again
+	 * rather than sleep through its completions. */
+	return lfv_cq_arm(cq, a->threshold, true) != 0;
 }
 
 static size_t lfv_cq_threshold(const struct lfv_cq *cq, const void *cond,
@@ -664,13 +667,32 @@ static const char *lfv_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 
 int lfv_cq_trywait(struct lfv_cq *cq)
 {
+	int ret, slice;
+
 	if (cq->owner || cq->wait.type == FI_WAIT_NONE)
 		return -FI_EINVAL;
 	/* Drain first: a signal sent after this leaves the fd readable. */
 	lfv_wait_reset(&cq->wait);
 	if (cq->hw.ack)
 		cq->hw.ack(cq->hw.arg);
-	return lfv_cq_arm(cq, 1, false) ? 0 : -FI_EAGAIN;
+	/* Disarmed, our own progress does not signal what we see below.
+	 * Relaxed: lfv_cq_arm stores 1 behind its handshake before the
+	 * check that matters. */
+	lfv_store_relaxed32(&cq->armed, 0);
+	lfv_progress_run(&cq->progress);
+	ret = lfv_cq_arm(cq, 1, false);
+	if (ret)
+		return ret;
+	/*
+	 * A transport that needs progress now and then (lfv_progress_hook.
+	 * wait_ms: RDM's handshake REPs and rendezvous FINs arrive on the
+	 * endpoint's other verbs CQ, whose events this fd does not carry;
+	 * timers resend) would leave an application asleep on the fd for
+	 * good. Make the fd readable after that slice, as fi_cq_sread
+	 * sleeps in slices: the application reads, which drives progress.
+	 */
+	slice = lfv_progress_wait_ms(&cq->progress);
+	return slice >= 0 ? lfv_wait_arm_timer(&cq->wait, slice) : 0;
 }
 
 bool lfv_cq_has_events(struct lfv_cq *cq)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +67,7 @@ int lfv_wait_init(struct lfv_wait *wait, enum fi_wait_obj type)
 	memset(wait, 0, sizeof(*wait));
 	wait->epfd = -1;
 	wait->evfd = -1;
+	wait->tfd = -1;
 	wait->type = type;
 
 	switch (type) {
@@ -91,6 +93,8 @@ void lfv_wait_fini(struct lfv_wait *wait)
 {
 	switch (wait->type) {
 	case FI_WAIT_FD:
+		if (wait->tfd >= 0)
+			close(wait->tfd);
 		close(wait->evfd);
 		close(wait->epfd);
 		break;
@@ -129,9 +133,56 @@ void lfv_wait_reset(struct lfv_wait *wait)
 {
 	uint64_t count;
 
-	if (wait->type == FI_WAIT_FD &&
-	    read(wait->evfd, &count, sizeof(count)) < 0)
+	if (wait->type != FI_WAIT_FD)
+		return;
+	if (read(wait->evfd, &count, sizeof(count)) < 0)
 		(void)errno; /* EAGAIN: nothing was pending */
+	/* An expired timer would keep the fd readable; one still running
+	 * stays armed (a wake-up that comes early is harmless). */
+	if (wait->tfd >= 0 && read(wait->tfd, &count, sizeof(count)) < 0)
+		(void)errno;
+}
+
+/* The timerfd, created and added to the epoll set on first use. */
+static int lfv_wait_timer_fd(struct lfv_wait *wait)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd, ret;
+
+	if (wait->tfd >= 0)
+		return 0;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ev.data.fd = fd;
+	if (epoll_ctl(wait->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		ret = -errno;
+		goto close_fd;
+	}
+	wait->tfd = fd;
+	return 0;
+
+close_fd:
+	close(fd);
+	return ret;
+}
+
+int lfv_wait_arm_timer(struct lfv_wait *wait, int ms)
+{
+	struct itimerspec its = { 0 };
+	int ret;
+
+	if (wait->type != FI_WAIT_FD)
+		return 0;
+	ret = lfv_wait_timer_fd(wait);
+	if (ret)
+		return ret;
+	if (ms < 0)
+		return -FI_EINVAL;
+	/* A zero it_value would disarm the timer: at least 1 ns. */
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + (ms ? 0 : 1);
+	return timerfd_settime(wait->tfd, 0, &its, NULL) ? -errno : 0;
 }
 
 int64_t lfv_now_ns(void)

@@ -437,8 +437,8 @@ static int lfv_av_next_slot(struct lfv_av *av, uint32_t *idx)
 	return 0;
 }
 
-static struct ibv_ah *lfv_av_create_ah(struct lfv_av *av,
-				       const struct lfv_ud_name *name, int *err)
+struct ibv_ah *lfv_av_create_ah(struct lfv_av *av,
+				const struct lfv_ud_name *name, int *err)
 {
 	const struct lfv_device *dev = av->domain->dev;
 	struct ibv_ah_attr attr = {

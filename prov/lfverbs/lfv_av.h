@@ -193,6 +193,9 @@ fi_addr_t lfv_av_reverse(struct lfv_av *av, const union ibv_gid *gid,
 /* The name inserted at addr (its base address for rx_ctx_bits AVs): 0, or
  * -FI_EINVAL when addr is not live. Takes the AV's lock. */
 int lfv_av_name(struct lfv_av *av, fi_addr_t addr, struct lfv_ud_name *name);
+/* An address handle for name (NULL, *err set, on failure). */
+struct ibv_ah *lfv_av_create_ah(struct lfv_av *av,
+				const struct lfv_ud_name *name, int *err);
 
 /* The AV behind an fid_av of lfverbs (for fi_ep_bind). NULL if the fid is
  * not an lfverbs AV. */

@@ -275,7 +275,10 @@ static void lfv_cm_conn_param(const struct lfv_domain *domain,
 	param->responder_resources = (uint8_t)attr->max_qp_rd_atom;
 	param->initiator_depth = (uint8_t)attr->max_qp_init_rd_atom;
 	param->flow_control = 1;
-	param->retry_count = 7;
+	/* 7 is "retry for ever" on soft-RoCE (rxe): a send whose peer is gone
+	 * (its ack lost to the peer's fi_shutdown) would never complete.
+	 * 6 retries end it with FI_ETIMEDOUT, as for RDM's connections. */
+	param->retry_count = 6;
 	param->rnr_retry_count = 7;	/* retry forever: never drop a send */
 }
 

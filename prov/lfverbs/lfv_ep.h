@@ -60,7 +60,10 @@
 /* A shared receive without FI_COMPLETION: reported unless the endpoint it
  * lands on bound its CQ with FI_SELECTIVE_COMPLETION. */
 #define LFV_OP_SHARED (1ULL << 62)
-#define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED)
+/* The request a closing queue posts to retire its unsignaled sends
+ * (lfv_vcq_drain_queue): no operation of the application's, not counted. */
+#define LFV_OP_MARKER (1ULL << 61)
+#define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED | LFV_OP_MARKER)
 
 /* An optional spin lock: not taken when the domain's threading model
  * makes the application serialise access. */

@@ -245,6 +245,8 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		comp.len = op.len;
 		report = op.flags & LFV_OP_REPORT;
 		lfv_vcq_retire_tx(q, slot);
+		if (op.flags & LFV_OP_MARKER)
+			return;
 	} else if (ep && ep->brx && !q->srx) {
 		/* A bounce buffer: the message goes to the software queue.
 		 * Release: pairs with the acquire in lfv_queue_next. */
@@ -654,9 +656,66 @@ void lfv_vcq_set_cancelling(struct lfv_queue *q, bool on)
 	lfv_spin_unlock(&q->vcq->lock);
 }
 
+/* A UD marker's address: the endpoint itself (the request is flushed,
+ * never sent). NULL without an AV: then no send was ever posted. */
+static struct ibv_ah *lfv_vcq_marker_ah(struct lfv_ep *ep,
+					struct ibv_send_wr *wr)
+{
+	struct lfv_ud_name self;
+	struct ibv_ah *ah;
+	int err;
+
+	if (!ep->av)
+		return NULL;
+	lfv_dgram_name(ep, &self);
+	ah = lfv_av_create_ah(ep->av, &self, &err);
+	wr->wr.ud.ah = ah;
+	wr->wr.ud.remote_qpn = self.qpn;
+	wr->wr.ud.remote_qkey = self.qkey;
+	return ah;
+}
+
+/*
+ * Sends posted unsignaled after the last signaled one leave no completion
+ * when they succeed, and the error state flushes only what the QP still
+ * holds: their slots would wait for a completion that never comes. One
+ * signaled request posted now (QP in the error state: flushed at once, and
+ * after every earlier one, a send queue completing in order) retires them.
+ * Returns the AH a UD marker needed, to destroy once the queue is drained.
+ */
+static struct ibv_ah *lfv_vcq_post_marker(struct lfv_queue *q)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct lfv_ep *ep = q->ep;
+	struct ibv_ah *ah = NULL;
+	struct lfv_op *op;
+
+	if (!q->is_tx || !ep || !ep->qp || !q->unsignaled)
+		return NULL;
+	if (ep->type == FI_EP_DGRAM) {
+		ah = lfv_vcq_marker_ah(ep, &wr);
+		if (!ah)
+			return NULL;
+	}
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_next(q);
+	if (op) {	/* full: a signaled request is among them */
+		*op = (struct lfv_op){ .flags = LFV_OP_MARKER, .q = q };
+		wr.wr_id = (uintptr_t)op;
+		if (!ibv_post_send(ep->qp, &wr, &bad)) {
+			q->tail++;
+			q->unsignaled = 0;
+		}
+	}
+	lfv_spin_unlock(&q->lock);
+	return ah;
+}
+
 void lfv_vcq_drain_queue(struct lfv_queue *q)
 {
 	int64_t deadline = lfv_now_ns() + LFV_DRAIN_TIMEOUT_NS;
+	struct ibv_ah *marker_ah;
 
 	if (!q->vcq)
 		return;
@@ -664,6 +723,7 @@ void lfv_vcq_drain_queue(struct lfv_queue *q)
 	q->closing = true;
 	q->fast = false;
 	lfv_spin_unlock(&q->vcq->lock);
+	marker_ah = lfv_vcq_post_marker(q);
 
 	/* Acquire: pairs with the poller's release of head. */
 	while (q->tail != lfv_load_acquire64(&q->head)) {
@@ -675,6 +735,8 @@ void lfv_vcq_drain_queue(struct lfv_queue *q)
 		}
 		lfv_vcq_progress(q->vcq);
 	}
+	if (marker_ah)
+		ibv_destroy_ah(marker_ah);
 }
 
 int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,

@@ -275,6 +275,29 @@ runfabtests() {
 	) 2>&1
 }
 
+# Kills client $1 once its output has not grown for $timeout s: a
+# configuration that hangs (its peer gone, or a test waiting for an answer
+# after its own error) then costs that long, and the round resumes after
+# it, instead of costing the round's whole limit.
+ubertest_stall_watch() {
+	local pid=$1 last=-1 size idle=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 10
+		size=$(cat "$cli" "$cli.stderr" 2>/dev/null | wc -c)
+		if [ "$size" = "$last" ]; then
+			idle=$((idle + 10))
+		else
+			idle=0
+			last=$size
+		fi
+		if [ "$idle" -ge "$timeout" ]; then
+			echo "=== no output for $idle s: client killed" >>"$cli.stderr"
+			kill "$pid"
+			return
+		fi
+	done
+}
+
 # One fi_ubertest server and client over configurations $1 to the end;
 # appends to the logs and leaves "client-status server-status".
 ubertest_round() {
@@ -289,8 +312,13 @@ ubertest_round() {
 		# Line-buffered, so that a client killed by a signal keeps its
 		# last lines (its errors go to stderr, kept apart).
 		FI_LOG_LEVEL=error timeout "$limit" stdbuf -oL "$bin/fi_ubertest" \
-			-u "$cfg" -y "$1" "$ip" >>"$cli" 2>>"$cli.stderr"
+			-u "$cfg" -y "$1" "$ip" >>"$cli" 2>>"$cli.stderr" &
+		cpid=$!
+		ubertest_stall_watch "$cpid" &
+		wpid=$!
+		wait "$cpid"
 		crc=$?
+		kill "$wpid" 2>/dev/null
 		# A client that gave up leaves the server waiting for it.
 		[ $crc -eq 0 ] || { sleep 2; kill "$spid" 2>/dev/null; }
 		wait "$spid"

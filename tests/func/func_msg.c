@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -2001,6 +2002,113 @@ static void test_cq_wait_fd(void **state)
 	assert_int_equal(fi_trywait(f->fabric, fids, 1), 0);
 }
 
+#define WAIT_ROUNDS 200
+
+/* fi_msg_epoll's loop: fi_trywait, then epoll_wait on the CQ's fd (in the
+ * application's own epoll set) until fi_cq_read finds the completion. A
+ * wait that times out while the completion is there is a lost wake-up. */
+static void epoll_for(struct fx *f, struct fid_cq *cq, int epfd,
+		      struct fi_cq_data_entry *e, const char *what,
+		      unsigned round)
+{
+	struct epoll_event ev;
+	struct fid *fids[1] = { &cq->fid };
+	ssize_t ret;
+	int n;
+
+	for (;;) {
+		if (fi_trywait(f->fabric, fids, 1) == 0) {
+			n = epoll_wait(epfd, &ev, 1, TIMEOUT_MS);
+			if (n == 0) {
+				ret = fi_cq_read(cq, e, 1);
+				fail_msg("%s, round %u: no wake-up in %d ms "
+					 "(fi_cq_read then: %zd)", what, round,
+					 TIMEOUT_MS, ret);
+			}
+			assert_int_equal(n, 1);
+		}
+		ret = fi_cq_read(cq, e, 1);
+		if (ret == -FI_EAVAIL)
+			cq_fail_err(cq, what);
+		if (ret != -FI_EAGAIN)
+			break;
+	}
+	assert_int_equal(ret, 1);
+}
+
+static int epoll_of(struct fid_cq *cq)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int epfd = epoll_create1(0), fd;
+
+	assert_true(epfd >= 0);
+	assert_int_equal(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
+	assert_int_equal(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev), 0);
+	return epfd;
+}
+
+/*
+ * Many rounds of that loop on both ends of a connection: the sender waits
+ * for its send completion, the receiver for its message. In odd rounds
+ * the completions are already in the verbs CQs when fi_trywait runs (it
+ * must find them after arming), in even ones they come while it sleeps.
+ */
+static void test_cq_wait_fd_rounds(void **state)
+{
+	struct fx *f = *state;
+	struct opts o = { .cq_wait = FI_WAIT_FD };
+	struct fi_cq_data_entry e;
+	int tx_ep, rx_ep;
+	unsigned i;
+
+	fx_open(f, &o);
+	fx_connect(f);
+	tx_ep = epoll_of(f->cli.txcq);
+	rx_ep = epoll_of(f->srv.rxcq);
+	for (i = 0; i < WAIT_ROUNDS; i++) {
+		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 4096,
+					 f->srv.desc, 0, RCTX(i)), 0);
+		fill(f->cli.sbuf, 64, i);
+		assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64,
+					 f->cli.desc, 0, SCTX(i)), 0);
+		if (i & 1)
+			sleep_ms(5);
+		epoll_for(f, f->cli.txcq, tx_ep, &e, "send", i);
+		assert_ptr_equal(e.op_context, SCTX(i));
+		epoll_for(f, f->srv.rxcq, rx_ep, &e, "receive", i);
+		assert_ptr_equal(e.op_context, RCTX(i));
+		check_fill(f->srv.rbuf, 64, i);
+	}
+	close(tx_ep);
+	close(rx_ep);
+}
+
+/*
+ * A send to a peer that has gone (its QP in the error state after
+ * fi_shutdown, so it answers nothing) while this side has not read its
+ * FI_SHUTDOWN yet: the send must end, with an error, rather than be
+ * retried for ever. rdma_cm's retry_count 7 is "retry without end" on
+ * soft-RoCE; fi_msg_epoll's client hung so when the server's ack for its
+ * message was lost to the server's own fi_shutdown.
+ */
+static void test_send_to_departed_peer_ends(void **state)
+{
+	struct fx *f = *state;
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_data_entry e;
+	ssize_t ret;
+
+	assert_int_equal(fi_shutdown(f->srv.ep, 0), 0);
+	fill(f->cli.sbuf, 64, 3);
+	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
+				 SCTX(0)), 0);
+	ret = cq_poll(f->cli.txcq, &e, 1, 90000);
+	assert_int_equal(ret, -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(f->cli.txcq, &err, 0), 1);
+	assert_ptr_equal(err.op_context, SCTX(0));
+	assert_int_equal(err.err, FI_ETIMEDOUT);
+}
+
 static void test_cq_wait_none_polling(void **state)
 {
 	struct fx *f = *state;
@@ -2366,6 +2474,33 @@ static void test_shutdown_mid_stream(void **state)
 	cq_expect_cancelled(f->cli.rxcq, RCTX(2), 2, 200, "client receives");
 	cq_expect_empty(f->srv.txcq, "server tx");
 	cq_expect_empty(f->cli.txcq, "client tx");
+}
+
+/* Inject (unsignaled) sends that were delivered leave no completion of
+ * their own: closing must not wait for one (it waited 2 s and warned
+ * "N requests never completed" in fi_ubertest's inject configurations). */
+static void test_close_after_injects(void **state)
+{
+	struct fx *f = *state;
+	struct fi_cq_data_entry e;
+	int64_t t0;
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
+					 f->srv.desc, 0, RCTX(i)), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(fi_inject(f->cli.ep, f->cli.sbuf, 8, 0), 0);
+	for (i = 0; i < 8; i++)
+		cq_expect(f->srv.rxcq, &e, RCTX(i), FI_RECV | FI_MSG,
+			  "receive");
+	t0 = now_ms();
+	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
+	f->cli.ep = NULL;
+	print_message("# close after 8 injects: %lld ms\n",
+		      (long long)(now_ms() - t0));
+	assert_true(now_ms() - t0 < 1000);
+	cq_expect_empty(f->cli.txcq, "client tx after close");
 }
 
 static void test_close_with_receives_posted(void **state)
@@ -2793,6 +2928,7 @@ int main(void)
 		T(test_counters),
 		T(test_poll_set),
 		T(test_cq_wait_fd),
+		T(test_cq_wait_fd_rounds),
 		C(test_cq_wait_none_polling),
 		T(test_cq_format_context),
 		T(test_cq_format_msg),
@@ -2801,7 +2937,9 @@ int main(void)
 		T(test_reject_with_data),
 		T(test_truncation_error),
 		C(test_shutdown_mid_stream),
+		C(test_send_to_departed_peer_ends),
 		C(test_close_with_receives_posted),
+		C(test_close_after_injects),
 		T(test_close_busy),
 		C(test_bad_input_data_path),
 		T(test_bad_input_control_path),

@@ -7,14 +7,17 @@
  * first sends in both directions; FI_SOURCE; CQ data; truncation; bad
  * input.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <rdma/fi_cm.h>
@@ -1066,6 +1069,125 @@ static void test_default_inject(void **state)
 	bed_close(&b);
 }
 
+/* ---- fi_trywait with separate transmit and receive CQs ------------------- */
+
+struct split_side {
+	struct fid_ep *ep;
+	struct fid_cq *txcq, *rxcq;
+	struct fid_av *av;
+	fi_addr_t peer;
+	char buf[LEN];
+};
+
+static void split_open(struct fid_domain *domain, struct fi_info *info,
+		       struct split_side *s)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_FD };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	assert_int_equal(fi_endpoint(domain, info, &s->ep, NULL), 0);
+	assert_int_equal(fi_cq_open(domain, &cq_attr, &s->txcq, NULL), 0);
+	assert_int_equal(fi_cq_open(domain, &cq_attr, &s->rxcq, NULL), 0);
+	assert_int_equal(fi_av_open(domain, &av_attr, &s->av, NULL), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &s->txcq->fid, FI_TRANSMIT), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &s->rxcq->fid, FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	assert_int_equal(fi_enable(s->ep), 0);
+}
+
+static void split_close(struct split_side *s)
+{
+	assert_int_equal(fi_close(&s->ep->fid), 0);
+	assert_int_equal(fi_close(&s->av->fid), 0);
+	assert_int_equal(fi_close(&s->txcq->fid), 0);
+	assert_int_equal(fi_close(&s->rxcq->fid), 0);
+}
+
+/* The receiver, on its own thread: sread drives its endpoint. It starts
+ * late, so that its answer to the handshake comes while the sender sleeps
+ * (the sender's own send completions wake it before). */
+static void *split_receiver(void *arg)
+{
+	struct split_side *s = arg;
+	struct fi_cq_tagged_entry e;
+
+	usleep(500 * 1000);
+	return (void *)(intptr_t)fi_cq_sread(s->rxcq, &e, 1, NULL,
+					     HUGE_TIMEOUT_MS / 10);
+}
+
+/*
+ * An application that sleeps in epoll on its transmit CQ's fd after
+ * fi_trywait: the first send to a peer needs the handshake's answer, which
+ * arrives on the endpoint's receive side, whose events that fd does not
+ * carry. fi_trywait's slice makes the fd readable again, the read makes
+ * progress, and the send completes; without it epoll slept for good.
+ */
+static void test_trywait_split_cqs(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_RDM), *info = NULL;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct split_side s[2];
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fi_cq_tagged_entry e;
+	struct fid *fids[1];
+	uint8_t name[2][64];
+	pthread_t rx;
+	void *rx_ret;
+	ssize_t ret;
+	size_t len;
+	int i, fd, epfd, n;
+
+	(void)state;
+	memset(s, 0, sizeof(s));
+	hints->caps = FI_MSG;
+	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
+				    &info), 0);
+	fi_freeinfo(hints);
+	assert_int_equal(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
+	assert_int_equal(fi_domain(fabric, info, &domain, NULL), 0);
+	for (i = 0; i < 2; i++) {
+		split_open(domain, info, &s[i]);
+		len = sizeof(name[i]);
+		assert_int_equal(fi_getname(&s[i].ep->fid, name[i], &len), 0);
+	}
+	for (i = 0; i < 2; i++)
+		assert_int_equal(fi_av_insert(s[i].av, name[1 - i], 1,
+					      &s[i].peer, 0, NULL), 1);
+	assert_int_equal(fi_recv(s[1].ep, s[1].buf, LEN, NULL, 0, NULL), 0);
+	assert_int_equal(pthread_create(&rx, NULL, split_receiver, &s[1]), 0);
+
+	epfd = epoll_create1(0);
+	assert_int_equal(fi_control(&s[0].txcq->fid, FI_GETWAIT, &fd), 0);
+	assert_int_equal(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev), 0);
+	strcpy(s[0].buf, "first");
+	assert_int_equal(fi_send(s[0].ep, s[0].buf, 6, NULL, s[0].peer, NULL),
+			 0);
+	fids[0] = &s[0].txcq->fid;
+	do {
+		if (fi_trywait(fabric, fids, 1) == 0) {
+			n = epoll_wait(epfd, &ev, 1, TIMEOUT_MS);
+			if (n == 0)
+				fail_msg("no wake-up in %d ms (fi_cq_read "
+					 "then: %zd)", TIMEOUT_MS,
+					 fi_cq_read(s[0].txcq, &e, 1));
+		}
+		ret = fi_cq_read(s[0].txcq, &e, 1);
+	} while (ret == -FI_EAGAIN);
+	assert_int_equal(ret, 1);
+	pthread_join(rx, &rx_ret);
+	assert_int_equal((intptr_t)rx_ret, 1);
+	assert_string_equal(s[1].buf, "first");
+	close(epfd);
+	for (i = 0; i < 2; i++)
+		split_close(&s[i]);
+	assert_int_equal(fi_close(&domain->fid), 0);
+	assert_int_equal(fi_close(&fabric->fid), 0);
+	fi_freeinfo(info);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1081,6 +1203,7 @@ int main(void)
 		cmocka_unit_test(test_source_err),
 		cmocka_unit_test(test_mr_cache_remap),
 		cmocka_unit_test(test_pingpong),
+		cmocka_unit_test(test_trywait_split_cqs),
 		cmocka_unit_test(test_default_inject),
 	};
 

@@ -509,6 +509,27 @@ static void test_trywait_fd(void **state)
 	cntr_close(cntr);
 }
 
+/* fi_trywait's loop under FI_PROGRESS_MANUAL: the update appears only when
+ * somebody makes progress, so an fd that nothing makes readable would keep
+ * the application asleep for good. */
+static void test_trywait_fd_manual_progress(void **state)
+{
+	struct fid_cntr *cntr = cntr_open(FI_WAIT_FD);
+	struct fake_progress *p = fake_progress_attach(cntr);
+	struct pollfd pfd = { .events = POLLIN };
+	int i;
+
+	(void)state;
+	assert_int_equal(fi_control(&cntr->fid, FI_GETWAIT, &pfd.fd), 0);
+	for (i = 0; i < 10 && fi_cntr_read(cntr) < 1; i++) {
+		if (lfv_cntr_trywait(lcntr(cntr)) == 0)
+			assert_int_equal(poll(&pfd, 1, 3000), 1);
+	}
+	assert_int_equal(fi_cntr_read(cntr), 1);
+	cntr_close(cntr);
+	free(p);
+}
+
 struct delayed_inc {
 	struct lfv_cntr *cntr;
 	int delay_us;
@@ -759,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_progress_read),
 		cmocka_unit_test(test_progress_wait),
 		cmocka_unit_test(test_trywait_fd),
+		cmocka_unit_test(test_trywait_fd_manual_progress),
 		cmocka_unit_test(test_trywait_native_fd),
 		cmocka_unit_test(test_trywait_native_mutex_cond),
 		cmocka_unit_test(test_control),

@@ -933,6 +933,96 @@ static void test_hw_source(void **state)
 	cq_close(cq);
 }
 
+/* A source whose request for an event fails (ibv_req_notify_cq returned an
+ * error): its next completion raises no event, so neither fi_trywait nor
+ * sread may treat the CQ as safe to sleep on. */
+static int fake_hw_arm_fails(void *arg)
+{
+	(void)arg;
+	return -FI_EIO;
+}
+
+static void test_hw_arm_error_not_safe(void **state)
+{
+	struct fid_cq *cq = cq_open(FI_CQ_FORMAT_DATA, FI_WAIT_FD);
+	struct fake_hw hw = { .cq = lfv_cq_from_fid(cq) };
+	struct lfv_cq_hw src = {
+		.poll = fake_hw_poll, .arm = fake_hw_arm_fails,
+		.ack = fake_hw_ack, .arg = &hw,
+	};
+	struct fi_cq_data_entry d;
+
+	(void)state;
+	hw.evfd = eventfd(0, EFD_NONBLOCK);
+	src.fd = hw.evfd;
+	assert_int_equal(lfv_cq_attach_hw(hw.cq, &src), 0);
+	assert_int_equal(lfv_cq_trywait(hw.cq), -FI_EIO);
+	/* sread keeps polling instead of sleeping on an unarmed source: the
+	 * completion that comes without an event is still found. */
+	hw.end = 1;
+	assert_int_equal(fi_cq_sread(cq, &d, 1, NULL, 2000), 1);
+	assert_int_equal(d.data, 1000);
+	lfv_cq_detach_hw(hw.cq);
+	close(hw.evfd);
+	cq_close(cq);
+}
+
+/* A transport whose completions only its progress finds, and which says
+ * how long a waiter may sleep (lfv_progress_hook.wait_ms), as RDM does. */
+struct sliced {
+	struct lfv_cq *cq;
+	uint64_t next, end;
+};
+
+static void sliced_progress(void *arg)
+{
+	struct sliced *t = arg;
+	struct lfv_cq_comp c;
+
+	while (t->next < t->end) {
+		c = comp_n(t->next++);
+		assert_int_equal(lfv_cq_write(t->cq, &c), 0);
+	}
+}
+
+static int sliced_wait_ms(void *arg)
+{
+	(void)arg;
+	return 20;
+}
+
+static void test_trywait_progress_slice(void **state)
+{
+	struct fid_cq *cq = cq_open(FI_CQ_FORMAT_DATA, FI_WAIT_FD);
+	struct sliced t = { .cq = lfv_cq_from_fid(cq) };
+	struct pollfd pfd = { .events = POLLIN };
+	struct fi_cq_data_entry d;
+	int64_t t0;
+
+	(void)state;
+	lfv_cq_set_progress(t.cq, (struct lfv_progress_hook){
+		.fn = sliced_progress, .arg = &t, .wait_ms = sliced_wait_ms });
+	assert_int_equal(fi_control(&cq->fid, FI_GETWAIT, &pfd.fd), 0);
+	/* What progress finds at once: trywait runs it and refuses. */
+	t.end = 1;
+	assert_int_equal(lfv_cq_trywait(t.cq), -FI_EAGAIN);
+	assert_int_equal(fi_cq_read(cq, &d, 1), 1);
+	/* Nothing yet: safe to wait, but only for a slice. */
+	assert_int_equal(lfv_cq_trywait(t.cq), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	/* A completion that only progress can find (nobody signals it). */
+	t.end = 2;
+	t0 = now_ms();
+	assert_int_equal(poll(&pfd, 1, 3000), 1);
+	assert_true(now_ms() - t0 < 2000);
+	assert_int_equal(fi_cq_read(cq, &d, 1), 1);
+	assert_int_equal(d.data, 1001);
+	/* trywait drains the expired slice: the fd blocks again. */
+	assert_int_equal(lfv_cq_trywait(t.cq), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	cq_close(cq);
+}
+
 /* ---- a hook that polls the hardware itself (RDM): the direct window and
  * the spare ------------------------------------------------------------------ */
 
@@ -1093,6 +1183,8 @@ int main(void)
 		T(test_signal),
 		T(test_threshold),
 		T(test_fd_trywait_poll_epoll),
+		T(test_hw_arm_error_not_safe),
+		T(test_trywait_progress_slice),
 		T(test_mutex_cond_object),
 		T(test_owner_role),
 		T(test_owner_write_wakes_sread),
