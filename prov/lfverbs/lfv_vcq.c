@@ -57,8 +57,9 @@ static void lfv_vcq_count(const struct lfv_ep *ep, bool is_tx, uint64_t flags,
 {
 	struct lfv_cntr *cntr;
 
-	if (!ep)
-		return; /* a shared receive whose endpoint has closed */
+	if (!ep || (flags & LFV_OP_SILENT))
+		return; /* a shared receive whose endpoint has closed, or a
+			 * note of the provider's */
 	cntr = is_tx ? ep->tx.cntr : ep->rx.cntr;
 	if (flags & FI_READ)
 		cntr = ep->cntr_read;
@@ -245,6 +246,8 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		comp.len = op.len;
 		report = op.flags & LFV_OP_REPORT;
 		lfv_vcq_retire_tx(q, slot);
+		if (op.flags & LFV_OP_SILENT)
+			return;	/* a note: the request it serves reports */
 	} else if (ep && ep->brx && !q->srx) {
 		/* A bounce buffer: the message goes to the software queue.
 		 * Release: pairs with the acquire in lfv_queue_next. */
