@@ -165,9 +165,9 @@ static bool lfv_tx_report(const struct lfv_queue *q,
 }
 
 /* Fills op for r and wr's id and flags (post lock held). */
-static void lfv_tx_fill(struct lfv_ep *ep, struct lfv_queue *q,
-			struct lfv_op *op, struct ibv_send_wr *wr,
-			const struct lfv_tx_req *r, size_t len)
+LFV_ALWAYS_INLINE void lfv_tx_fill(struct lfv_ep *ep, struct lfv_queue *q,
+				   struct lfv_op *op, struct ibv_send_wr *wr,
+				   const struct lfv_tx_req *r, size_t len)
 {
 	bool report = lfv_tx_report(q, r);
 	bool signaled = lfv_tx_signaled(ep, q, report);
