@@ -52,7 +52,6 @@ int lfv_mr_access_to_ibv(uint64_t access, const struct ibv_device_attr *attr,
 int lfv_domain_events_init(struct lfv_domain *domain)
 {
 	domain->rma_event = domain->info->caps & FI_RMA_EVENT;
-	atomic_init(&domain->ev_dropped, 0);
 	return -pthread_mutex_init(&domain->ev_lock, NULL);
 }
 
@@ -148,12 +147,9 @@ int lfv_mr_event(struct lfv_domain *domain, uint32_t index, int64_t rkey,
 		ret = 0;
 	}
 	pthread_mutex_unlock(&domain->ev_lock);
-	if (ret) {
-		atomic_fetch_add_explicit(&domain->ev_dropped, 1,
-					  memory_order_relaxed);
-		LFV_INFO(FI_LOG_MR, "an RMA event for no region (slot %u) "
-			 "dropped\n", index);
-	}
+	if (ret)
+		lfv_drop(&domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+			 "an RMA event that names no region of the domain");
 	return ret;
 }
 

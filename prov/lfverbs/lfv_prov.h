@@ -211,7 +211,6 @@ struct lfv_domain {
 	struct lfv_mr **ev_mrs;
 	uint32_t ev_cap;		/* slots in ev_mrs */
 	uint32_t ev_next;		/* where the search for a free one starts */
-	lfv_atomic64_t ev_dropped;	/* announcements that named no region */
 };
 
 /* A registration of application memory for one transfer: cached, or
@@ -267,7 +266,8 @@ void lfv_domain_events_fini(struct lfv_domain *domain);
  * FI_REMOTE_WRITE in flags) to the region in slot index; rkey, when not
  * negative, must be that region's, and so must [addr, addr + len) when
  * addr is not UINT64_MAX. Counts the region's counter: 0; an announcement
- * that fits no region is dropped and counted in ev_dropped: -FI_EINVAL. */
+ * that fits no region is dropped and counted in the fabric's drops
+ * (FI_LFVERBS_DROP_MALFORMED): -FI_EINVAL. */
 int lfv_mr_event(struct lfv_domain *domain, uint32_t index, int64_t rkey,
 		 uint64_t addr, uint64_t len, uint64_t flags);
 

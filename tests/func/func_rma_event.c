@@ -26,6 +26,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
 
+#include "fi_lfverbs.h"
 #include "func_common.h"
 
 #define TIMEOUT_MS 20000
@@ -125,6 +126,16 @@ static struct fi_cq_data_entry take(struct pair *p, int i, void *ctx)
 		pump(p);
 		sched_yield();
 	}
+}
+
+/* Announcements the fabric dropped so far. */
+static uint64_t dropped(struct pair *p)
+{
+	struct fi_lfverbs_drops d;
+
+	assert_int_equal(fi_control(&p->fabric->fid, FI_LFVERBS_GET_DROPS,
+				    &d), 0);
+	return d.count[FI_LFVERBS_DROP_MALFORMED];
 }
 
 /* Waits (progressing both ends) until cntr reads want; asserts it does. */
@@ -405,12 +416,14 @@ static void test_plain_region(void **state)
 }
 
 /* A key whose slot names no region: the write lands (its rkey is good),
- * the announcement is dropped; the next good one is counted. RDM also
- * checks the rkey against the region a slot names. */
+ * the announcement is dropped and counted as such; the next good one is
+ * counted. RDM also checks the rkey and the range against the region a
+ * slot names. */
 static void test_forged_key(void **state)
 {
 	struct pair *p = *state;
 	uint64_t w = fi_cntr_read(p->ev.wcntr), ep = fi_cntr_read(p->rw);
+	uint64_t drops = dropped(p);
 	uint64_t forged = (p->ev.key & ~KEY_SLOT_MASK) | KEY_SLOT(4000);
 	uint64_t other = (p->ev.key & ~KEY_SLOT_MASK) |
 			 (p->plain.key & KEY_SLOT_MASK);
@@ -424,6 +437,7 @@ static void test_forged_key(void **state)
 	write_to(p, &p->ev, p->ev.key, 16, 1, &ctx[2]);
 	cntr_is(p, p->rw, ep + 1);
 	cntr_is(p, p->ev.wcntr, w + 1);
+	assert_int_equal(dropped(p), drops + (p->type == FI_EP_RDM ? 2 : 1));
 	assert_int_equal(p->ev.buf[8], 0x42);
 	assert_int_equal(p->nseen[1], 0);
 }

@@ -14,6 +14,7 @@
 #include <rdma/fi_domain.h>
 
 #include "fake_verbs.h"
+#include "fi_lfverbs.h"
 #include "lfv_ep.h"
 #include "lfv_prov.h"
 #include "lfv_rdm_ep.h"
@@ -32,9 +33,15 @@ struct ev {
 	struct fid_cntr *wcntr, *rcntr;	/* bound to mr[0] */
 };
 
+/* Announcements dropped so far (what fi_lfverbs(7) tells applications
+ * to read). */
 static uint64_t dropped(const struct ev *e)
 {
-	return atomic_load(&e->dom->ev_dropped);
+	struct fi_lfverbs_drops d;
+
+	assert_int_equal(fi_control(&e->fabric->fid, FI_LFVERBS_GET_DROPS, &d),
+			 0);
+	return d.count[FI_LFVERBS_DROP_MALFORMED];
 }
 
 static int setup(void **state)
