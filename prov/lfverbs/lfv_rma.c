@@ -43,9 +43,14 @@ static ssize_t lfv_msg_rma_noted(struct lfv_ep *ep, struct lfv_rma_req *q,
 				 size_t len)
 {
 	uint32_t note = lfv_key_index(q->key);
+	/* Zero bytes at the operation's own address and key (an atomic's
+	 * sit elsewhere in the work request's union). */
 	struct ibv_send_wr nwr = {
 		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-		.wr.rdma = q->wr.wr.rdma,
+		.wr.rdma.remote_addr = lfv_wr_is_atomic(&q->wr) ?
+				       q->wr.wr.atomic.remote_addr :
+				       q->wr.wr.rdma.remote_addr,
+		.wr.rdma.rkey = (uint32_t)q->key,
 	};
 
 	if (q->wr.opcode == IBV_WR_RDMA_WRITE) {

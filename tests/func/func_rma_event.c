@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -78,7 +79,7 @@ static struct fi_info *ev_hints(enum fi_ep_type type, bool event)
 {
 	struct fi_info *hints = func_hints(type);
 
-	hints->caps = FI_MSG | FI_RMA | (event ? FI_RMA_EVENT : 0);
+	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC | (event ? FI_RMA_EVENT : 0);
 	hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	return hints;
 }
@@ -400,6 +401,37 @@ static void test_counted(void **state)
 	assert_int_equal(p->nseen[1], 0);
 }
 
+/* A base atomic counts as a remote write, a fetching one as a read
+ * (fi_endpoint(3)); both do their work. */
+static void test_atomics(void **state)
+{
+	struct pair *p = *state;
+	void *desc = fi_mr_desc(p->loc.mr);
+	uint64_t *target = (uint64_t *)(void *)(p->ev.buf + 256);
+	uint64_t *opnd = (uint64_t *)(void *)p->loc.buf;
+	uint64_t w = fi_cntr_read(p->ev.wcntr), r = fi_cntr_read(p->ev.rcntr);
+	uint64_t ew = fi_cntr_read(p->rw), er = fi_cntr_read(p->rr);
+	int ctx[2];
+
+	*target = 5;
+	opnd[0] = 3;
+	opnd[1] = 0;
+	assert_int_equal(fi_atomic(p->ep[0], opnd, 1, desc, p->peer,
+				   at(&p->ev, 256), p->ev.key, FI_UINT64,
+				   FI_SUM, &ctx[0]), 0);
+	assert_int_equal(take(p, 0, &ctx[0]).flags, FI_ATOMIC | FI_WRITE);
+	assert_int_equal(fi_fetch_atomic(p->ep[0], opnd, 1, desc, &opnd[1],
+					 desc, p->peer, at(&p->ev, 256),
+					 p->ev.key, FI_UINT64, FI_ATOMIC_READ,
+					 &ctx[1]), 0);
+	assert_int_equal(take(p, 0, &ctx[1]).flags, FI_ATOMIC | FI_READ);
+	assert_int_equal(opnd[1], 8);
+	cntr_is(p, p->ev.wcntr, w + 1);
+	cntr_is(p, p->rw, ew + 1);
+	cntr_is(p, p->ev.rcntr, r + 1);
+	cntr_is(p, p->rr, er + 1);
+}
+
 /* A region without counters: the endpoint counts, the other region's
  * counters do not. */
 static void test_plain_region(void **state)
@@ -452,9 +484,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getinfo),
 		MSG(test_counted),
+		MSG(test_atomics),
 		MSG(test_plain_region),
 		MSG(test_forged_key),
 		RDM(test_counted),
+		RDM(test_atomics),
 		RDM(test_plain_region),
 		RDM(test_forged_key),
 	};
