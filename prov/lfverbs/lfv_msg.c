@@ -125,8 +125,8 @@ static void lfv_tx_defer(struct lfv_queue *q, struct lfv_op *op,
 
 /* Posts wr behind any deferred requests: one doorbell for the chain. A
  * request the device refused, and those after it, give their slots back. */
-static int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
-		       struct ibv_send_wr *wr)
+LFV_ALWAYS_INLINE int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
+				  struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *first = wr, *bad = NULL;
 	struct lfv_op *bad_op;

@@ -120,26 +120,41 @@ static size_t lfv_min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* The message that follows the request's last work request: remote CQ
+ * data (WDATA, in the request's buffer) or an RMA event (EVENT, in the
+ * request), sent inline. */
+static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
+				struct ibv_sge *sge)
+{
+	struct lfv_rdm_rma *rma = &r->rma;
+
+	*sge = (struct ibv_sge){
+		.addr = (uintptr_t)(rma->event ? (void *)&rma->note : r->buf),
+		.length = rma->event ? sizeof(rma->note) : LFV_RDM_HDR_SIZE,
+	};
+	*wr = (struct ibv_send_wr){
+		.wr_id = (uintptr_t)&r->op, .sg_list = sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	};
+}
+
 /* Posts the request's chunks (of at most the port's max_msg_sz: reads
  * and writes have verbs' limit, atomics are one) while the connection has
- * room, and behind the last one the WDATA message of remote CQ data; 0
- * once all are posted, -FI_EAGAIN while some wait (ep->lock held). */
+ * room, and behind the last one the WDATA or EVENT message; 0 once all
+ * are posted, -FI_EAGAIN while some wait (ep->lock held). */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r)
 {
 	struct lfv_rdm_rma *rma = &r->rma;
-	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge = {
-		.addr = (uintptr_t)(rma->event ? (void *)&rma->note : r->buf),
-		.length = rma->event ? sizeof(rma->note) : LFV_RDM_HDR_SIZE };
-	struct ibv_send_wr wr, note = {
-		.wr_id = (uintptr_t)&r->op, .sg_list = &hsge, .num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
-	}, *bad;
+	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge;
+	struct ibv_send_wr wr, note, *bad;
 	bool atomic = lfv_wr_is_atomic(&rma->wr), last;
 	size_t n;
 	int ret;
 
+	if (rma->notify)
+		lfv_rdm_rma_note_wr(r, &note, &hsge);
 	do {
 		n = atomic ? rma->len : lfv_min_size(rma->len - rma->off,
 						      ep->max_rdma);
