@@ -20,7 +20,6 @@
  * take an application's receive; lfv_msg_rma_arrived reads them.
  */
 #include "lfv_ep.h"
-#include "lfv_log.h"
 
 #define LFV_RMA_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |      \
 		       FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |             \

@@ -432,6 +432,28 @@ static void test_atomics(void **state)
 	cntr_is(p, p->rr, er + 1);
 }
 
+/* A region peers may only read: a read of it is counted too (MSG's
+ * zero-byte note writes nothing, so it needs no write access). */
+static void test_read_only(void **state)
+{
+	struct pair *p = *state;
+	struct region ro = { 0 };
+	uint64_t er = fi_cntr_read(p->rr);
+	int ctx;
+
+	region_open(p, &ro, FI_REMOTE_READ, true);
+	memset(ro.buf, 0x5a, 64);
+	assert_int_equal(fi_read(p->ep[0], p->loc.buf, 64,
+				 fi_mr_desc(p->loc.mr), p->peer, at(&ro, 0),
+				 ro.key, &ctx), 0);
+	assert_int_equal(take(p, 0, &ctx).flags, FI_RMA | FI_READ);
+	cntr_is(p, ro.rcntr, 1);
+	cntr_is(p, p->rr, er + 1);
+	assert_int_equal(fi_cntr_read(ro.wcntr), 0);
+	assert_int_equal(p->loc.buf[63], 0x5a);
+	region_close(&ro);
+}
+
 /* A region without counters: the endpoint counts, the other region's
  * counters do not. */
 static void test_plain_region(void **state)
@@ -485,10 +507,12 @@ int main(void)
 		cmocka_unit_test(test_getinfo),
 		MSG(test_counted),
 		MSG(test_atomics),
+		MSG(test_read_only),
 		MSG(test_plain_region),
 		MSG(test_forged_key),
 		RDM(test_counted),
 		RDM(test_atomics),
+		RDM(test_read_only),
 		RDM(test_plain_region),
 		RDM(test_forged_key),
 	};
