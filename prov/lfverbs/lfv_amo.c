@@ -74,7 +74,8 @@ static ssize_t lfv_amo_post(struct fid_ep *ep_fid, const struct lfv_amo *a,
 	ret = lfv_amo_valid(a->kind, a->datatype, a->op, NULL);
 	if (ret)
 		return ret;
-	if (a->count != 1 || (a->addr & 7) || a->key > UINT32_MAX)
+	/* The key is checked with every RMA's (lfv_rma_submit). */
+	if (a->count != 1 || (a->addr & 7))
 		return -FI_EINVAL;
 	if (a->op != FI_ATOMIC_READ) {
 		if (!a->operand)

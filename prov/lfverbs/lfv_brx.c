@@ -55,10 +55,14 @@ struct lfv_brx {
 	uint32_t count;
 };
 
+/* FI_RMA_EVENT: a peer's announcement of an RMA (a write with immediate
+ * data, lfv_rma.c) consumes a receive, which must not be the
+ * application's. */
 bool lfv_brx_wanted(const struct fi_info *info)
 {
 	return info->ep_attr->type == FI_EP_MSG &&
-	       ((info->caps & FI_MULTI_RECV) || lfv_params.buffered_recv);
+	       ((info->caps & (FI_MULTI_RECV | FI_RMA_EVENT)) ||
+		lfv_params.buffered_recv);
 }
 
 /* ---- completions --------------------------------------------------------- */
@@ -229,6 +233,15 @@ size_t lfv_brx_arrived(struct lfv_ep *ep, const struct lfv_op *op,
 	size_t n = 0;
 	bool placed;
 
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		/* A remote write, not a message: the buffer holds nothing. */
+		n = lfv_msg_rma_arrived(ep, wc, comp);
+		lfv_spin_lock(&brx->lock);
+		lfv_list_insert_tail(&brx->free_bounce, &b->node);
+		lfv_spin_unlock(&brx->lock);
+		lfv_brx_refill(ep);
+		return n;
+	}
 	b->len = wc->byte_len;
 	b->has_imm = wc->wc_flags & IBV_WC_WITH_IMM;
 	b->imm = be32toh(wc->imm_data);

@@ -30,6 +30,7 @@ static int lfv_domain_close(struct fid *fid)
 	lfv_auto_stop(domain);
 	rdma_free_devices(domain->cm_devs);
 	pthread_mutex_destroy(&domain->vcq_lock);
+	lfv_domain_events_fini(domain);
 	lfv_ref_put(&domain->fabric->ref);
 	fi_freeinfo(domain->info);
 	free(domain);
@@ -217,6 +218,9 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	ret = -pthread_mutex_init(&domain->vcq_lock, NULL);
 	if (ret)
 		goto dealloc_pd;
+	ret = lfv_domain_events_init(domain);
+	if (ret)
+		goto destroy_vcq_lock;
 	lfv_list_init(&domain->vcqs);
 	lfv_list_init(&domain->rdm_eps);
 	if (info->ep_attr && info->ep_attr->type == FI_EP_RDM)
@@ -238,6 +242,8 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	*domain_fid = &domain->domain_fid;
 	return 0;
 
+destroy_vcq_lock:
+	pthread_mutex_destroy(&domain->vcq_lock);
 dealloc_pd:
 	ibv_dealloc_pd(domain->pd);
 free_devices:

@@ -60,10 +60,12 @@
 /* A shared receive without FI_COMPLETION: reported unless the endpoint it
  * lands on bound its CQ with FI_SELECTIVE_COMPLETION. */
 #define LFV_OP_SHARED (1ULL << 62)
-/* The request a closing queue posts to retire its unsignaled sends
- * (lfv_vcq_drain_queue): no operation of the application's, not counted. */
-#define LFV_OP_MARKER (1ULL << 61)
-#define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED | LFV_OP_MARKER)
+/* A provider's own send: an RMA event announcement (lfv_rma.c), or the
+ * request a closing queue posts to retire its unsignaled sends
+ * (lfv_vcq_drain_queue). Neither counted nor reported, in success or
+ * error. */
+#define LFV_OP_SILENT (1ULL << 61)
+#define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED | LFV_OP_SILENT)
 
 /* An optional spin lock: not taken when the domain's threading model
  * makes the application serialise access. */
@@ -292,6 +294,10 @@ struct lfv_ep {
 	struct lfv_sep *sep;		/* a scalable endpoint's context */
 	uint32_t sep_index;
 	struct lfv_svc_listener *svc;	/* DGRAM opened at a service */
+	/* FI_RMA_EVENT (lfv_rma.c): the announcement of a write with remote
+	 * CQ data names the region; the data comes next (poll lock). */
+	bool ev_data_next;
+	uint32_t ev_data_index;
 	lfv_atomic32_t ref;		/* aliases */
 };
 
@@ -447,6 +453,16 @@ int lfv_fill_recv_sge(struct ibv_sge *sge, const struct iovec *iov,
  * are set; -FI_EAGAIN when the queue is full. */
 ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 		    const struct lfv_tx_req *r, size_t len);
+/* The same for wr and a provider's note (LFV_OP_SILENT) right before or
+ * after it on the QP: both are posted, or neither. */
+ssize_t lfv_tx_post_noted(struct lfv_ep *ep, struct ibv_send_wr *wr,
+			  const struct lfv_tx_req *r, size_t len,
+			  struct ibv_send_wr *note, bool note_first);
+/* FI_RMA_EVENT on MSG endpoints (lfv_rma.c): a remote write with immediate
+ * data landed on a buffered endpoint; fills comp (at most one) and
+ * returns how many completions to report. */
+size_t lfv_msg_rma_arrived(struct lfv_ep *ep, const struct ibv_wc *wc,
+			   struct lfv_cq_comp *comp);
 
 /* Endpoints (lfv_ep.c, lfv_msg.c, lfv_rma.c, lfv_amo.c, lfv_cm.c). */
 int lfv_endpoint(struct fid_domain *domain, struct fi_info *info,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lfv_ep.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_svc.h"
@@ -184,7 +185,9 @@ static int lfv_template_domain(struct fi_domain_attr *dom,
 	dom->resource_mgmt = FI_RM_ENABLED;
 	dom->av_type = FI_AV_UNSPEC;
 	dom->mr_mode = lfv_is_legacy_mr(version) ? FI_MR_BASIC : LFV_MR_MODE;
-	dom->mr_key_size = sizeof(uint32_t);
+	/* The rkey, and in FI_RMA_EVENT domains the event bit and index
+	 * above it (lfv_prov.h); narrowed to the rkey without the cap. */
+	dom->mr_key_size = sizeof(uint64_t);
 	dom->cq_data_size = sizeof(uint32_t);	/* immediate data */
 	dom->cq_cnt = (size_t)dev->attr.max_cq;
 	dom->ep_cnt = (size_t)dev->attr.max_qp;
@@ -541,10 +544,12 @@ static uint64_t lfv_narrow_caps(uint64_t prov, uint64_t user)
 	uint64_t primary, modifiers, secondary;
 
 	/* No hints: everything but FI_MULTI_RECV, which changes how the
-	 * endpoint receives (buffered, lfv_brx.c), and FI_SOURCE_ERR, which
-	 * turns some completions into errors: only had by asking. */
+	 * endpoint receives (buffered, lfv_brx.c), FI_SOURCE_ERR, which
+	 * turns some completions into errors, and FI_RMA_EVENT, which makes
+	 * every RMA announce itself to the target: only had by asking. */
 	if (!user)
-		return prov & ~(uint64_t)(FI_MULTI_RECV | FI_SOURCE_ERR);
+		return prov & ~(uint64_t)(FI_MULTI_RECV | FI_SOURCE_ERR |
+					  FI_RMA_EVENT);
 	primary = user & LFV_PRIMARY_CAPS ? user & LFV_PRIMARY_CAPS :
 					    prov & LFV_PRIMARY_CAPS;
 	modifiers = user & LFV_CAP_MODIFIERS ? user & LFV_CAP_MODIFIERS :
@@ -592,6 +597,9 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 		info->caps &= ~(uint64_t)LFV_RMA_TARGET_CAPS;
 	info->tx_attr->caps = info->caps & LFV_TX_CAP_MASK;
 	info->rx_attr->caps = info->caps & LFV_RX_CAP_MASK;
+	if (!(info->caps & FI_RMA_EVENT) &&
+	    !(udom && udom->mr_key_size > sizeof(uint32_t)))
+		dom->mr_key_size = sizeof(uint32_t);
 
 	info->tx_attr->op_flags = utx ? utx->op_flags : 0;
 	info->tx_attr->inject_size = lfv_pick_size(utx ? utx->inject_size : 0,
@@ -607,8 +615,7 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 		lfv_params.rx_iov_limit, info->rx_attr->iov_limit);
 
 	/* Buffered receives carry at most one provider buffer. */
-	if (info->ep_attr->type == FI_EP_MSG &&
-	    ((info->caps & FI_MULTI_RECV) || lfv_params.buffered_recv) &&
+	if (lfv_brx_wanted(info) &&
 	    info->ep_attr->max_msg_size > lfv_params.bounce_size)
 		info->ep_attr->max_msg_size = lfv_params.bounce_size;
 	/* Shared contexts, or the contexts of a scalable endpoint (the

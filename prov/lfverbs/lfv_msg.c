@@ -125,8 +125,8 @@ static void lfv_tx_defer(struct lfv_queue *q, struct lfv_op *op,
 
 /* Posts wr behind any deferred requests: one doorbell for the chain. A
  * request the device refused, and those after it, give their slots back. */
-static int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
-		       struct ibv_send_wr *wr)
+LFV_ALWAYS_INLINE int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
+				  struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *first = wr, *bad = NULL;
 	struct lfv_op *bad_op;
@@ -155,19 +155,42 @@ static int lfv_tx_ring(struct lfv_ep *ep, struct lfv_queue *q,
 	return ret;
 }
 
+/* Whether r's completion goes to the CQ. FI_INJECT alone only frees the
+ * buffer at once; fi_inject and friends are the calls that generate no
+ * completion. */
+static bool lfv_tx_report(const struct lfv_queue *q,
+			  const struct lfv_tx_req *r)
+{
+	return !r->no_report && (!q->selective || (r->flags & FI_COMPLETION));
+}
+
+/* Fills op for r and wr's id and flags (post lock held). */
+LFV_ALWAYS_INLINE void lfv_tx_fill(struct lfv_ep *ep, struct lfv_queue *q,
+				   struct lfv_op *op, struct ibv_send_wr *wr,
+				   const struct lfv_tx_req *r, size_t len)
+{
+	bool report = lfv_tx_report(q, r);
+	bool signaled = lfv_tx_signaled(ep, q, report);
+
+	op->context = r->context;
+	op->flags = r->comp_flags | (report ? LFV_OP_REPORT : 0);
+	op->len = len;
+	op->buf = NULL;
+	wr->wr_id = (uintptr_t)op;
+	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
+			 ((r->flags & FI_INJECT) ? IBV_SEND_INLINE : 0) |
+			 ((r->flags & FI_FENCE) ? IBV_SEND_FENCE : 0);
+	q->unsignaled = signaled ? 0 : q->unsignaled + 1;
+}
+
 /* Takes an op and posts wr (opcode, sge and remote fields set). */
 ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 		    const struct lfv_tx_req *r, size_t len)
 {
 	struct lfv_queue *q = &ep->tx;
-	bool inject = r->flags & FI_INJECT, report, signaled;
 	struct lfv_op *op;
 	int ret;
 
-	/* FI_INJECT alone only frees the buffer at once; fi_inject and
-	 * friends are the calls that generate no completion. */
-	report = !r->no_report &&
-		 (!q->selective || (r->flags & FI_COMPLETION));
 	/* Relaxed: the application learns of the connection through the
 	 * EQ, whose lock orders it after the CM thread's store. */
 	if (!lfv_load_relaxed32(&ep->tx_ready))
@@ -178,18 +201,9 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 		lfv_spin_unlock(&q->lock);
 		return -FI_EAGAIN;
 	}
-	signaled = lfv_tx_signaled(ep, q, report);
-	op->context = r->context;
-	op->flags = r->comp_flags | (report ? LFV_OP_REPORT : 0);
-	op->len = len;
-	op->buf = NULL;
-	wr->wr_id = (uintptr_t)op;
-	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
-			 (inject ? IBV_SEND_INLINE : 0) |
-			 ((r->flags & FI_FENCE) ? IBV_SEND_FENCE : 0);
-	q->unsignaled = signaled ? 0 : q->unsignaled + 1;
+	lfv_tx_fill(ep, q, op, wr, r, len);
 	/* Inline data is copied at post time, which must be now. */
-	if ((r->flags & FI_MORE) && !inject && q->more_wr &&
+	if ((r->flags & FI_MORE) && !(r->flags & FI_INJECT) && q->more_wr &&
 	    wr->num_sge <= (int)q->iov_max) {
 		lfv_tx_defer(q, op, wr);
 		q->tail++;
@@ -197,6 +211,56 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 		return 0;
 	}
 	ret = lfv_tx_ring(ep, q, wr);
+	lfv_spin_unlock(&q->lock);
+	return ret ? lfv_post_ret(ret) : 0;
+}
+
+/* Two free ops in a row (post lock held), polling once when short. */
+static struct lfv_op *lfv_queue_take_two(struct lfv_queue *q)
+{
+	if (q->tail + 1 - lfv_load_acquire64(&q->head) >= q->size &&
+	    q->vcq) {
+		lfv_spin_unlock(&q->lock);
+		lfv_vcq_progress(q->vcq);
+		lfv_spin_lock(&q->lock);
+	}
+	if (q->tail + 1 - lfv_load_acquire64(&q->head) >= q->size)
+		return NULL;
+	return &q->ops[q->tail & q->mask];
+}
+
+ssize_t lfv_tx_post_noted(struct lfv_ep *ep, struct ibv_send_wr *wr,
+			  const struct lfv_tx_req *r, size_t len,
+			  struct ibv_send_wr *note, bool note_first)
+{
+	struct lfv_queue *q = &ep->tx;
+	struct ibv_send_wr *first = note_first ? note : wr;
+	struct lfv_op *op, *nop;
+	int ret;
+
+	if (!lfv_load_relaxed32(&ep->tx_ready))
+		return -FI_EOPBADSTATE;
+	lfv_spin_lock(&q->lock);
+	op = lfv_queue_take_two(q);
+	if (!op) {
+		lfv_spin_unlock(&q->lock);
+		return -FI_EAGAIN;
+	}
+	nop = &q->ops[(q->tail + 1) & q->mask];
+	if (note_first) {
+		nop = op;
+		op = &q->ops[(q->tail + 1) & q->mask];
+	}
+	lfv_tx_fill(ep, q, op, wr, r, len);
+	/* Unsignaled: a later signaled request retires it. */
+	*nop = (struct lfv_op){ .flags = LFV_OP_SILENT, .q = q };
+	note->wr_id = (uintptr_t)nop;
+	q->unsignaled++;
+	first->next = note_first ? wr : note;
+	(note_first ? wr : note)->next = NULL;
+	ret = lfv_tx_ring(ep, q, first);
+	if (!ret)
+		q->tail++;	/* the ring counted one of the two */
 	lfv_spin_unlock(&q->lock);
 	return ret ? lfv_post_ret(ret) : 0;
 }

@@ -45,14 +45,15 @@
 #define LFV_MSG_CAPS (FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV |    \
 		      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | \
 		      FI_FENCE | FI_MULTI_RECV | FI_LOCAL_COMM |              \
-		      FI_REMOTE_COMM)
+		      FI_REMOTE_COMM | FI_RMA_EVENT)
 /* RDM (lfv_rdm*.c): messages, tagged messages, RMA and atomics;
  * multi-receive buffers are the SRX's (src/lfv_peer_srx.c). */
 #define LFV_RDM_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		      FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |     \
 		      FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |               \
 		      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_FENCE |           \
-		      FI_MULTI_RECV | FI_SOURCE_ERR | FI_SHARED_AV)
+		      FI_MULTI_RECV | FI_SOURCE_ERR | FI_SHARED_AV |            \
+		      FI_RMA_EVENT)
 /* The largest RDM message (within the device's largest registration). */
 #define LFV_RDM_MAX_MSG ((size_t)1 << 40)
 /* RDM iov limits (payloads are copied through provider buffers). */
@@ -203,6 +204,13 @@ struct lfv_domain {
 	/* RDM domains: registrations of application memory (lfv_mr.c). */
 	struct lfv_mr_cache mr_cache;
 	bool mr_cache_on;
+	/* FI_RMA_EVENT (lfv_mr.c): the domain's regions by event index,
+	 * so that a peer's announcement of an access finds its region. */
+	bool rma_event;			/* opened with FI_RMA_EVENT */
+	pthread_mutex_t ev_lock;	/* ev_mrs, MR counter bindings */
+	struct lfv_mr **ev_mrs;
+	uint32_t ev_cap;		/* slots in ev_mrs */
+	uint32_t ev_next;		/* where the search for a free one starts */
 };
 
 /* A registration of application memory for one transfer: cached, or
@@ -218,11 +226,50 @@ int lfv_reg_get(struct lfv_domain *domain, void *addr, size_t len,
 		struct lfv_reg *reg);
 void lfv_reg_put(struct lfv_domain *domain, struct lfv_reg *reg);
 
+struct lfv_cntr;
+
 struct lfv_mr {
 	struct fid_mr mr_fid;
 	struct lfv_domain *domain;
 	struct ibv_mr *ibv_mr;
+	/* FI_RMA_EVENT domains: the slot in domain->ev_mrs, and counters
+	 * bound with fi_mr_bind (under domain->ev_lock). */
+	uint32_t ev_index;
+	struct lfv_cntr *rrd_cntr, *rwr_cntr;
 };
+
+/*
+ * Keys (fi_mr_key) are the verbs rkey, and in FI_RMA_EVENT domains carry
+ * LFV_KEY_EVENT and the region's event index above it: an initiator that
+ * sees the bit announces each access to the target (lfv_rma.c,
+ * lfv_rdm_rma.c); one that does not pays nothing.
+ */
+#define LFV_KEY_EVENT (1ULL << 63)
+#define LFV_KEY_INDEX_BITS 24
+#define LFV_KEY_INDEX_MAX ((1U << LFV_KEY_INDEX_BITS) - 1)
+
+static inline bool lfv_key_is_event(uint64_t key)
+{
+	return (key & LFV_KEY_EVENT) &&
+	       !(key & ~(LFV_KEY_EVENT | ((uint64_t)LFV_KEY_INDEX_MAX << 32) |
+			 UINT32_MAX));
+}
+
+static inline uint32_t lfv_key_index(uint64_t key)
+{
+	return (uint32_t)(key >> 32) & LFV_KEY_INDEX_MAX;
+}
+
+int lfv_domain_events_init(struct lfv_domain *domain);
+void lfv_domain_events_fini(struct lfv_domain *domain);
+/* A peer announced an access of len bytes (FI_REMOTE_READ or
+ * FI_REMOTE_WRITE in flags) to the region in slot index; rkey, when not
+ * negative, must be that region's, and so must [addr, addr + len) when
+ * addr is not UINT64_MAX. Counts the region's counter: 0; an announcement
+ * that fits no region is dropped and counted in the fabric's drops
+ * (FI_LFVERBS_DROP_MALFORMED): -FI_EINVAL. */
+int lfv_mr_event(struct lfv_domain *domain, uint32_t index, int64_t rkey,
+		 uint64_t addr, uint64_t len, uint64_t flags);
 
 int lfv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);

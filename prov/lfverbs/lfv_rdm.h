@@ -56,6 +56,13 @@
  * write as a WDATA message {tag: the write's length, cq_data}; the QP's
  * order puts the data in place before the target reports it.
  *
+ * RMA events. An RMA to a key with LFV_KEY_EVENT (a region of an
+ * FI_RMA_EVENT domain, lfv_prov.h) is followed on the same QP by an EVENT
+ * message {tag: length, cq_data if any; payload: key, remote address}
+ * instead of WDATA; the responder executes requests in order, so the
+ * access is done when it arrives. The target checks key, address and
+ * length against its region (lfv_mr_event) before counting anything.
+ *
  * Order. One RC QP per peer delivers in order and sends are posted in call
  * order (queued behind a connection still being made), so FI_ORDER_SAS
  * holds per peer for tagged and untagged messages alike.
@@ -103,10 +110,12 @@ enum lfv_rdm_op {
 	LFV_RDM_FIN = 5,		/* rendezvous read done */
 	LFV_RDM_WDATA = 6,		/* an RDMA write's remote CQ data */
 	LFV_RDM_RTU = 7,		/* the requester's QP is ready */
+	LFV_RDM_EVENT = 8,		/* an RMA to an FI_RMA_EVENT region */
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */
 #define LFV_RDM_HDR_ERR 0x2		/* FIN: the read failed */
+#define LFV_RDM_HDR_READ 0x4		/* EVENT: a read or fetching atomic */
 
 struct lfv_rdm_hdr {
 	uint8_t op;			/* enum lfv_rdm_op */
@@ -124,6 +133,12 @@ struct lfv_rdm_rts {
 	uint64_t cookie;		/* the sender's request, echoed in FIN */
 	uint32_t rkey;
 	uint32_t pad;
+};
+
+/* Follows the header of an EVENT. */
+struct lfv_rdm_event {
+	uint64_t key;			/* as the initiator was given it */
+	uint64_t addr;			/* the target address */
 };
 
 #endif /* LFV_RDM_H */

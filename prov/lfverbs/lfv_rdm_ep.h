@@ -115,6 +115,13 @@ struct lfv_rdm_rma {
 	bool notify;			/* a remote CQ data message follows */
 	bool read;			/* FI_READ counter, else FI_WRITE */
 	int err;
+	/* FI_RMA_EVENT key: the EVENT message sent after it (inline, so
+	 * from here rather than the registered buffer). */
+	bool event;
+	struct {
+		struct lfv_rdm_hdr hdr;
+		struct lfv_rdm_event ev;
+	} note;
 };
 
 struct lfv_rdm_req {
@@ -379,6 +386,8 @@ void lfv_rdm_rma_release(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err);
 void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 		      fi_addr_t src);
+void lfv_rdm_on_event(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
+		      const uint8_t *payload, fi_addr_t src);
 
 /* lfv_rdm_ops.c */
 extern struct fi_ops_msg lfv_rdm_msg_ops;

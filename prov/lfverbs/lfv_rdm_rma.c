@@ -13,7 +13,9 @@
  * (lfv_reg_get).
  *
  * Remote CQ data (64 bits) goes in a WDATA message right behind the write
- * on the same QP (lfv_rdm.h); the request completes when both have.
+ * on the same QP (lfv_rdm.h); the request completes when both have. An
+ * RMA to an FI_RMA_EVENT key sends an EVENT message there instead, which
+ * carries the CQ data too (lfv_rdm.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,10 @@ static int lfv_rdm_rma_check(const struct lfv_rdm_ep *ep,
 		return -FI_EOPNOTSUPP;
 	if ((q->r.flags & FI_INJECT) && len > ep->info->tx_attr->inject_size)
 		return -FI_EINVAL;
+	/* An EVENT message goes inline (struct lfv_rdm_rma). */
+	if (q->key > UINT32_MAX &&
+	    ep->max_inline < sizeof(((struct lfv_rdm_rma *)0)->note))
+		return -FI_EOPNOTSUPP;
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	return 0;
@@ -114,25 +120,41 @@ static size_t lfv_min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* The message that follows the request's last work request: remote CQ
+ * data (WDATA, in the request's buffer) or an RMA event (EVENT, in the
+ * request), sent inline. */
+static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
+				struct ibv_sge *sge)
+{
+	struct lfv_rdm_rma *rma = &r->rma;
+
+	*sge = (struct ibv_sge){
+		.addr = (uintptr_t)(rma->event ? (void *)&rma->note : r->buf),
+		.length = rma->event ? sizeof(rma->note) : LFV_RDM_HDR_SIZE,
+	};
+	*wr = (struct ibv_send_wr){
+		.wr_id = (uintptr_t)&r->op, .sg_list = sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	};
+}
+
 /* Posts the request's chunks (of at most the port's max_msg_sz: reads
  * and writes have verbs' limit, atomics are one) while the connection has
- * room, and behind the last one the WDATA message of remote CQ data; 0
- * once all are posted, -FI_EAGAIN while some wait (ep->lock held). */
+ * room, and behind the last one the WDATA or EVENT message; 0 once all
+ * are posted, -FI_EAGAIN while some wait (ep->lock held). */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r)
 {
 	struct lfv_rdm_rma *rma = &r->rma;
-	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge = {
-		.addr = (uintptr_t)r->buf, .length = LFV_RDM_HDR_SIZE };
-	struct ibv_send_wr wr, note = {
-		.wr_id = (uintptr_t)&r->op, .sg_list = &hsge, .num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
-	}, *bad;
+	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge;
+	struct ibv_send_wr wr, note, *bad;
 	bool atomic = lfv_wr_is_atomic(&rma->wr), last;
 	size_t n;
 	int ret;
 
+	if (rma->notify)
+		lfv_rdm_rma_note_wr(r, &note, &hsge);
 	do {
 		n = atomic ? rma->len : lfv_min_size(rma->len - rma->off,
 						      ep->max_rdma);
@@ -231,6 +253,28 @@ static size_t lfv_rdm_rma_chunks(const struct lfv_rdm_ep *ep,
 	return (rma->len + ep->max_rdma - 1) / ep->max_rdma;
 }
 
+/* The EVENT message that follows an RMA to an FI_RMA_EVENT key. */
+static void lfv_rdm_rma_event_note(struct lfv_rdm_rma *rma,
+				   const struct lfv_rma_req *q, size_t len)
+{
+	bool atomic = lfv_wr_is_atomic(&q->wr);
+	bool data = q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	rma->note.hdr = (struct lfv_rdm_hdr){
+		.op = LFV_RDM_EVENT,
+		.flags = (data ? LFV_RDM_HDR_DATA : 0) |
+			 ((q->r.comp_flags & FI_READ) ? LFV_RDM_HDR_READ : 0),
+		.len = sizeof(rma->note.ev),
+		.tag = atomic ? sizeof(uint64_t) : len,
+		.cq_data = data ? q->r.data : 0,
+	};
+	rma->note.ev = (struct lfv_rdm_event){
+		.key = q->key,
+		.addr = atomic ? q->wr.wr.atomic.remote_addr :
+				 q->wr.wr.rdma.remote_addr,
+	};
+}
+
 /* Fills the request for q: the work request, the local memory, the WDATA
  * header. */
 static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
@@ -251,14 +295,18 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		lfv_rdm_rma_sink(ep, r);	/* a result nobody wants */
 	rma->wr = q->wr;
 	rma->wr.send_flags = (q->r.flags & FI_FENCE) ? IBV_SEND_FENCE : 0;
-	rma->notify = q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-	if (rma->notify) {
-		rma->wr.opcode = IBV_WR_RDMA_WRITE;
+	rma->event = q->key > UINT32_MAX;
+	rma->notify = q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		      rma->event;
+	if (rma->event)
+		lfv_rdm_rma_event_note(rma, q, len);
+	else if (rma->notify)
 		*(struct lfv_rdm_hdr *)r->buf = (struct lfv_rdm_hdr){
 			.op = LFV_RDM_WDATA, .flags = LFV_RDM_HDR_DATA,
 			.tag = len, .cq_data = q->r.data,
 		};
-	}
+	if (q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		rma->wr.opcode = IBV_WR_RDMA_WRITE;
 	rma->len = lfv_wr_is_atomic(&q->wr) ? 0 : len;
 	rma->off = 0;
 	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) + rma->notify;
@@ -307,15 +355,45 @@ ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 
 /* A peer's remote CQ data: its write is in place (it came first on the
  * same QP). A completion whether or not the CQ is selective. */
-void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
-		      fi_addr_t src)
+static void lfv_rdm_report_wdata(struct lfv_rdm_ep *ep,
+				 const struct lfv_rdm_hdr *h, fi_addr_t src)
 {
 	struct lfv_cq_comp comp = {
 		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 		.len = h->tag, .data = h->cq_data, .src = src,
 	};
 
-	lfv_cntr_count(ep->rwr_cntr, true);
 	if (ep->rx_cq && lfv_cq_write(ep->rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
+}
+
+void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
+		      fi_addr_t src)
+{
+	lfv_cntr_count(ep->rwr_cntr, true);
+	lfv_rdm_report_wdata(ep, h, src);
+}
+
+/* A peer's RMA to one of our FI_RMA_EVENT regions is done: counted in the
+ * region's and the endpoint's counters once the region is found and the
+ * access fits it; otherwise dropped (and counted by lfv_mr_event). Its
+ * remote CQ data is reported either way: the write did land. */
+void lfv_rdm_on_event(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
+		      const uint8_t *payload, fi_addr_t src)
+{
+	bool read = h->flags & LFV_RDM_HDR_READ;
+	bool data = h->flags & LFV_RDM_HDR_DATA;
+	uint32_t index = UINT32_MAX;	/* names no region */
+	struct lfv_rdm_event ev;
+
+	memcpy(&ev, payload, sizeof(ev));
+	if (lfv_key_is_event(ev.key) &&
+	    !(h->flags & ~(LFV_RDM_HDR_READ | LFV_RDM_HDR_DATA)) &&
+	    !(read && data))
+		index = lfv_key_index(ev.key);
+	if (!lfv_mr_event(ep->domain, index, (uint32_t)ev.key, ev.addr,
+			  h->tag, read ? FI_REMOTE_READ : FI_REMOTE_WRITE))
+		lfv_cntr_count(read ? ep->rrd_cntr : ep->rwr_cntr, true);
+	if (data && !read)
+		lfv_rdm_report_wdata(ep, h, src);
 }

@@ -295,6 +295,8 @@ static bool lfv_rdm_hdr_ok(const struct lfv_rdm_hdr *h, uint32_t byte_len)
 	case LFV_RDM_WDATA:
 	case LFV_RDM_RTU:
 		return !h->len;
+	case LFV_RDM_EVENT:
+		return h->len == sizeof(struct lfv_rdm_event);
 	default:
 		return false;
 	}
@@ -365,6 +367,10 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	lfv_spin_unlock(&ep->lock);
 	if (h->op == LFV_RDM_WDATA) {
 		lfv_rdm_on_wdata(ep, h, m.src);
+		return;
+	}
+	if (h->op == LFV_RDM_EVENT) {
+		lfv_rdm_on_event(ep, h, data, m.src);
 		return;
 	}
 	if (lfv_rdm_is_rts(h->op)) {

@@ -57,8 +57,9 @@ static void lfv_vcq_count(const struct lfv_ep *ep, bool is_tx, uint64_t flags,
 {
 	struct lfv_cntr *cntr;
 
-	if (!ep)
-		return; /* a shared receive whose endpoint has closed */
+	if (!ep || (flags & LFV_OP_SILENT))
+		return; /* a shared receive whose endpoint has closed, or a
+			 * note of the provider's */
 	cntr = is_tx ? ep->tx.cntr : ep->rx.cntr;
 	if (flags & FI_READ)
 		cntr = ep->cntr_read;
@@ -245,8 +246,8 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		comp.len = op.len;
 		report = op.flags & LFV_OP_REPORT;
 		lfv_vcq_retire_tx(q, slot);
-		if (op.flags & LFV_OP_MARKER)
-			return;
+		if (op.flags & LFV_OP_SILENT)
+			return;	/* the provider's own: a note, a marker */
 	} else if (ep && ep->brx && !q->srx) {
 		/* A bounce buffer: the message goes to the software queue.
 		 * Release: pairs with the acquire in lfv_queue_next. */
@@ -701,7 +702,7 @@ static struct ibv_ah *lfv_vcq_post_marker(struct lfv_queue *q)
 	lfv_spin_lock(&q->lock);
 	op = lfv_queue_next(q);
 	if (op) {	/* full: a signaled request is among them */
-		*op = (struct lfv_op){ .flags = LFV_OP_MARKER, .q = q };
+		*op = (struct lfv_op){ .flags = LFV_OP_SILENT, .q = q };
 		wr.wr_id = (uintptr_t)op;
 		if (!ibv_post_send(ep->qp, &wr, &bad)) {
 			q->tail++;

@@ -169,7 +169,8 @@ static void test_defaults_from_device(void **state)
 	assert_int_equal(msg->domain_attr->mr_key_size, 4);
 	assert_int_equal(msg->domain_attr->threading, FI_THREAD_SAFE);
 	/* Everything but FI_MULTI_RECV, which only asking gets. */
-	assert_int_equal(msg->caps, LFV_MSG_CAPS & ~(uint64_t)FI_MULTI_RECV);
+	assert_int_equal(msg->caps, LFV_MSG_CAPS &
+			 ~(uint64_t)(FI_MULTI_RECV | FI_RMA_EVENT));
 	/* No hints: an RC write's CQ data takes a posted receive. */
 	assert_int_equal(msg->mode, FI_RX_CQ_DATA);
 
