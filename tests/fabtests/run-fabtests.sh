@@ -24,6 +24,8 @@
 # and one log per failing test (server and client output) go to
 # $LFV_BUILD_DIR/fabtests/<prov>/.
 #
+# tests/fabtests/<prov>.exclude lists tests not run at all (runfabtests
+# -f; they count as notrun).
 # tests/fabtests/<prov>.xfail lists known failures (one runfabtests test
 # name per line, then "# why"): such a test still runs; its failure counts
 # as xfail (not a failure), its pass as xpass (a failure: the list must not
@@ -267,8 +269,14 @@ runfabtests() {
 		me=$BASHPID
 		watchdog "$me" &
 		wd=$!
+		# tests/fabtests/<prov>.exclude: tests not run at all (each
+		# with its reason there and in the man page's FABTESTS).
+		excl=()
+		[ -f "$here/$(safe "$prov").exclude" ] &&
+			excl=(-f "$here/$(safe "$prov").exclude")
 		bash ./runfabtests.sh -v -T "$timeout" -p "$bin" \
-			-t "$sets" -s "$ip" -c "$ip" "${extra[@]}" "$prov"
+			-t "$sets" -s "$ip" -c "$ip" "${excl[@]}" "${extra[@]}" \
+			"$prov"
 		rc=$?
 		kill "$wd"
 		exit $rc
