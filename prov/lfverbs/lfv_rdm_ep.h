@@ -138,6 +138,7 @@ struct lfv_rdm_req {
 	 * the request completes and goes back. */
 	uint8_t rndv_wait;
 	bool rts_done;			/* its RTS completed */
+	bool fin_seen;			/* its FIN came: another is refused */
 	uint32_t gen;			/* in the FIN cookie: a late FIN of an
 					 * earlier use finds another gen */
 	int rndv_err;
@@ -352,7 +353,8 @@ void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, bool ok);
 void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			  int err);
-void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h);
+void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
+		    const struct lfv_rdm_hdr *h);
 void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		       int err);
 void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);

@@ -343,7 +343,10 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		return;
 	}
 	if (h->op == LFV_RDM_FIN) {
-		lfv_rdm_on_fin(ep, h);
+		lfv_spin_lock(&ep->lock);
+		c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
+		lfv_spin_unlock(&ep->lock);
+		lfv_rdm_on_fin(ep, c, h);
 		return;
 	}
 	if (h->op == LFV_RDM_RTU) {

@@ -465,6 +465,7 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	ep->rndv_out++;
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
 	r->rts_done = false;
+	r->fin_seen = false;
 	r->rndv_err = 0;
 	r->own_reg = src->own_reg;
 	r->own_copy = src->own_copy;
@@ -834,27 +835,45 @@ static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		lfv_rdm_rndv_finish(ep, r);
 }
 
-/* FIN: the cookie names one of our transmit requests and its use. */
-void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h)
+/* FIN: the cookie names one of our transmit requests and its use. Only the
+ * peer the RTS went to may send it, and only once: a FIN from another
+ * connection (a guessed cookie) or a second one would finish the request
+ * early or twice, releasing its buffer while the peer still reads it. c:
+ * the connection it came on (NULL: none). */
+void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
+		    const struct lfv_rdm_hdr *h)
 {
 	uint64_t idx = h->tag & UINT32_MAX;
 	struct lfv_rdm_req *r;
 	bool done;
 
 	if (idx >= ep->ntx)
-		return;
+		goto malformed;
 	r = &ep->reqs[idx];
 	lfv_spin_lock(&ep->lock);
 	if (!r->rndv || !r->rndv_wait || r->gen != (uint32_t)(h->tag >> 32)) {
 		lfv_spin_unlock(&ep->lock);
 		return; /* stale: not a rendezvous we wait for */
 	}
+	if (r->conn != c || r->fin_seen) {
+		lfv_spin_unlock(&ep->lock);
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_FORGED,
+			 "an RDM FIN from a peer the request did not go to, "
+			 "or a second one");
+		return;
+	}
+	r->fin_seen = true;
 	if ((h->flags & LFV_RDM_HDR_ERR) && !r->rndv_err)
 		r->rndv_err = -FI_EIO;
 	done = !--r->rndv_wait;
 	lfv_spin_unlock(&ep->lock);
 	if (done)
 		lfv_rdm_rndv_finish(ep, r);
+	return;
+
+malformed:
+	lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+		 "an RDM FIN naming no request");
 }
 
 /* The connection c failed: its rendezvous sends whose RTS left wait for a

@@ -26,6 +26,11 @@
  *	then an RC QP) and sends one BYTES-long message, longer than the
  *	victim's receive buffers: each fails at the victim, whose buffer must
  *	go back to its shared receive queue (issue 14, defect 4).
+ *   lfv_hostile rdm-fin VICTIM_HEX MS
+ *	connects to the victim as an RDM peer and for MS milliseconds sends
+ *	FINs with guessed cookies (request 0-7, use 1-1000), to finish the
+ *	victim's rendezvous sends to another peer early (issue 14, defect 2):
+ *	lfverbs must take a FIN only from the peer its request went to.
  *   (VICTIM_HEX, OTHER_HEX: FI_ADDR_IB_UD names as lfv_victim prints.)
  *
  * The RDM cases send and exit: lfv_victim checks the outcome. Exit status
@@ -666,6 +671,44 @@ static int rdm_oversize(const char *victim_hex, int n, size_t bytes)
 	return 0;
 }
 
+static int rdm_fin(const char *victim_hex, long ms)
+{
+	struct lfv_ud_name victim;
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_FIN };
+	struct rc_peer p;
+	enum ibv_wc_status st;
+	struct timespec t0, t;
+	long sent = 0, elapsed = 0;
+	uint64_t idx, gen;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	if (rc_peer_open(&p, &victim))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (elapsed < ms) {
+		for (gen = 1; gen <= 1000; gen++) {
+			for (idx = 0; idx < 8; idx++) {
+				h.tag = idx | gen << 32;
+				memcpy(p.buf, &h, sizeof(h));
+				if (rc_send(&p, sizeof(h), &st))
+					return 1;
+				/* The victim may be done and gone. */
+				if (st != IBV_WC_SUCCESS)
+					goto done;
+				sent++;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		elapsed = (t.tv_sec - t0.tv_sec) * 1000 +
+			  (t.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+done:
+	rc_peer_close(&p);
+	printf("sent %ld guessed FINs\n", sent);
+	return sent ? 0 : fail("no FIN went out");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "cm-accept-oversize"))
@@ -678,12 +721,14 @@ int main(int argc, char **argv)
 		return rdm_bad_ctrl(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "rdm-flood"))
 		return rdm_flood(argv[2], atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "rdm-fin"))
+		return rdm_fin(argv[2], atol(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "rdm-oversize"))
 		return rdm_oversize(argv[2], atoi(argv[3]),
 				    (size_t)atol(argv[4]));
 	fprintf(stderr, "usage: lfv_hostile cm-accept-oversize IP PORT | "
 		"cm-connect-oversize IP PORT | rdm-forged VICTIM OTHER | "
 		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N | "
-		"rdm-oversize VICTIM N BYTES\n");
+		"rdm-oversize VICTIM N BYTES | rdm-fin VICTIM MS\n");
 	return 2;
 }

@@ -21,6 +21,8 @@
  *   lfv_victim rdm-client SERVER_HEX MS
  *	an RDM endpoint that prints "name HEX", then runs echo sessions with
  *	the server for MS milliseconds, every byte checked, and says bye.
+ *	LFV_VICTIM_SIZE sets the payload (default 4096; up to 65536);
+ *	LFV_VICTIM_CLIENT_DROPS=REASON=N what the client must have dropped.
  *
  * Exit status 0 when every expectation held; messages on stderr. */
 #include <errno.h>
@@ -180,12 +182,17 @@ static void conn_close(struct conn *c)
 		fi_close(&c->domain->fid);
 }
 
-static void pattern(uint8_t *p, unsigned seed)
+static void pattern_n(uint8_t *p, size_t n, unsigned seed)
 {
 	size_t i;
 
-	for (i = 0; i < MSG_SIZE; i++)
+	for (i = 0; i < n; i++)
 		p[i] = (uint8_t)(seed * 31 + i * 7);
+}
+
+static void pattern(uint8_t *p, unsigned seed)
+{
+	pattern_n(p, MSG_SIZE, seed);
 }
 
 /* The client sends a pattern, the server checks it and sends it back, the
@@ -379,6 +386,17 @@ static int msg_client(int argc, char **argv)
 /* ---- RDM ------------------------------------------------------------------ */
 
 #define NAME_LEN 32			/* FI_ADDR_IB_UD */
+/* RDM payloads: LFV_VICTIM_SIZE bytes (default MSG_SIZE, eager; above the
+ * eager size, 16 KiB, they go by rendezvous), at most RDM_MAX. */
+#define RDM_MAX (64 * 1024)
+
+static size_t rdm_size(void)
+{
+	const char *v = getenv("LFV_VICTIM_SIZE");
+	size_t n = v && *v ? strtoul(v, NULL, 0) : MSG_SIZE;
+
+	return n && n <= RDM_MAX ? n : MSG_SIZE;
+}
 
 struct rdm {
 	struct fi_info *info;
@@ -388,7 +406,7 @@ struct rdm {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	struct fid_mr *mr;
-	uint8_t buf[2][NAME_LEN + MSG_SIZE];	/* [0] sent, [1] received */
+	uint8_t buf[2][NAME_LEN + RDM_MAX];	/* [0] sent, [1] received */
 	uint8_t name[NAME_LEN];
 };
 
@@ -610,6 +628,7 @@ static int rdm_server(int argc, char **argv)
 
 static int rdm_client(const char *server_hex, long ms)
 {
+	size_t size = rdm_size();
 	struct rdm r;
 	uint8_t server[NAME_LEN];
 	struct timespec t0, t;
@@ -629,11 +648,15 @@ static int rdm_client(const char *server_hex, long ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		memcpy(r.buf[0], r.name, NAME_LEN);
-		pattern(r.buf[0] + NAME_LEN, ++seed);
-		ret = rdm_send(&r, to, NAME_LEN + MSG_SIZE);
+		pattern_n(r.buf[0] + NAME_LEN, size, ++seed);
+		ret = rdm_send(&r, to, NAME_LEN + size);
+		/* A completed send gives its buffer back: reuse it at once,
+		 * so a send completed too early shows in the echo. */
+		memset(r.buf[0] + NAME_LEN, 0xee, size);
 		if (!ret)
 			ret = rdm_recv(&r, &len);
-		if (!ret && (len != NAME_LEN + MSG_SIZE ||
+		pattern_n(r.buf[0] + NAME_LEN, size, seed);
+		if (!ret && (len != NAME_LEN + size ||
 			     memcmp(r.buf[0], r.buf[1], len))) {
 			fprintf(stderr, "lfv_victim: echo %u differs\n", seed);
 			ret = -1;
@@ -646,6 +669,13 @@ static int rdm_client(const char *server_hex, long ms)
 		ret = rdm_send(&r, to, 3);
 	}
 	fprintf(stderr, "lfv_victim: %u echo sessions\n", seed);
+	/* LFV_VICTIM_CLIENT_DROPS=REASON=N: what the client must have
+	 * dropped (a hostile peer may aim at it too). */
+	if (!ret && getenv("LFV_VICTIM_CLIENT_DROPS")) {
+		char *want = getenv("LFV_VICTIM_CLIENT_DROPS");
+
+		ret = drops_at_least(r.fabric, 1, &want);
+	}
 	rdm_close(&r);
 	return ret ? 1 : 0;
 }
