@@ -28,26 +28,23 @@ show() {
 	done
 }
 
-# wait_listening FILE PID: until the program in FILE says it listens.
-wait_listening() {
+# wait_line FILE PID PATTERN: until the program (PID) writing FILE has
+# printed a line matching PATTERN (at most 30 s).
+wait_line() {
 	i=0
-	while ! grep -q '^listening' "$1" 2>/dev/null; do
-		kill -0 "$2" 2>/dev/null || return 1
-		i=$((i + 1))
-		[ $i -lt 200 ] || return 1
-		sleep 0.1
-	done
-}
-
-# name_of FILE PID: the "name HEX" line a victim prints, once it is there.
-name_of() {
-	i=0
-	while ! grep -q '^name ' "$1" 2>/dev/null; do
+	while ! grep -q "$3" "$1" 2>/dev/null; do
 		kill -0 "$2" 2>/dev/null || return 1
 		i=$((i + 1))
 		[ $i -lt 300 ] || return 1
 		sleep 0.1
 	done
+}
+
+wait_listening() { wait_line "$1" "$2" '^listening'; }
+
+# name_of FILE PID: the "name HEX" line a victim prints, once it is there.
+name_of() {
+	wait_line "$1" "$2" '^name ' || return 1
 	sed -n 's/^name //p' "$1" | head -1
 }
 

@@ -170,16 +170,20 @@ static int conn_open(struct fid_fabric *fabric, struct fid_eq *eq,
 	return 0;
 }
 
+/* Closes an object that may not have been opened. */
+static void close_fid(void *obj)
+{
+	/* Every libfabric object starts with its struct fid. */
+	if (obj)
+		fi_close((struct fid *)obj);
+}
+
 static void conn_close(struct conn *c)
 {
-	if (c->ep)
-		fi_close(&c->ep->fid);
-	if (c->mr)
-		fi_close(&c->mr->fid);
-	if (c->cq)
-		fi_close(&c->cq->fid);
-	if (c->domain)
-		fi_close(&c->domain->fid);
+	close_fid(c->ep);
+	close_fid(c->mr);
+	close_fid(c->cq);
+	close_fid(c->domain);
 }
 
 static void pattern_n(uint8_t *p, size_t n, unsigned seed)
@@ -487,18 +491,12 @@ static int rdm_open(struct rdm *r)
 
 static void rdm_close(struct rdm *r)
 {
-	if (r->ep)
-		fi_close(&r->ep->fid);
-	if (r->mr)
-		fi_close(&r->mr->fid);
-	if (r->av)
-		fi_close(&r->av->fid);
-	if (r->cq)
-		fi_close(&r->cq->fid);
-	if (r->domain)
-		fi_close(&r->domain->fid);
-	if (r->fabric)
-		fi_close(&r->fabric->fid);
+	close_fid(r->ep);
+	close_fid(r->mr);
+	close_fid(r->av);
+	close_fid(r->cq);
+	close_fid(r->domain);
+	close_fid(r->fabric);
 	fi_freeinfo(r->info);
 }
 
