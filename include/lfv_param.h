@@ -23,6 +23,12 @@ struct lfv_params {
 	size_t mr_cache;	/* RDM: cached registrations; 0: none */
 	size_t svc_timeout;	/* ms an AV waits for a service name */
 	size_t rdm_handshakes_max; /* RDM: handshakes under way per endpoint */
+	size_t rdm_rndv_timeout; /* RDM: s a rendezvous waits before asking */
+	size_t rdm_rndv_peer_max; /* RDM: rendezvous waiting per peer; 0: half
+				   * the transmit requests */
+	size_t rdm_unexp_max;	/* RDM: unexpected messages per endpoint */
+	size_t rdm_unexp_bytes;	/* RDM: and their bytes */
+	size_t rdm_conns_max;	/* RDM: connections peers made, per endpoint */
 };
 
 extern struct lfv_params lfv_params;

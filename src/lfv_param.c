@@ -19,6 +19,11 @@ struct lfv_params lfv_params = {
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 	.svc_timeout = 5000,
 	.rdm_handshakes_max = 4096,
+	.rdm_rndv_timeout = 300,
+	.rdm_rndv_peer_max = 0,
+	.rdm_unexp_max = 1 << 20,
+	.rdm_unexp_bytes = (size_t)1 << 30,
+	.rdm_conns_max = 65536,
 };
 
 static void lfv_param_str(const char *name, char **dst, const char *help)
@@ -86,4 +91,23 @@ void lfv_params_init(void)
 		       "at most; a peer's request past it is dropped (the peer "
 		       "asks again), so a flood of requests cannot take a "
 		       "queue pair each");
+	lfv_param_size("rdm_rndv_timeout", &lfv_params.rdm_rndv_timeout,
+		       "RDM: seconds a rendezvous send waits for the "
+		       "receiver's FIN before it asks whether the receiver "
+		       "still holds the request, and as many again for the "
+		       "answer before it fails (FI_ETIMEDOUT); 0: for ever");
+	lfv_param_size("rdm_rndv_peer_max", &lfv_params.rdm_rndv_peer_max,
+		       "RDM: rendezvous sends to one peer waiting for its FIN "
+		       "at most; past it sends to that peer return "
+		       "-FI_EAGAIN; 0: half the transmit queue");
+	lfv_param_size("rdm_unexp_max", &lfv_params.rdm_unexp_max,
+		       "RDM: messages an endpoint holds that arrived before "
+		       "their receive, at most (one peer: half); past it "
+		       "an eager message is dropped, a rendezvous refused");
+	lfv_param_size("rdm_unexp_bytes", &lfv_params.rdm_unexp_bytes,
+		       "RDM: bytes those messages take, at most (one peer: "
+		       "half)");
+	lfv_param_size("rdm_conns_max", &lfv_params.rdm_conns_max,
+		       "RDM: connections peers' requests made to an endpoint, "
+		       "at most; a new peer's request past it is dropped");
 }

@@ -72,6 +72,28 @@ LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
 	make -C build -s check-func || status=1
 tally
 
+# The hostile peer's cases again, the victims' lfverbs built with
+# AddressSanitizer and its leak checker: nothing a hostile peer sends may
+# make lfverbs touch memory out of bounds or lose any.
+step "hostile peer against lfverbs under ASan (tests/hostile)"
+asan_rt=$(gcc -print-file-name=libasan.so)
+if [ -f build-asan/.libs/liblfverbs-fi.so ] && [ -f "$asan_rt" ]; then
+	LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
+		sh -c "cd build && FI_PROVIDER_PATH=$top/build/.libs \
+			LFV_VICTIM_ASAN=$top/build-asan/.libs:$asan_rt \
+			ASAN_OPTIONS=exitcode=23 \
+			sh ../tests/hostile/run-hostile.sh" \
+		>build/hostile-asan.log 2>&1 || status=1
+	cat build/hostile-asan.log
+	pass=$((pass + $(grep -c '^ok' build/hostile-asan.log)))
+	fail=$((fail + $(grep -c '^not ok' build/hostile-asan.log)))
+	grep -q '^ok' build/hostile-asan.log || { fail=$((fail + 1)); status=1; }
+else
+	echo "no ASan build of lfverbs, or no libasan: not run"
+	fail=$((fail + 1))
+	status=1
+fi
+
 # Upstream fabtests over lfverbs on the bed, built once into the bed's
 # cache (tests/fabtests/README.md); failures listed in
 # tests/fabtests/lfverbs.xfail count as skipped. Skipped, with one line,

@@ -68,6 +68,14 @@ static void lfv_rdm_ctrl_datagram(struct lfv_rdm_ep *ep,
 			     "an RDM handshake datagram");
 		return;
 	}
+	/* Each side's receive buffers hold the eager size it announces: a
+	 * peer with a larger one would send messages ours cannot hold. */
+	if (m.eager != ep->eager) {
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_VERSION,
+			 "an RDM handshake from a peer with another eager "
+			 "size (FI_LFVERBS_RDM_EAGER must be the same)");
+		return;
+	}
 	lfv_spin_lock(&ep->lock);
 	lfv_rdm_ctrl_arrived(ep, &m);
 	lfv_spin_unlock(&ep->lock);
@@ -92,13 +100,32 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			lfv_rdm_rx_failed(ep, r, wc);
 			return;
 		}
+		if (wc->opcode != IBV_WC_RECV) {
+			/* An RDMA write with immediate data: lfverbs' RDM
+			 * peers never send one, and the buffer holds only
+			 * what was there before (byte_len is the write's). */
+			lfv_drop(&ep->domain->fabric->drops,
+				 FI_LFVERBS_DROP_MALFORMED,
+				 "an RDMA write with immediate data into an "
+				 "RDM receive queue");
+			lfv_rdm_post_rx(ep, r);
+			return;
+		}
 		lfv_mem_written(r->buf, wc->byte_len);
 		lfv_rdm_arrived(ep, wc, r->buf);
 		lfv_rdm_post_rx(ep, r);
 		return;
 	case LFV_RDM_K_CTRL_RX:
-		if (!ok || !ep->enabled)
+		if (!ep->enabled)
+			return; /* flushed at close */
+		if (!ok) {
+			/* A datagram longer than a control buffer, say. */
+			lfv_drop(&ep->domain->fabric->drops,
+				 FI_LFVERBS_DROP_MALFORMED,
+				 "an RDM handshake datagram that failed");
+			lfv_rdm_post_ctrl_rx(ep, r);
 			return;
+		}
 		cb = (struct lfv_rdm_ctrl_buf *)r->buf;
 		lfv_mem_written(cb, wc->byte_len);
 		lfv_rdm_ctrl_datagram(ep, cb, wc);
@@ -114,7 +141,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		return;
 	case LFV_RDM_K_FIN:
 		lfv_rdm_sq_done(ep, r->conn, ok);
-		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		lfv_rdm_rreq_free(ep, r);
 		return;
 	case LFV_RDM_K_RMA:
 		lfv_rdm_rma_completion(ep, r, wc);
@@ -161,7 +188,8 @@ static void lfv_rdm_cq_progress(void *arg)
 		 * the polls in between take no lock (progress is serialised:
 		 * vcq_lock, or the application). */
 		if (!ep->handshakes &&
-		    (!ep->rndv_out || (++ep->progress_polls & 255)))
+		    ((!ep->rndv_out && !ep->reap_due) ||
+		     (++ep->progress_polls & 255)))
 			continue;
 		lfv_spin_lock(&ep->lock);
 		lfv_rdm_timers(ep, true);
@@ -884,6 +912,8 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	lfv_list_init(&ep->ctl_free);
 	lfv_list_init(&ep->conns);
 	lfv_list_init(&ep->aborted);
+	lfv_list_init(&ep->held_rts);
+	lfv_list_init(&ep->reading);
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &lfv_rdm_fi_ops;

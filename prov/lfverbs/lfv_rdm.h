@@ -40,7 +40,14 @@
  * larger ones: RTS {tag, data, length, address, rkey} -> the receiver
  * matches it, RDMA-reads the payload into the posted buffer, and sends FIN;
  * the sender completes on FIN. Memory regions of RDM domains are
- * registered with remote read access for this.
+ * registered with remote read access for this. A receiver that cannot
+ * take an RTS (too long, past its unexpected-message limits, no memory)
+ * answers at once with a FIN flagged ERR, its reason in `reserved`. A
+ * sender still without a FIN after FI_LFVERBS_RDM_RNDV_TIMEOUT asks
+ * (ASK {tag: cookie}) whether the receiver still holds the RTS (waiting
+ * for a receive, or being read): HELD {tag: cookie} says yes and restarts
+ * the wait, HELD flagged ERR says no and fails the send; no answer within
+ * another timeout fails it with FI_ETIMEDOUT.
  *
  * Matching. The receive side is a peer of an lfv_peer_srx (src/): of the
  * endpoint's own, or of the one the application bound with
@@ -94,12 +101,14 @@ struct lfv_rdm_ctrl {
 	uint16_t reserved;
 	uint32_t qpn;			/* the sender's RC QP */
 	uint32_t psn;
-	uint32_t pad;
+	uint32_t eager;			/* the sender's FI_LFVERBS_RDM_EAGER:
+					 * both sides must have the same */
 	uint64_t incarnation;
 	struct lfv_ud_name name;	/* the sender's control QP */
 };
 
-#define LFV_RDM_WIRE_VERSION 2
+/* 3: the eager size in the handshake, the service QKEY, ASK and HELD. */
+#define LFV_RDM_WIRE_VERSION 3
 
 /* Data messages on RC QPs. */
 enum lfv_rdm_op {
@@ -111,10 +120,14 @@ enum lfv_rdm_op {
 	LFV_RDM_WDATA = 6,		/* an RDMA write's remote CQ data */
 	LFV_RDM_RTU = 7,		/* the requester's QP is ready */
 	LFV_RDM_EVENT = 8,		/* an RMA to an FI_RMA_EVENT region */
+	LFV_RDM_ASK = 9,		/* rendezvous: do you hold my RTS? */
+	LFV_RDM_HELD = 10,		/* the answer: yes, or (ERR) no */
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */
-#define LFV_RDM_HDR_ERR 0x2		/* FIN: the read failed */
+#define LFV_RDM_HDR_ERR 0x2		/* FIN: the read failed, or the RTS
+					 * was refused (reserved: why, an
+					 * FI_E* code); HELD: not held */
 #define LFV_RDM_HDR_READ 0x4		/* EVENT: a read or fetching atomic */
 
 struct lfv_rdm_hdr {

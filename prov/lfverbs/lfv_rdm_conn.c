@@ -186,8 +186,76 @@ static void lfv_rdm_conn_retire(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	lfv_rdm_unlink(&ep->by_name[lfv_rdm_name_hash(&c->name)], c,
 		       offsetof(struct lfv_rdm_conn, next_name));
 	c->retired = true;
+	ep->reap_due = true;
 	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
+}
+
+static void lfv_rdm_conn_set_failed(struct lfv_rdm_ep *ep,
+				    struct lfv_rdm_conn *c)
+{
+	c->state = LFV_RDM_FAILED;
+	ep->reap_due = true;
+}
+
+/* Whether anything still names c: work posted on its QP or queued for it,
+ * our rendezvous sends waiting on it, its messages we hold, rendezvous
+ * receives from it. */
+static bool lfv_rdm_conn_in_use(const struct lfv_rdm_conn *c)
+{
+	return c->posted || !lfv_list_empty(&c->pending) || c->rndv_out ||
+	       c->unexp_n || c->rreqs;
+}
+
+/* Frees a connection that is down and unused, its QP in error for a
+ * while (ep->lock). */
+static void lfv_rdm_conn_free(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	if (!c->retired)
+		lfv_rdm_conn_retire(ep, c);
+	lfv_rdm_unlink(&ep->by_qpn[lfv_rdm_hash64(c->qp->qp_num)], c,
+		       offsetof(struct lfv_rdm_conn, next_qpn));
+	lfv_list_remove(&c->node);
+	if (ep->tx_last == c) {
+		ep->tx_last = NULL;
+		ep->tx_last_seen = 0;	/* never equal: the fast path looks */
+	}
+	ep->nconns--;
+	ep->accepted -= c->inbound;
+	ibv_destroy_qp(c->qp);
+	if (c->own_ah)
+		ibv_destroy_ah(c->own_ah);
+	free(c);
+}
+
+/* Gives back the QPs and memory of connections that are down (failed, or
+ * replaced by a new one to the same peer) once nothing names them: the
+ * QP goes to error first, and the connection is freed LFV_RDM_REAP_NS
+ * later, so that completions its QP left in the CQs find it (ep->lock). */
+static void lfv_rdm_conns_reap(struct lfv_rdm_ep *ep, int64_t now)
+{
+	struct lfv_list *item, *next;
+	struct lfv_rdm_conn *c;
+	bool more = false;
+
+	for (item = ep->conns.next; item != &ep->conns; item = next) {
+		next = item->next;
+		c = lfv_container_of(item, struct lfv_rdm_conn, node);
+		if (!lfv_rdm_conn_is_down(c))
+			continue;
+		more = true;
+		if (lfv_rdm_conn_in_use(c))
+			continue;
+		if (!c->reap_at) {
+			ibv_modify_qp(c->qp, &(struct ibv_qp_attr){
+					.qp_state = IBV_QPS_ERR },
+				      IBV_QP_STATE);
+			c->reap_at = now + LFV_RDM_REAP_NS;
+		} else if (now >= c->reap_at) {
+			lfv_rdm_conn_free(ep, c);
+		}
+	}
+	ep->reap_due = more;
 }
 
 /* ---- queue pairs ------------------------------------------------------------ */
@@ -328,7 +396,7 @@ static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	*m = (struct lfv_rdm_ctrl){
 		.op = op, .version = LFV_RDM_WIRE_VERSION,
 		.qpn = c->qp->qp_num, .psn = c->my_psn,
-		.incarnation = ep->incarnation, .name = ep->name,
+		.eager = (uint32_t)ep->eager, .incarnation = ep->incarnation, .name = ep->name,
 	};
 	sge = (struct ibv_sge){ .addr = (uintptr_t)m,
 				.length = (uint32_t)sizeof(*m),
@@ -401,7 +469,7 @@ static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			 fi_strerror(-ret));
 		if (lfv_rdm_in_handshake(c))
 			ep->handshakes--;
-		c->state = LFV_RDM_FAILED;
+		lfv_rdm_conn_set_failed(ep, c);
 		lfv_rdm_fail_pending(ep, c, ret);
 		return ret;
 	}
@@ -461,6 +529,7 @@ static struct lfv_rdm_conn *lfv_rdm_conn_new(struct lfv_rdm_ep *ep,
 		return NULL;
 	}
 	lfv_list_insert_tail(&ep->conns, &c->node);
+	ep->nconns++;
 	if (addr != FI_ADDR_NOTAVAIL)
 		lfv_rdm_link_addr(ep, c);
 	head = &ep->by_name[lfv_rdm_name_hash(name)];
@@ -528,6 +597,12 @@ static void lfv_rdm_accept_new(struct lfv_rdm_ep *ep,
 			 "FI_LFVERBS_RDM_HANDSHAKES_MAX");
 		return; /* the peer retries */
 	}
+	if (ep->accepted >= lfv_params.rdm_conns_max) {
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+			 "an RDM connection request past "
+			 "FI_LFVERBS_RDM_CONNS_MAX");
+		return; /* the peer retries until its handshake times out */
+	}
 	memcpy(gid.raw, m->name.gid, sizeof(gid.raw));
 	addr = lfv_av_reverse(ep->av, &gid, m->name.qpn);
 	c = lfv_rdm_conn_new(ep, addr, &m->name, &err);
@@ -535,6 +610,8 @@ static void lfv_rdm_accept_new(struct lfv_rdm_ep *ep,
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM accept: %s\n", fi_strerror(-err));
 		return; /* the peer retries */
 	}
+	c->inbound = true;
+	ep->accepted++;
 	if (!lfv_rdm_established(ep, c, m, false))
 		lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
 }
@@ -618,7 +695,7 @@ static void lfv_rdm_handshake_timers(struct lfv_rdm_ep *ep, int64_t now)
 		if (++c->tries > LFV_RDM_MAX_TRIES) {
 			LFV_WARN(FI_LOG_EP_CTRL, "RDM: no answer from peer\n");
 			ep->handshakes--;
-			c->state = LFV_RDM_FAILED;
+			lfv_rdm_conn_set_failed(ep, c);
 			lfv_rdm_fail_pending(ep, c, -FI_EHOSTUNREACH);
 			continue;
 		}
@@ -648,6 +725,29 @@ static void lfv_rdm_ping(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		c->posted++;
 }
 
+/* A header-only message (FIN, ASK, HELD) that needs no request: inline,
+ * so from the caller's stack; its completion is a probe's (K_PING gives
+ * the room back). -FI_EAGAIN when the connection is not up or has no room
+ * (ep->lock). */
+int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+		     const struct lfv_rdm_hdr *h)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)h, .length = sizeof(*h) };
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&ep->ping.op, .sg_list = &sge,
+		.num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	}, *bad;
+	int ret;
+
+	if (c->state != LFV_RDM_CONNECTED || c->posted >= LFV_RDM_SQ_DEPTH)
+		return -FI_EAGAIN;
+	ret = lfv_post_ret(ibv_post_send(c->qp, &wr, &bad));
+	if (!ret)
+		c->posted++;
+	return ret;
+}
+
 /* Probes, once a round, every connection a rendezvous send waits on for
  * its FIN (the RTS went: the peer holds it). A connection with other
  * traffic needs none, but one probe a second costs nothing. */
@@ -659,8 +759,10 @@ static void lfv_rdm_ping_fin_waits(struct lfv_rdm_ep *ep)
 	ep->ping_round++;
 	for (i = 0; i < ep->ntx; i++) {
 		r = &ep->reqs[i];
-		if (r->rndv && r->rts_done && r->rndv_wait && r->conn)
+		if (r->rndv && r->rts_done && r->rndv_wait && r->conn) {
 			lfv_rdm_ping(ep, r->conn);
+			lfv_rdm_rndv_round(ep, r);
+		}
 	}
 }
 
@@ -675,8 +777,8 @@ void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
 		lfv_rdm_sq_done(ep, c, wc->status == IBV_WC_SUCCESS);
 }
 
-/* The endpoint's timers (ep->lock): handshakes, and probes of idle
- * connections a rendezvous send waits on. For the probes the clock is
+/* The endpoint's timers (ep->lock): handshakes, connections to free, and
+ * probes of idle connections a rendezvous send waits on. For the probes the clock is
  * read once every 256 calls (counted: the caller counted them already):
  * a rendezvous stream polls all the time, and reading the clock may be a
  * system call (a VM's clock source). */
@@ -688,10 +790,17 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)
 		now = lfv_now_ns();
 		lfv_rdm_handshake_timers(ep, now);
 	}
-	if (!ep->rndv_out || (!counted && (++ep->ping_polls & 255)))
+	if ((!ep->rndv_out && !ep->reap_due) ||
+	    (!counted && (++ep->ping_polls & 255)))
 		return;
 	if (!now)
 		now = lfv_now_ns();
+	if (ep->reap_due && now >= ep->reap_next) {
+		ep->reap_next = now + LFV_RDM_REAP_NS / 4;
+		lfv_rdm_conns_reap(ep, now);
+	}
+	if (!ep->rndv_out)
+		return;
 	if (!ep->ping_at) {
 		ep->ping_at = now + LFV_RDM_PING_NS;
 	} else if (now >= ep->ping_at) {
@@ -706,7 +815,7 @@ void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 {
 	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
-	c->state = LFV_RDM_FAILED;
+	lfv_rdm_conn_set_failed(ep, c);
 	lfv_rdm_fail_pending(ep, c, err);
 	lfv_rdm_fail_rndv(ep, c, err);
 }

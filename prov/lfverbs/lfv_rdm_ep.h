@@ -41,6 +41,11 @@
  * else to send is probed this often: a dead peer fails it (the QP's
  * retries run out) instead of leaving the send waiting forever. */
 #define LFV_RDM_PING_NS (1000 * 1000 * 1000LL)
+/* A connection that is down and that nothing names any more has its QP
+ * put in error, and is freed this long after: the completions its QP
+ * left in the CQs are polled by then, before a new QP may reuse its
+ * number. */
+#define LFV_RDM_REAP_NS (1000 * 1000 * 1000LL)
 
 enum lfv_rdm_kind {
 	LFV_RDM_K_CTRL_RX = 1,
@@ -92,6 +97,7 @@ struct lfv_rdm_read {
 	uint64_t raddr;
 	uint32_t rkey;
 	struct lfv_reg regs[LFV_RDM_MAX_IOV];	/* ours, to put back */
+	struct lfv_list held;		/* ep->reading, until freed */
 };
 
 
@@ -142,6 +148,8 @@ struct lfv_rdm_req {
 	uint32_t gen;			/* in the FIN cookie: a late FIN of an
 					 * earlier use finds another gen */
 	int rndv_err;
+	uint32_t rndv_rounds;		/* probe rounds without news */
+	bool asked;			/* ASK sent, no HELD yet */
 	struct lfv_reg own_reg;		/* the payload, if we registered it */
 	void *own_copy;			/* a gathered multi-iov payload */
 	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
@@ -177,6 +185,7 @@ enum lfv_rdm_state {
 struct lfv_rdm_conn {
 	struct lfv_list node;		/* ep->conns */
 	struct lfv_rdm_conn *next_addr, *next_qpn, *next_name;
+	bool inbound;			/* made by the peer's request */
 	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL: not in the AV */
 	uint64_t av_seen;		/* 1 + the AV's removal count when addr
 					 * was last seen live; 0: never */
@@ -193,12 +202,23 @@ struct lfv_rdm_conn {
 	struct lfv_list pending;	/* sends waiting to be posted */
 	uint32_t posted;		/* sends on qp not yet completed */
 	uint32_t pinged;		/* ep->ping_round it was last probed */
+	uint32_t rndv_out;		/* our rendezvous sends waiting on it */
+	size_t unexp_n, unexp_bytes;	/* its messages we hold unexpected */
+	uint32_t rreqs;			/* rendezvous receives naming it */
+	int64_t reap_at;		/* down and idle: its QP in error since,
+					 * freed after LFV_RDM_REAP_NS; 0: not */
 };
 
 /* A handshake the endpoint's timers watch (ep->handshakes counts them). */
 static inline bool lfv_rdm_in_handshake(const struct lfv_rdm_conn *c)
 {
 	return c->state == LFV_RDM_REQ_SENT || c->state == LFV_RDM_ACCEPTED;
+}
+
+/* Whether a connection no longer serves its peer: failed, or replaced. */
+static inline bool lfv_rdm_conn_is_down(const struct lfv_rdm_conn *c)
+{
+	return c->retired || c->state == LFV_RDM_FAILED;
 }
 
 /* A message that came before its receive: a copy (the bounce buffer goes
@@ -211,6 +231,8 @@ struct lfv_rdm_unexp {
 	uint64_t tag, cq_data;
 	size_t len;
 	struct lfv_rdm_rts rts;
+	size_t cost;			/* counted against the limits */
+	struct lfv_list held;		/* an RTS: ep->held_rts */
 	uint8_t data[];
 };
 
@@ -264,9 +286,18 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_conn *by_qpn[LFV_RDM_BUCKETS];
 	struct lfv_rdm_conn *by_name[LFV_RDM_BUCKETS];
 	struct lfv_list conns;
+	uint32_t nconns;		/* on conns */
+	uint32_t accepted;		/* of them made by a peer's request */
+	bool reap_due;			/* some may be down: see the timers */
+	int64_t reap_next;		/* not before: the next look */
 	struct lfv_list aborted;	/* rendezvous reads of failed
 					 * connections, to report */
 	uint32_t handshakes;		/* connections in REQ_SENT, ACCEPTED */
+	/* What the receive side holds (ep->lock): unexpected messages
+	 * (copies queued in the SRX), and which RTS it may still answer. */
+	size_t unexp_n, unexp_bytes;
+	struct lfv_list held_rts;	/* unexpected RTS copies */
+	struct lfv_list reading;	/* rendezvous receive requests */
 	uint32_t rndv_out;		/* rendezvous sends not finished */
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
@@ -298,6 +329,8 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
+int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+		     const struct lfv_rdm_hdr *h);
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
@@ -357,6 +390,7 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		    const struct lfv_rdm_hdr *h);
 void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		       int err);
+void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);
 int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 		 size_t count, size_t want, struct lfv_rdm_seg *seg,
@@ -378,6 +412,8 @@ bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
 
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
 void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 
 /* lfv_rdm_rma.c */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,

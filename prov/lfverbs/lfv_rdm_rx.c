@@ -12,8 +12,11 @@
 #include "lfv_av.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_drop.h"
+#include "lfv_param.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_valgrind.h"
+#include "lfv_wire.h"
 
 /* ---- receiving ------------------------------------------------------------ */
 
@@ -133,6 +136,24 @@ static void lfv_rdm_send_fin(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_spin_unlock(&ep->lock);
 }
 
+/* An RTS we cannot take: a FIN flagged ERR with the reason, so that the
+ * send fails now rather than at its timeout (which covers the case where
+ * even this cannot be posted). */
+static void lfv_rdm_refuse_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			       const struct lfv_rdm_rts *rts, int err)
+{
+	struct lfv_rdm_hdr fin = {
+		.op = LFV_RDM_FIN, .flags = LFV_RDM_HDR_ERR,
+		.reserved = (uint16_t)-err, .tag = rts->cookie,
+	};
+
+	if (!c)
+		return;
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_send_ctl(ep, c, &fin);
+	lfv_spin_unlock(&ep->lock);
+}
+
 static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
 					     const struct lfv_rdm_unexp *m)
 {
@@ -154,7 +175,28 @@ static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
 	q->rd.flags = m->flags;
 	q->rd.raddr = m->rts.addr;
 	q->rd.rkey = m->rts.rkey;
+	lfv_spin_lock(&ep->lock);
+	lfv_list_insert_tail(&ep->reading, &q->rd.held);
+	q->req.conn->rreqs++;
+	lfv_spin_unlock(&ep->lock);
 	return q;
+}
+
+/* A rendezvous receive request goes (ep->lock held): it no longer holds
+ * the sender's RTS. */
+void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	(void)ep;
+	lfv_list_remove(&r->read->held);
+	r->conn->rreqs--;
+	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+}
+
+void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_rreq_free_locked(ep, r);
+	lfv_spin_unlock(&ep->lock);
 }
 
 static void lfv_rdm_read_unreg(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd)
@@ -178,10 +220,11 @@ static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 	int ret;
 
 	if (!q) {
-		/* Nothing to tell the sender with: it waits; the receive
-		 * reports the failure. */
+		/* The receive reports the failure; the sender hears of it
+		 * from the FIN that needs no memory. */
 		lfv_rdm_report(ep, e, m, 0, -FI_ENOMEM);
 		ep->peer_srx->owner_ops->free_entry(e);
+		lfv_rdm_refuse_rts(ep, m->conn, &m->rts, -FI_ENOMEM);
 		return;
 	}
 	q->rd.entry = e;
@@ -232,7 +275,7 @@ static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
 	lfv_rdm_read_unreg(ep, r->read);
-	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+	lfv_rdm_rreq_free(ep, r);
 }
 
 /* Reports the rendezvous reads whose connection failed before they had
@@ -272,34 +315,10 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 		return;
 	if (!ep->enabled) { /* closing: nobody to tell */
 		lfv_rdm_read_unreg(ep, rd);
-		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		lfv_rdm_rreq_free(ep, r);
 		return;
 	}
 	lfv_rdm_read_done(ep, r, !rd->failed);
-}
-
-/* The header of a message checked against what arrived; the payload (an
- * eager message's data, an RTS) follows it. */
-static bool lfv_rdm_hdr_ok(const struct lfv_rdm_hdr *h, uint32_t byte_len)
-{
-	if (byte_len < sizeof(*h) || h->len != byte_len - sizeof(*h))
-		return false;
-	switch (h->op) {
-	case LFV_RDM_EAGER_MSG:
-	case LFV_RDM_EAGER_TAG:
-		return true;
-	case LFV_RDM_RTS_MSG:
-	case LFV_RDM_RTS_TAG:
-		return h->len == sizeof(struct lfv_rdm_rts);
-	case LFV_RDM_FIN:
-	case LFV_RDM_WDATA:
-	case LFV_RDM_RTU:
-		return !h->len;
-	case LFV_RDM_EVENT:
-		return h->len == sizeof(struct lfv_rdm_event);
-	default:
-		return false;
-	}
 }
 
 static bool lfv_rdm_is_rts(uint8_t op)
@@ -324,37 +343,173 @@ static void lfv_rdm_matched(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 	ep->peer_srx->owner_ops->free_entry(e);
 }
 
+/* ---- what a receiver holds: limits, and the answer to ASK ------------------ */
+
+/* Unexpected messages an endpoint may hold (FI_LFVERBS_RDM_UNEXP_MAX and
+ * _BYTES), and one peer up to half of that (then one more message): a
+ * flood from one peer neither exhausts memory nor crowds out the others
+ * (ep->lock). */
+static bool lfv_rdm_unexp_room(const struct lfv_rdm_ep *ep,
+			       const struct lfv_rdm_conn *c, size_t cost)
+{
+	size_t n = lfv_params.rdm_unexp_max, bytes = lfv_params.rdm_unexp_bytes;
+
+	if (ep->unexp_n + 1 > n || ep->unexp_bytes + cost > bytes)
+		return false;
+	return !c || (c->unexp_n <= n / 2 && c->unexp_bytes <= bytes / 2);
+}
+
+/* Counts a queued copy in (delta 1) or out (-1) (ep->lock). */
+static void lfv_rdm_unexp_count(struct lfv_rdm_ep *ep, struct lfv_rdm_unexp *m,
+				int delta)
+{
+	if (delta > 0) {
+		ep->unexp_n++;
+		ep->unexp_bytes += m->cost;
+		if (m->conn) {
+			m->conn->unexp_n++;
+			m->conn->unexp_bytes += m->cost;
+		}
+		if (lfv_rdm_is_rts(m->op))
+			lfv_list_insert_tail(&ep->held_rts, &m->held);
+		return;
+	}
+	ep->unexp_n--;
+	ep->unexp_bytes -= m->cost;
+	if (m->conn) {
+		m->conn->unexp_n--;
+		m->conn->unexp_bytes -= m->cost;
+	}
+	if (lfv_rdm_is_rts(m->op))
+		lfv_list_remove(&m->held);
+}
+
+/* Whether the RTS cookie from c is one we hold: queued for a receive, or
+ * being read (ep->lock). */
+static bool lfv_rdm_holds(const struct lfv_rdm_ep *ep,
+			  const struct lfv_rdm_conn *c, uint64_t cookie)
+{
+	const struct lfv_list *item;
+	const struct lfv_rdm_unexp *m;
+	const struct lfv_rdm_rreq *q;
+
+	lfv_list_foreach(item, &ep->held_rts) {
+		m = lfv_container_of(item, struct lfv_rdm_unexp, held);
+		if (m->conn == c && m->rts.cookie == cookie)
+			return true;
+	}
+	lfv_list_foreach(item, &ep->reading) {
+		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
+		if (q->req.conn == c && q->rd.cookie == cookie)
+			return true;
+	}
+	return false;
+}
+
+/* ASK: the sender of an RTS wants to know whether we still hold it. */
+static void lfv_rdm_on_ask(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			   const struct lfv_rdm_hdr *h)
+{
+	struct lfv_rdm_hdr ans = { .op = LFV_RDM_HELD, .tag = h->tag };
+
+	if (!c)
+		return;
+	lfv_spin_lock(&ep->lock);
+	if (!lfv_rdm_holds(ep, c, h->tag))
+		ans.flags = LFV_RDM_HDR_ERR;
+	lfv_rdm_send_ctl(ep, c, &ans);	/* none: the sender asks again */
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* The messages that are not data: handled here; false for the others. */
+static bool lfv_rdm_on_proto(struct lfv_rdm_ep *ep, uint32_t qpn,
+			     const struct lfv_rdm_hdr *h)
+{
+	struct lfv_rdm_conn *c;
+
+	if (h->op == LFV_RDM_RTU) {
+		lfv_spin_lock(&ep->lock);
+		lfv_rdm_on_rtu(ep, qpn);
+		lfv_spin_unlock(&ep->lock);
+		return true;
+	}
+	if (h->op != LFV_RDM_FIN && h->op != LFV_RDM_HELD &&
+	    h->op != LFV_RDM_ASK)
+		return false;
+	lfv_spin_lock(&ep->lock);
+	c = lfv_rdm_conn_by_qpn(ep, qpn);
+	lfv_spin_unlock(&ep->lock);
+	if (h->op == LFV_RDM_ASK)
+		lfv_rdm_on_ask(ep, c, h);
+	else
+		lfv_rdm_on_fin(ep, c, h);
+	return true;
+}
+
+/* Queues a copy of a message no receive matched (the SRX entry e is
+ * ours to fill); within the limits, else dropped or refused. */
+static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
+				struct fi_peer_rx_entry *e,
+				const struct lfv_rdm_unexp *m,
+				const uint8_t *data)
+{
+	struct fid_peer_srx *srx = ep->peer_srx;
+	bool rts = lfv_rdm_is_rts(m->op);
+	size_t keep = rts ? 0 : m->len;
+	struct lfv_rdm_unexp *copy;
+	bool room;
+	int err = -FI_ENOSPC;
+
+	lfv_spin_lock(&ep->lock);
+	room = lfv_rdm_unexp_room(ep, m->conn, sizeof(*copy) + keep);
+	lfv_spin_unlock(&ep->lock);
+	copy = room ? malloc(sizeof(*copy) + keep) : NULL;
+	if (!copy) {
+		if (room)
+			err = -FI_ENOMEM;
+		srx->owner_ops->free_entry(e);
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+			 "an RDM message past FI_LFVERBS_RDM_UNEXP_MAX or "
+			 "_BYTES, or without memory for its copy");
+		if (rts)
+			lfv_rdm_refuse_rts(ep, m->conn, &m->rts, err);
+		return;
+	}
+	*copy = *m;
+	copy->cost = sizeof(*copy) + keep;
+	memcpy(copy->data, data, keep);
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_unexp_count(ep, copy, 1);
+	lfv_spin_unlock(&ep->lock);
+	e->peer_context = copy;
+	e->size = m->len;
+	e->srx = srx;
+	if (lfv_rdm_is_tagged(m->op))
+		srx->owner_ops->queue_tag(e);
+	else
+		srx->owner_ops->queue_msg(e);
+}
+
 /* A message landed in a bounce buffer: match it or queue a copy (of the
  * data, or of the RTS). */
 void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
-			    const uint8_t *buf)
+		     const uint8_t *buf)
 {
-	const struct lfv_rdm_hdr *h = (const struct lfv_rdm_hdr *)buf;
-	const uint8_t *data = buf + sizeof(*h);
+	const uint8_t *data = buf + sizeof(struct lfv_rdm_hdr);
 	struct fid_peer_srx *srx = ep->peer_srx;
 	struct fi_peer_rx_entry *e;
-	struct lfv_rdm_unexp m, *copy;
+	struct lfv_rdm_unexp m;
 	struct lfv_rdm_conn *c;
-	size_t keep;
+	struct lfv_rdm_hdr h;
 	int ret;
 
-	if (!lfv_rdm_hdr_ok(h, wc->byte_len)) {
-		LFV_WARN(FI_LOG_EP_DATA, "RDM: malformed message dropped\n");
+	if (lfv_rdm_msg_parse(buf, wc->byte_len, &h)) {
+		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+			 "an RDM message whose header does not fit it");
 		return;
 	}
-	if (h->op == LFV_RDM_FIN) {
-		lfv_spin_lock(&ep->lock);
-		c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
-		lfv_spin_unlock(&ep->lock);
-		lfv_rdm_on_fin(ep, c, h);
+	if (lfv_rdm_on_proto(ep, wc->qp_num, &h))
 		return;
-	}
-	if (h->op == LFV_RDM_RTU) {
-		lfv_spin_lock(&ep->lock);
-		lfv_rdm_on_rtu(ep, wc->qp_num);
-		lfv_spin_unlock(&ep->lock);
-		return;
-	}
 	lfv_spin_lock(&ep->lock);
 	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
 	/* A peer with an address that no fi_av_remove since the last look
@@ -364,25 +519,32 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		lfv_rdm_conn_lookup_addr(ep, c);
 	m = (struct lfv_rdm_unexp){
 		.ep = ep, .src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
-		.op = h->op, .flags = h->flags, .tag = h->tag,
-		.cq_data = h->cq_data, .len = h->len,
+		.op = h.op, .flags = h.flags, .tag = h.tag,
+		.cq_data = h.cq_data, .len = h.len,
 	};
 	lfv_spin_unlock(&ep->lock);
-	if (h->op == LFV_RDM_WDATA) {
-		lfv_rdm_on_wdata(ep, h, m.src);
+	if (h.op == LFV_RDM_WDATA) {
+		lfv_rdm_on_wdata(ep, &h, m.src);
 		return;
 	}
-	if (h->op == LFV_RDM_EVENT) {
-		lfv_rdm_on_event(ep, h, data, m.src);
+	if (h.op == LFV_RDM_EVENT) {
+		lfv_rdm_on_event(ep, &h, data, m.src);
 		return;
 	}
-	if (lfv_rdm_is_rts(h->op)) {
+	if (lfv_rdm_is_rts(h.op)) {
 		if (!c)
 			return; /* nobody to read from */
 		memcpy(&m.rts, data, sizeof(m.rts));
+		if (m.rts.len > ep->info->ep_attr->max_msg_size) {
+			lfv_drop(&ep->domain->fabric->drops,
+				 FI_LFVERBS_DROP_TOO_LONG,
+				 "an RDM rendezvous longer than max_msg_size");
+			lfv_rdm_refuse_rts(ep, c, &m.rts, -FI_EMSGSIZE);
+			return;
+		}
 		m.len = m.rts.len;
 	}
-	if (lfv_rdm_is_tagged(h->op))
+	if (lfv_rdm_is_tagged(h.op))
 		ret = srx->owner_ops->get_tag(srx, m.src, m.tag, &e);
 	else
 		ret = srx->owner_ops->get_msg(srx, m.src, m.len, &e);
@@ -390,27 +552,25 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		lfv_rdm_matched(ep, e, &m, data);
 		return;
 	}
-	if (ret != -FI_ENOENT) {
-		LFV_WARN(FI_LOG_EP_DATA, "RDM: no receive side: %s\n",
-			 fi_strerror(-ret));
+	if (ret == -FI_ENOENT) {
+		lfv_rdm_queue_unexp(ep, e, &m, data);
 		return;
 	}
-	keep = lfv_rdm_is_rts(h->op) ? 0 : m.len;
-	copy = malloc(sizeof(*copy) + keep);
-	if (!copy) {
-		LFV_WARN(FI_LOG_EP_DATA, "RDM: message dropped: no memory\n");
-		srx->owner_ops->free_entry(e);
-		return;
-	}
-	*copy = m;
-	memcpy(copy->data, data, keep);
-	e->peer_context = copy;
-	e->size = m.len;
-	e->srx = srx;
-	if (lfv_rdm_is_tagged(h->op))
-		srx->owner_ops->queue_tag(e);
-	else
-		srx->owner_ops->queue_msg(e);
+	LFV_WARN(FI_LOG_EP_DATA, "RDM: no receive side: %s\n",
+		 fi_strerror(-ret));
+	if (lfv_rdm_is_rts(h.op))
+		lfv_rdm_refuse_rts(ep, c, &m.rts, ret);
+}
+
+/* A queued copy leaves the SRX: no longer counted against the limits. */
+static void lfv_rdm_unexp_free(struct lfv_rdm_unexp *m)
+{
+	struct lfv_rdm_ep *ep = m->ep;
+
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_unexp_count(ep, m, -1);
+	lfv_spin_unlock(&ep->lock);
+	free(m);
 }
 
 static int lfv_rdm_start(struct fi_peer_rx_entry *e)
@@ -418,7 +578,7 @@ static int lfv_rdm_start(struct fi_peer_rx_entry *e)
 	struct lfv_rdm_unexp *m = e->peer_context;
 
 	lfv_rdm_matched(m->ep, e, m, m->data);
-	free(m);
+	lfv_rdm_unexp_free(m);
 	return 0;
 }
 
@@ -435,8 +595,10 @@ static int lfv_rdm_discard(struct fi_peer_rx_entry *e)
 		q = lfv_rdm_rreq_new(m->ep, m);
 		if (q)
 			lfv_rdm_send_fin(m->ep, &q->req, true);
+		else	/* the FIN that needs no memory, if there is room */
+			lfv_rdm_refuse_rts(m->ep, m->conn, &m->rts, 0);
 	}
-	free(m);
+	lfv_rdm_unexp_free(m);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "lfv_av.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_param.h"
 #include "lfv_rdm_ep.h"
 
 #define LFV_RDM_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -262,6 +263,7 @@ static void lfv_rdm_rndv_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	r->own_copy = NULL;
 	r->rndv = false;
 	ep->rndv_out--;
+	r->conn->rndv_out--;
 }
 
 /* A request that will never be posted: its connection failed (ep->lock
@@ -278,7 +280,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 			lfv_list_insert_tail(&ep->aborted, &r->node);
 		return; /* else its last chunk's completion finishes it */
 	case LFV_RDM_K_FIN:
-		free(lfv_container_of(r, struct lfv_rdm_rreq, req));
+		lfv_rdm_rreq_free_locked(ep, r);
 		return;
 	case LFV_RDM_K_RMA:
 		if (!lfv_rdm_rma_abort(r, err))
@@ -438,6 +440,25 @@ static void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg,
 	lfv_reg_put(ep->domain, reg);
 	free(copy);
 }
+/* What names a rendezvous send in FIN, ASK and HELD: its request and the
+ * use of it. */
+static uint64_t lfv_rdm_cookie(const struct lfv_rdm_ep *ep,
+			       const struct lfv_rdm_req *r)
+{
+	return (uint64_t)(r - ep->reqs) | ((uint64_t)r->gen << 32);
+}
+
+/* Rendezvous sends one peer may have waiting for their FIN: past it, sends
+ * to that peer wait (-FI_EAGAIN), so that a peer that never answers
+ * cannot take every transmit request. */
+static uint32_t lfv_rdm_rndv_cap(const struct lfv_rdm_ep *ep)
+{
+	size_t cap = lfv_params.rdm_rndv_peer_max ?
+		     lfv_params.rdm_rndv_peer_max : ep->ntx / 2;
+
+	return cap ? (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX) : 1;
+}
+
 /* A rendezvous request: RTS {length, address, key, cookie}. */
 static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			     const struct lfv_rdm_send *s, size_t len,
@@ -453,9 +474,10 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		.tag = s->tag,
 		.cq_data = s->data,
 	};
+	++r->gen;
 	*rts = (struct lfv_rdm_rts){
 		.len = len, .addr = src->addr, .rkey = src->rkey,
-		.cookie = (uint64_t)(r - ep->reqs) | ((uint64_t)++r->gen << 32),
+		.cookie = lfv_rdm_cookie(ep, r),
 	};
 	r->len = (uint32_t)(sizeof(*h) + sizeof(*rts));
 	r->paylen = len;
@@ -463,10 +485,13 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
 	r->rndv = true;
 	ep->rndv_out++;
+	r->conn->rndv_out++;
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
 	r->rts_done = false;
 	r->fin_seen = false;
 	r->rndv_err = 0;
+	r->rndv_rounds = 0;
+	r->asked = false;
 	r->own_reg = src->own_reg;
 	r->own_copy = src->own_copy;
 }
@@ -571,6 +596,11 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 	r = lfv_rdm_take_tx(ep, s->dest, &ret);
 	if (!r)
 		goto unlock;
+	if (rndv && r->conn->rndv_out >= lfv_rdm_rndv_cap(ep)) {
+		lfv_list_insert_head(&ep->tx_free, &r->node);
+		ret = -FI_EAGAIN;
+		goto unlock;
+	}
 	if (rndv)
 		lfv_rdm_fill_rts(ep, r, s, len, &src, report);
 	else
@@ -816,6 +846,7 @@ static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	lfv_spin_lock(&ep->lock);
 	r->rndv = false;
 	ep->rndv_out--;
+	r->conn->rndv_out--;
 	lfv_list_insert_head(&ep->tx_free, &r->node);
 	lfv_spin_unlock(&ep->lock);
 }
@@ -835,15 +866,45 @@ static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		lfv_rdm_rndv_finish(ep, r);
 }
 
-/* FIN: the cookie names one of our transmit requests and its use. Only the
- * peer the RTS went to may send it, and only once: a FIN from another
- * connection (a guessed cookie) or a second one would finish the request
- * early or twice, releasing its buffer while the peer still reads it. c:
- * the connection it came on (NULL: none). */
+/* What a FIN flagged ERR (or a HELD that says no) fails the send with: the
+ * receiver's reason where it is one a receiver gives, else FI_EIO. */
+static int lfv_rdm_fin_err(const struct lfv_rdm_hdr *h)
+{
+	if (!(h->flags & LFV_RDM_HDR_ERR))
+		return 0;
+	if (h->op == LFV_RDM_FIN && (h->reserved == FI_ENOSPC ||
+				     h->reserved == FI_ENOMEM ||
+				     h->reserved == FI_EMSGSIZE))
+		return -(int)h->reserved;
+	return -FI_EIO;
+}
+
+/* A HELD that says yes: the receiver keeps the RTS (waiting for a
+ * receive, or reading); the wait starts again (ep->lock). False for one
+ * nobody asked for. */
+static bool lfv_rdm_on_held(struct lfv_rdm_req *r,
+			    const struct lfv_rdm_hdr *h)
+{
+	if (!r->asked)
+		return false;
+	r->asked = false;
+	r->rndv_rounds = 0;
+	if (h->flags & LFV_RDM_HDR_ERR)
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: the receiver of a rendezvous "
+			 "send does not hold it: the send fails\n");
+	return true;
+}
+
+/* FIN (or HELD): the cookie names one of our transmit requests and its
+ * use. Only the peer the RTS went to may send it, and a FIN only once: a
+ * FIN from another connection (a guessed cookie) or a second one would
+ * finish the request early or twice, releasing its buffer while the peer
+ * still reads it. c: the connection it came on (NULL: none). */
 void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		    const struct lfv_rdm_hdr *h)
 {
 	uint64_t idx = h->tag & UINT32_MAX;
+	int err = lfv_rdm_fin_err(h);
 	struct lfv_rdm_req *r;
 	bool done;
 
@@ -851,20 +912,26 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		goto malformed;
 	r = &ep->reqs[idx];
 	lfv_spin_lock(&ep->lock);
-	if (!r->rndv || !r->rndv_wait || r->gen != (uint32_t)(h->tag >> 32)) {
+	if (!r->rndv || !r->rndv_wait || r->gen != (uint32_t)(h->tag >> 32) ||
+	    (h->op == LFV_RDM_HELD && r->fin_seen)) {
 		lfv_spin_unlock(&ep->lock);
 		return; /* stale: not a rendezvous we wait for */
 	}
-	if (r->conn != c || r->fin_seen) {
+	if (r->conn != c || r->fin_seen ||
+	    (h->op == LFV_RDM_HELD && !lfv_rdm_on_held(r, h))) {
 		lfv_spin_unlock(&ep->lock);
 		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_FORGED,
-			 "an RDM FIN from a peer the request did not go to, "
-			 "or a second one");
+			 "an RDM FIN or HELD from a peer the request did not "
+			 "go to, a second FIN, or a HELD nobody asked for");
+		return;
+	}
+	if (h->op == LFV_RDM_HELD && !err) {
+		lfv_spin_unlock(&ep->lock);
 		return;
 	}
 	r->fin_seen = true;
-	if ((h->flags & LFV_RDM_HDR_ERR) && !r->rndv_err)
-		r->rndv_err = -FI_EIO;
+	if (err && !r->rndv_err)
+		r->rndv_err = err;
 	done = !--r->rndv_wait;
 	lfv_spin_unlock(&ep->lock);
 	if (done)
@@ -874,6 +941,30 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 malformed:
 	lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
 		 "an RDM FIN naming no request");
+}
+
+/* One probe round (about a second) of a rendezvous send that waits for its
+ * FIN, its RTS gone (ep->lock). After FI_LFVERBS_RDM_RNDV_TIMEOUT rounds
+ * it asks the receiver whether it still holds the RTS (HELD answers); as
+ * many rounds more without an answer, it fails. */
+void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_hdr ask = { .op = LFV_RDM_ASK };
+
+	if (!lfv_params.rdm_rndv_timeout ||
+	    ++r->rndv_rounds < lfv_params.rdm_rndv_timeout)
+		return;
+	if (r->asked) {
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: a rendezvous send had no FIN "
+			 "and no answer to its question: it fails\n");
+		lfv_rdm_req_abort(ep, r, -FI_ETIMEDOUT);
+		return;
+	}
+	ask.tag = lfv_rdm_cookie(ep, r);
+	if (!lfv_rdm_send_ctl(ep, r->conn, &ask)) {
+		r->asked = true;
+		r->rndv_rounds = 0;
+	}
 }
 
 /* The connection c failed: its rendezvous sends whose RTS left wait for a

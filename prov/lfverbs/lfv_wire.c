@@ -50,6 +50,44 @@ int lfv_grh_source(const uint8_t grh[40], uint8_t gid[16])
 	return -FI_EINVAL;
 }
 
+int lfv_rdm_msg_parse(const void *buf, size_t len, struct lfv_rdm_hdr *out)
+{
+	struct lfv_rdm_hdr h;
+	size_t want;
+
+	if (len < sizeof(h))
+		return -FI_EMSGSIZE;
+	memcpy(&h, buf, sizeof(h));
+	if (h.len != len - sizeof(h))
+		return -FI_EMSGSIZE;
+	switch (h.op) {
+	case LFV_RDM_EAGER_MSG:
+	case LFV_RDM_EAGER_TAG:
+		*out = h;
+		return 0;
+	case LFV_RDM_RTS_MSG:
+	case LFV_RDM_RTS_TAG:
+		want = sizeof(struct lfv_rdm_rts);
+		break;
+	case LFV_RDM_EVENT:
+		want = sizeof(struct lfv_rdm_event);
+		break;
+	case LFV_RDM_FIN:
+	case LFV_RDM_WDATA:
+	case LFV_RDM_RTU:
+	case LFV_RDM_ASK:
+	case LFV_RDM_HELD:
+		want = 0;
+		break;
+	default:
+		return -FI_EINVAL;
+	}
+	if (h.len != want)
+		return -FI_EMSGSIZE;
+	*out = h;
+	return 0;
+}
+
 int lfv_rdm_ctrl_parse(const void *buf, size_t len, const uint8_t src_gid[16],
 		       uint32_t src_qp, struct lfv_rdm_ctrl *out)
 {

@@ -38,4 +38,10 @@ int lfv_grh_source(const uint8_t grh[40], uint8_t gid[16]);
 int lfv_rdm_ctrl_parse(const void *buf, size_t len, const uint8_t src_gid[16],
 		       uint32_t src_qp, struct lfv_rdm_ctrl *out);
 
+/* A message on an RDM connection, len bytes: its header (copied to *out),
+ * whose length must be what follows it, and, for a known op, as long as
+ * that op's payload (an RTS or EVENT descriptor; nothing for FIN, WDATA,
+ * RTU, ASK, HELD). The payload is at buf + sizeof(*out). */
+int lfv_rdm_msg_parse(const void *buf, size_t len, struct lfv_rdm_hdr *out);
+
 #endif /* LFV_WIRE_H */

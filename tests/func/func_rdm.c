@@ -29,6 +29,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "fi_lfverbs.h"
 #include "func_common.h"
 
 #define LEN 256
@@ -1188,6 +1189,102 @@ static void test_trywait_split_cqs(void **state)
 	fi_freeinfo(info);
 }
 
+static uint64_t drops_of(struct bed *b, unsigned reason)
+{
+	struct fi_lfverbs_drops d;
+
+	assert_int_equal(fi_control(&b->fabric->fid, FI_LFVERBS_GET_DROPS, &d),
+			 0);
+	return d.count[reason];
+}
+
+/* The completion of side 0's send ctx, in error err (0: none). */
+static void expect_send_status(struct bed *b, void *ctx, int err)
+{
+	struct fi_cq_err_entry ee = { 0 };
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+
+	if (!err) {
+		expect_send(b, 0, ctx);
+		return;
+	}
+	assert_int_equal(read_one(b, 0, &e, &src), -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(b->s[0].cq, &ee, 0), 1);
+	assert_ptr_equal(ee.op_context, ctx);
+	assert_int_equal(ee.err, err);
+}
+
+/*
+ * What one peer can make a receiver hold (run by func_rdm_limits.sh with
+ * FI_LFVERBS_RDM_UNEXP_MAX=8 and FI_LFVERBS_RDM_RNDV_PEER_MAX=2, which the
+ * provider reads at load): one peer's unexpected messages stop at half the
+ * endpoint's limit (then one more), later eager ones are dropped and
+ * counted, a rendezvous is refused (FI_ENOSPC at the sender); what was
+ * kept is delivered in order. A third rendezvous waiting for its FIN to
+ * one peer waits (-FI_EAGAIN) until one finishes.
+ */
+static void test_limits(void **state)
+{
+	size_t big = 64 * 1024, i;
+	uint8_t *src = malloc(big), *dst = malloc(3 * big);
+	struct fi_cq_tagged_entry e;
+	uint64_t limit0;
+	fi_addr_t from;
+	struct bed b;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	memset(src, 0x3c, big);
+	bed_open(&b);
+	limit0 = drops_of(&b, FI_LFVERBS_DROP_LIMIT);
+	for (i = 0; i < 8; i++) {
+		memset(b.s[0].buf[i], (int)i + 1, LEN);
+		assert_int_equal(fi_inject(b.s[0].ep, b.s[0].buf[i], 32,
+					   b.s[0].peer), 0);
+	}
+	progress_for(&b, 300);
+	assert_int_equal(drops_of(&b, FI_LFVERBS_DROP_LIMIT) - limit0, 3);
+	assert_int_equal(fi_send(b.s[0].ep, src, big, NULL, b.s[0].peer, src),
+			 0);
+	expect_send_status(&b, src, FI_ENOSPC);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[i], LEN, NULL,
+					 FI_ADDR_UNSPEC, b.s[1].buf[i]), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_int_equal(e.len, 32);
+		assert_int_equal(b.s[1].buf[i][31], i + 1);
+	}
+
+	/* Two rendezvous wait for their receives; the third waits its
+	 * turn; a receive lets them all through. */
+	assert_int_equal(fi_send(b.s[0].ep, src, big, NULL, b.s[0].peer,
+				 &dst[0]), 0);
+	assert_int_equal(fi_send(b.s[0].ep, src, big, NULL, b.s[0].peer,
+				 &dst[1]), 0);
+	progress_for(&b, 100);
+	assert_int_equal(fi_send(b.s[0].ep, src, big, NULL, b.s[0].peer,
+				 &dst[2]), -FI_EAGAIN);
+	assert_int_equal(fi_recv(b.s[1].ep, dst, big, NULL, FI_ADDR_UNSPEC,
+				 NULL), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), 1);
+	expect_send(&b, 0, &dst[0]);
+	assert_int_equal(fi_send(b.s[0].ep, src, big, NULL, b.s[0].peer,
+				 &dst[2]), 0);
+	for (i = 1; i < 3; i++) {
+		assert_int_equal(fi_recv(b.s[1].ep, dst + i * big, big, NULL,
+					 FI_ADDR_UNSPEC, NULL), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_int_equal(e.len, big);
+		assert_memory_equal(dst + i * big, src, big);
+		expect_send(&b, 0, &dst[i]);
+	}
+	bed_close(&b);
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1205,6 +1302,7 @@ int main(void)
 		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_trywait_split_cqs),
 		cmocka_unit_test(test_default_inject),
+		cmocka_unit_test(test_limits),
 	};
 
 	/* The registration cache is off by default (fi_lfverbs(7)): these
@@ -1214,5 +1312,8 @@ int main(void)
 	/* LFV_RDM_ONLY=test_name runs that one test. */
 	if (getenv("LFV_RDM_ONLY"))
 		cmocka_set_test_filter(getenv("LFV_RDM_ONLY"));
+	/* test_limits needs its parameters (func_rdm_limits.sh). */
+	if (!getenv("LFV_RDM_LIMITS"))
+		cmocka_set_skip_filter("test_limits");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

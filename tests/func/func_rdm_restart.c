@@ -515,6 +515,19 @@ static void kid_get(struct host *a, int i, uint32_t type, void *p,
 	assert_int_equal(ret, 0);
 }
 
+/* The walk turned out too slow once under way (the estimate before it
+ * was not): the test is skipped, not failed. cmocka's skip() says "not
+ * ok # SKIP", which TAP drivers count as a failure, so the one TAP line
+ * of this one-test program is written here. */
+static void __attribute__((noreturn)) skip_all_now(void)
+{
+	kids_teardown(NULL);
+	printf("ok 1 # SKIP test_restart_same_address: the walk is over "
+	       "its budget\n");
+	fflush(stdout);
+	_exit(0);
+}
+
 static struct burn_res burner_do(struct host *a, int burner, uint32_t type,
 				 uint32_t m)
 {
@@ -531,7 +544,7 @@ static struct burn_res burner_do(struct host *a, int burner, uint32_t type,
 			      "(LFV_RDM_RESTART_BUDGET)\n",
 			      (long)(r.est_ms / 1000), budget_s());
 		kid_put(burner, M_EXIT, NULL, 0);
-		skip();
+		skip_all_now();
 	}
 	if (r.status)
 		print_message("burner %u (m %#x): status %d after %u QPs, "

@@ -12,7 +12,7 @@
 #include "lfv_ep.h"
 #include "lfv_wire.h"
 
-enum { CM_DATA, GRH_SOURCE, RDM_CTRL, DECODERS };
+enum { CM_DATA, GRH_SOURCE, RDM_CTRL, RDM_MSG, DECODERS };
 
 static volatile uint8_t sink;
 
@@ -67,6 +67,19 @@ static void rdm_ctrl(const uint8_t *in, size_t len)
 	touch((const uint8_t *)&m, sizeof(m));
 }
 
+/* A message as it landed in an RDM receive buffer. */
+static void rdm_msg(const uint8_t *in, size_t len)
+{
+	struct lfv_rdm_hdr h;
+
+	if (lfv_rdm_msg_parse(in, len, &h))
+		return;
+	/* Callers read h.len payload bytes after the header. */
+	if (sizeof(h) + (size_t)h.len != len)
+		abort();
+	touch(in + sizeof(h), h.len);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -89,6 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case RDM_CTRL:
 		rdm_ctrl(copy, size - 1);
+		break;
+	case RDM_MSG:
+		rdm_msg(copy, size - 1);
 		break;
 	}
 	free(copy);

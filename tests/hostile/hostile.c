@@ -35,6 +35,7 @@
  *
  * The RDM cases send and exit: lfv_victim checks the outcome. Exit status
  * 0 when the peer reacted as it must, or the datagrams went out. */
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -46,6 +47,7 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/fi_errno.h>
 #include <rdma/rdma_cma.h>
 
 /* lfverbs' wire format: what the hostile peer imitates and corrupts. */
@@ -365,12 +367,22 @@ static int ud_send(struct ud *u, int i, const struct lfv_ud_name *victim,
 	return 0;
 }
 
+/* The victim's eager size, which a handshake must announce: its
+ * parameter, as the run sets it for both (lfverbs' default otherwise). */
+static uint32_t victim_eager(void)
+{
+	const char *s = getenv("FI_LFVERBS_RDM_EAGER");
+
+	return s ? (uint32_t)strtoul(s, NULL, 0) : 16384;
+}
+
 /* A well-formed REQ or REP as QP i of u would send it. */
 static struct lfv_rdm_ctrl ctrl_of(const struct ud *u, int i, uint8_t op)
 {
 	struct lfv_rdm_ctrl m = {
 		.op = op, .version = LFV_RDM_WIRE_VERSION,
 		.qpn = u->qp[i]->qp_num + 1000, .psn = 1,
+		.eager = victim_eager(),
 		.incarnation = 0x686f7374696c65ULL + (uint64_t)i,
 		.name = { .qpn = u->qp[i]->qp_num, .qkey = RDMA_UDP_QKEY },
 	};
@@ -397,7 +409,9 @@ static int rdm_forged(const char *victim_hex, const char *other_hex)
 		return fail("bad names");
 	if (ud_open(&u, &victim))
 		return 1;
-	for (k = 0; k < ROUNDS; k++, pause_ms(50)) {
+	/* Two bursts a second apart: a run in the test bed now and then
+	 * loses every datagram of a burst (not understood yet). */
+	for (k = 0; k < 2 * ROUNDS; k++, pause_ms(k == ROUNDS ? 1000 : 50)) {
 		/* A restart of OTHER, to tear its connection down... */
 		m = ctrl_of(&u, 0, LFV_RDM_CTRL_REQ);
 		m.name = other;
@@ -409,11 +423,12 @@ static int rdm_forged(const char *victim_hex, const char *other_hex)
 		if (send_ctrl(&u, 0, &victim, &m, sizeof(m)))
 			return 1;
 	}
-	printf("sent %d forged handshake datagrams\n", 2 * ROUNDS);
+	printf("sent %d forged handshake datagrams\n", 4 * ROUNDS);
 	return 0;
 }
 
-/* Two truncated datagrams, one of another version, three malformed. */
+/* Two truncated datagrams, one of another version, one of another eager
+ * size, three malformed. */
 static int bad_ctrl_round(struct ud *u, const struct lfv_ud_name *victim)
 {
 	struct lfv_rdm_ctrl m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
@@ -422,6 +437,10 @@ static int bad_ctrl_round(struct ud *u, const struct lfv_ud_name *victim)
 	    send_ctrl(u, 0, victim, &m, sizeof(m) - 8))
 		return 1;
 	m.version = LFV_RDM_WIRE_VERSION + 1;
+	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
+		return 1;
+	m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
+	m.eager *= 2;
 	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
 		return 1;
 	m = ctrl_of(u, 0, 0);
@@ -448,8 +467,8 @@ static int rdm_bad_ctrl(const char *victim_hex)
 	for (k = 0; k < ROUNDS; k++, pause_ms(50))
 		if (bad_ctrl_round(&u, &victim))
 			return 1;
-	printf("sent %d truncated, %d version, %d malformed\n", 2 * ROUNDS,
-	       ROUNDS, 3 * ROUNDS);
+	printf("sent %d truncated, %d version or eager size, %d malformed\n",
+	       2 * ROUNDS, 2 * ROUNDS, 3 * ROUNDS);
 	return 0;
 }
 
@@ -709,6 +728,239 @@ done:
 	return sent ? 0 : fail("no FIN went out");
 }
 
+/* ---- messages on an RDM connection -------------------------------------- */
+
+/* Receive slots for what the victim sends on the RC QP (FIN, RTS, ASK),
+ * at the end of p->buf; the rest of it is the hostile's send buffer. */
+#define RC_SLOTS 8
+#define RC_SLOT 256
+#define RC_SLOT_AT(i) (RC_BUF - (size_t)(RC_SLOTS - (i)) * RC_SLOT)
+
+static int rc_post_slot(struct rc_peer *p, int i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf + RC_SLOT_AT(i),
+			       .length = RC_SLOT, .lkey = p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 100 + (uint64_t)i, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(p->qp, &wr, &bad) ? fail("RC receive") : 0;
+}
+
+static int rc_post_slots(struct rc_peer *p)
+{
+	int i;
+
+	for (i = 0; i < RC_SLOTS; i++)
+		if (rc_post_slot(p, i))
+			return 1;
+	return 0;
+}
+
+/* The next message the victim sent on the RC QP, within ms: its header in
+ * *h and its payload (up to 64 bytes) in payload; 1 when none came. */
+static int rc_next(struct rc_peer *p, long ms, struct lfv_rdm_hdr *h,
+		   uint8_t payload[64])
+{
+	struct ibv_wc wc;
+	const uint8_t *slot;
+	int i, n;
+
+	while (!(n = ibv_poll_cq(p->u.rcq, 1, &wc)) && ms-- > 0)
+		pause_ms(1);
+	if (n != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id < 100 ||
+	    wc.byte_len < sizeof(*h))
+		return 1;
+	i = (int)(wc.wr_id - 100);
+	slot = p->buf + RC_SLOT_AT(i);
+	memcpy(h, slot, sizeof(*h));
+	memcpy(payload, slot + sizeof(*h), 64);
+	return rc_post_slot(p, i) ? -1 : 0;
+}
+
+/* An RDMA write with immediate data of no bytes (no key needed): it takes
+ * a receive buffer of the victim's SRQ and carries no message. */
+static int rc_write_imm(struct rc_peer *p, enum ibv_wc_status *st)
+{
+	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htobe32(0x686f), }, *bad;
+	struct ibv_wc wc;
+	int waited = 0, n;
+
+	if (ibv_post_send(p->qp, &wr, &bad))
+		return fail("RC write with immediate");
+	while (!(n = ibv_poll_cq(p->u.cq, 1, &wc)) && waited++ < TIMEOUT_MS)
+		pause_ms(1);
+	if (n != 1)
+		return fail("no write completion");
+	*st = wc.status;
+	return 0;
+}
+
+/* Sends a header with len payload bytes (from payload, or zeros). */
+static int rc_send_msg(struct rc_peer *p, const struct lfv_rdm_hdr *h,
+		       const void *payload, size_t len)
+{
+	enum ibv_wc_status st;
+
+	memcpy(p->buf, h, sizeof(*h));
+	if (payload)
+		memcpy(p->buf + sizeof(*h), payload, len);
+	else
+		memset(p->buf + sizeof(*h), 0, len);
+	if (rc_send(p, sizeof(*h) + len, &st))
+		return 1;
+	return st == IBV_WC_SUCCESS ? 0 : fail("RC send failed");
+}
+
+/* A rendezvous request for len bytes at p->buf + 4096 (readable). */
+static int rc_send_rts(struct rc_peer *p, uint64_t len, uint64_t cookie)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_RTS_MSG,
+				 .len = sizeof(struct lfv_rdm_rts) };
+	struct lfv_rdm_rts rts = {
+		.len = len, .addr = (uintptr_t)p->buf + 4096,
+		.rkey = p->mr->rkey, .cookie = cookie,
+	};
+
+	return rc_send_msg(p, &h, &rts, sizeof(rts));
+}
+
+/* Each round: an RDMA write with immediate data, a message of an unknown
+ * op, one whose length field lies, a FIN with a payload, a HELD nobody
+ * asked for, and a rendezvous longer than any receive, which the victim
+ * must refuse at once (a FIN flagged ERR saying FI_EMSGSIZE). */
+static int rdm_bad_msg(const char *victim_hex)
+{
+	struct lfv_ud_name victim;
+	struct lfv_rdm_hdr h, got;
+	uint8_t payload[64];
+	enum ibv_wc_status st;
+	struct rc_peer p;
+	int k, refused = 0;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	if (rc_peer_open(&p, &victim) || rc_post_slots(&p))
+		return 1;
+	for (k = 0; k < ROUNDS; k++) {
+		if (rc_write_imm(&p, &st) || st != IBV_WC_SUCCESS)
+			return fail("write with immediate data");
+		h = (struct lfv_rdm_hdr){ .op = 0x7f };
+		if (rc_send_msg(&p, &h, NULL, 0))
+			return 1;
+		h = (struct lfv_rdm_hdr){ .op = LFV_RDM_EAGER_MSG, .len = 4000 };
+		if (rc_send_msg(&p, &h, NULL, 40))
+			return 1;
+		h = (struct lfv_rdm_hdr){ .op = LFV_RDM_FIN, .len = 8 };
+		if (rc_send_msg(&p, &h, NULL, 8))
+			return 1;
+		h = (struct lfv_rdm_hdr){ .op = LFV_RDM_HELD, .tag = 1ULL << 32 };
+		if (rc_send_msg(&p, &h, NULL, 0))
+			return 1;
+		if (rc_send_rts(&p, 1ULL << 50, 0x5eed + (uint64_t)k))
+			return 1;
+		if (!rc_next(&p, 5000, &got, payload) &&
+		    got.op == LFV_RDM_FIN && (got.flags & LFV_RDM_HDR_ERR) &&
+		    got.reserved == FI_EMSGSIZE && got.tag == 0x5eed + (uint64_t)k)
+			refused++;
+	}
+	rc_peer_close(&p);
+	printf("sent %d rounds of bad messages; %d oversized rendezvous "
+	       "refused\n", ROUNDS, refused);
+	return refused == ROUNDS ? 0 : fail("a rendezvous was not refused");
+}
+
+/* Opens p and sends a rendezvous the victim server reads and echoes back
+ * to us (our name leads the payload), by rendezvous: the victim's FIN and
+ * RTS arrive within ms; the cookie of that RTS in *cookie. */
+static int rndv_echo_start(struct rc_peer *p, const struct lfv_ud_name *victim,
+			   long ms, uint64_t *cookie)
+{
+	struct lfv_ud_name me;
+	struct lfv_rdm_hdr got;
+	struct lfv_rdm_rts rts;
+	uint8_t payload[64];
+	int fins = 0;
+
+	if (rc_peer_open(p, victim) || rc_post_slots(p))
+		return 1;
+	me = ctrl_of(&p->u, 0, LFV_RDM_CTRL_REQ).name;
+	memset(p->buf + 4096, 0x5a, 20000);
+	memcpy(p->buf + 4096, &me, sizeof(me));
+	if (rc_send_rts(p, 20000, 1))
+		return 1;
+	for (; ms > 0; ms -= 100) {
+		if (rc_next(p, 100, &got, payload))
+			continue;
+		fins += got.op == LFV_RDM_FIN;
+		if (got.op == LFV_RDM_RTS_MSG) {
+			memcpy(&rts, payload, sizeof(rts));
+			*cookie = rts.cookie;
+			return fins == 1 ? 0 : fail("no FIN before the echo");
+		}
+	}
+	return fail("no echo by rendezvous");
+}
+
+/* The victim's echo is a rendezvous to us, which we never answer: no FIN,
+ * no HELD. The victim must ask (ASK) and then fail that send on its own;
+ * we count its questions for ms. */
+static int rdm_no_fin(const char *victim_hex, long ms)
+{
+	struct lfv_ud_name victim;
+	struct lfv_rdm_hdr got;
+	uint8_t payload[64];
+	struct rc_peer p;
+	uint64_t cookie;
+	int asks = 0;
+	long left;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	if (rndv_echo_start(&p, &victim, 5000, &cookie))
+		return 1;
+	for (left = ms; left > 0; left -= 100)
+		if (!rc_next(&p, 100, &got, payload))
+			asks += got.op == LFV_RDM_ASK && got.tag == cookie;
+	rc_peer_close(&p);
+	printf("the victim asked %d times about its rendezvous, never "
+	       "answered\n", asks);
+	return asks >= 1 ? 0 : fail("no question");
+}
+
+/* The victim's echo is a rendezvous to us, whose cookie we now know: a
+ * FIN for it from another connection (a second peer of ours), and a HELD
+ * nobody asked for, must both be refused (FORGED); then our real FIN
+ * finishes the victim's send. */
+static int rdm_fin_forged(const char *victim_hex)
+{
+	struct lfv_rdm_hdr fin = { .op = LFV_RDM_FIN };
+	struct lfv_rdm_hdr held = { .op = LFV_RDM_HELD };
+	struct lfv_ud_name victim;
+	struct rc_peer p, other;
+	uint64_t cookie;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	if (rndv_echo_start(&p, &victim, 5000, &cookie) ||
+	    rc_peer_open(&other, &victim))
+		return 1;
+	fin.tag = held.tag = cookie;
+	if (rc_send_msg(&other, &fin, NULL, 0) ||
+	    rc_send_msg(&p, &held, NULL, 0))
+		return 1;
+	pause_ms(200);
+	if (rc_send_msg(&p, &fin, NULL, 0))
+		return 1;
+	pause_ms(200);
+	rc_peer_close(&other);
+	rc_peer_close(&p);
+	printf("sent a FIN from another peer and an unasked HELD for cookie "
+	       "%llx, then the FIN\n", (unsigned long long)cookie);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "cm-accept-oversize"))
@@ -723,12 +975,20 @@ int main(int argc, char **argv)
 		return rdm_flood(argv[2], atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "rdm-fin"))
 		return rdm_fin(argv[2], atol(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "rdm-bad-msg"))
+		return rdm_bad_msg(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "rdm-no-fin"))
+		return rdm_no_fin(argv[2], atol(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "rdm-fin-forged"))
+		return rdm_fin_forged(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "rdm-oversize"))
 		return rdm_oversize(argv[2], atoi(argv[3]),
 				    (size_t)atol(argv[4]));
 	fprintf(stderr, "usage: lfv_hostile cm-accept-oversize IP PORT | "
 		"cm-connect-oversize IP PORT | rdm-forged VICTIM OTHER | "
 		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N | "
-		"rdm-oversize VICTIM N BYTES | rdm-fin VICTIM MS\n");
+		"rdm-oversize VICTIM N BYTES | rdm-fin VICTIM MS | "
+		"rdm-bad-msg VICTIM | rdm-no-fin VICTIM MS | "
+		"rdm-fin-forged VICTIM\n");
 	return 2;
 }

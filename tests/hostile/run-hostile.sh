@@ -15,6 +15,17 @@ bin=tests/hostile
 [ -x "$bin/lfv_hostile" ] || bin=$here
 hostile=$bin/lfv_hostile
 victim=$bin/lfv_victim
+# LFV_VICTIM_ASAN=DIR:RUNTIME: the victims load the lfverbs in DIR, built
+# with AddressSanitizer, and preload its RUNTIME (libasan.so); nothing
+# else here does (the leak checker would judge the other programs).
+if [ -n "${LFV_VICTIM_ASAN:-}" ]; then
+	case $victim in /*) ;; *) victim=$PWD/$victim ;; esac
+	printf '#!/bin/sh\nFI_PROVIDER_PATH=%s LD_PRELOAD=%s exec %s "$@"\n' \
+		"${LFV_VICTIM_ASAN%%:*}" "${LFV_VICTIM_ASAN#*:}" "$victim" \
+		>"$log/victim.sh"
+	chmod +x "$log/victim.sh"
+	victim=$log/victim.sh
+fi
 
 # shellcheck source=tests/func/func_common.sh
 . "$here/../func/func_common.sh"
@@ -42,6 +53,22 @@ wait_line() {
 
 wait_listening() { wait_line "$1" "$2" '^listening'; }
 
+# selected DESCRIPTION: whether to run that case. LFV_HOSTILE_ONLY=TEXT
+# runs only the cases whose description has TEXT (the others are reported
+# skipped): a quick way to rerun one.
+selected() {
+	case $1 in *"${LFV_HOSTILE_ONLY:-}"*) return 0 ;; esac
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP not selected (LFV_HOSTILE_ONLY)"
+	return 1
+}
+
+# rc_qps PID: the RC queue pairs the process PID has on the device.
+rc_qps() {
+	rdma resource show qp 2>/dev/null |
+		grep -c "type RC .*pid $1 " || true
+}
+
 # name_of FILE PID: the "name HEX" line a victim prints, once it is there.
 name_of() {
 	wait_line "$1" "$2" '^name ' || return 1
@@ -55,6 +82,7 @@ name_of() {
 rdm_case() {
 	desc=$1 hcase=$2
 	shift 2
+	selected "$desc" || return 0
 	# Niced: two busy-polling victims on the bed's two CPUs starve
 	# soft-RoCE, which then loses the hostile peer's datagrams.
 	nice -n 10 "$victim" rdm-server "$@" >"$log/server" \
@@ -72,59 +100,83 @@ rdm_case() {
 	echo "args: $*" >"$log/hostile.args"
 	timeout 60 "$hostile" "$@" >"$log/hostile" 2>&1
 	hrc=$?
+	# QPS_AFTER="S N": S seconds later the server has at most N RC QPs
+	# (connections that failed were given back).
+	qrc=0
+	if [ -n "${QPS_AFTER:-}" ]; then
+		sleep "${QPS_AFTER% *}"
+		qps=$(rc_qps $spid)
+		echo "server's RC QPs ${QPS_AFTER% *} s later: $qps" \
+			>>"$log/hostile"
+		[ "$qps" -le "${QPS_AFTER#* }" ] || qrc=1
+	fi
 	wait $cpid; crc=$?
 	( sleep 60; kill $spid 2>/dev/null ) &
 	wait $spid; src=$?
 	[ -n "$sname" ] && [ -n "$cname" ] && [ $crc -eq 0 ] &&
-		[ $hrc -eq 0 ] && [ $src -eq 0 ]
+		[ $hrc -eq 0 ] && [ $src -eq 0 ] && [ $qrc -eq 0 ]
 	r=$?
 	[ $r -eq 0 ] || show hostile.args hostile client server server.err
 	ok $r "$desc"
 }
 
-echo "1..7"
+echo "1..10"
 
 # A connect reply whose length byte claims 195 bytes of connection data:
 # the lfverbs client aborts that connection (no copy past its 55 bytes),
 # counts one drop, and then talks to a well-behaved server.
-hport=$((port + 1)) gport=$((port + 2))
-timeout 60 "$hostile" cm-accept-oversize "$ip" $hport >"$log/hostile" 2>&1 &
-hpid=$!
-timeout 60 "$victim" msg-server "$ip" $gport 1 >"$log/server" 2>&1 &
-spid=$!
-wait_listening "$log/hostile" $hpid && wait_listening "$log/server" $spid
-timeout 60 "$victim" msg-client --drops 1 "$ip:$hport:aborted" \
-	"$ip:$gport:ok" >"$log/client" 2>&1
-crc=$?
-wait $hpid; hrc=$?
-wait $spid; src=$?
-[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
-r=$?
-[ $r -eq 0 ] || show client hostile server
-ok $r "an oversized connect reply aborts that connection only"
+msg_reply_case() {
+	hport=$((port + 1)) gport=$((port + 2))
+	timeout 60 "$hostile" cm-accept-oversize "$ip" $hport >"$log/hostile" 2>&1 &
+	hpid=$!
+	timeout 60 "$victim" msg-server "$ip" $gport 1 >"$log/server" 2>&1 &
+	spid=$!
+	wait_listening "$log/hostile" $hpid && wait_listening "$log/server" $spid
+	timeout 60 "$victim" msg-client --drops 1 "$ip:$hport:aborted" \
+		"$ip:$gport:ok" >"$log/client" 2>&1
+	crc=$?
+	wait $hpid; hrc=$?
+	wait $spid; src=$?
+	[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
+	r=$?
+	[ $r -eq 0 ] || show client hostile server
+	ok $r "$1"
+}
+desc="an oversized connect reply aborts that connection only"
+! selected "$desc" || msg_reply_case "$desc"
 
 # A connect request whose length byte claims more than it holds: the
 # lfverbs server rejects it, counts one drop, and serves a good client.
-sport=$((port + 3))
-timeout 60 "$victim" msg-server "$ip" $sport 1 1 >"$log/server" 2>&1 &
-spid=$!
-wait_listening "$log/server" $spid
-timeout 60 "$hostile" cm-connect-oversize "$ip" $sport >"$log/hostile" 2>&1
-hrc=$?
-timeout 60 "$victim" msg-client "$ip:$sport:ok" >"$log/client" 2>&1
-crc=$?
-wait $spid; src=$?
-[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
-r=$?
-[ $r -eq 0 ] || show hostile client server
-ok $r "an oversized connect request is rejected, the next one served"
+msg_request_case() {
+	sport=$((port + 3))
+	timeout 60 "$victim" msg-server "$ip" $sport 1 1 >"$log/server" 2>&1 &
+	spid=$!
+	wait_listening "$log/server" $spid
+	timeout 60 "$hostile" cm-connect-oversize "$ip" $sport >"$log/hostile" 2>&1
+	hrc=$?
+	timeout 60 "$victim" msg-client "$ip:$sport:ok" >"$log/client" 2>&1
+	crc=$?
+	wait $spid; src=$?
+	[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
+	r=$?
+	[ $r -eq 0 ] || show hostile client server
+	ok $r "$1"
+}
+desc="an oversized connect request is rejected, the next one served"
+! selected "$desc" || msg_request_case "$desc"
 
 rdm_case "forged RDM handshakes naming a connected peer are dropped" \
 	"rdm-forged VICTIM OTHER" forged=1
+# Eight rounds of two truncated, one of another version, one of another
+# eager size, three malformed: more than 8 VERSION drops shows that the
+# eager size is checked (rxe may lose a datagram now and then).
 rdm_case "truncated, other-version and malformed handshakes are dropped" \
-	"rdm-bad-ctrl VICTIM" truncated=1 version=1 malformed=1
-FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
-	"a flood of handshakes from new names stops at the limit" \
+	"rdm-bad-ctrl VICTIM" truncated=1 version=9 malformed=1
+# The handshakes it accepted time out (5 s without the requester's RTU)
+# and their QPs are given back: 8 s later the server has one RC QP left,
+# the good client's.
+CLIENT_MS=12000 QPS_AFTER="8 1" FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
+	"a flood of handshakes from new names stops at the limit, its QPs given back" \
 	"rdm-flood VICTIM 16" limit=12
 # Eight receive buffers, twelve messages longer than one: each must come
 # back to the SRQ, or the well-behaved client waits for receivers forever.
@@ -140,5 +192,25 @@ FI_LFVERBS_RDM_RX_BUFS=8 rdm_case \
 LFV_VICTIM_SIZE=32768 rdm_case \
 	"FINs from a peer a rendezvous did not go to are dropped" \
 	"rdm-fin OTHER 2500"
+# Eight rounds on a connection made by a real handshake: a write with
+# immediate data into the shared receive queue, an unknown op, a length
+# that lies, a FIN with a payload (all MALFORMED), a HELD nobody asked
+# for, and a rendezvous of 2^50 bytes, which the server must refuse at
+# once with a FIN saying FI_EMSGSIZE (TOO_LONG); the hostile peer checks
+# that it got all eight refusals.
+rdm_case "bad messages on a connection are dropped, an impossible rendezvous refused" \
+	"rdm-bad-msg VICTIM" malformed=32 too_long=8
+# A rendezvous the server reads and echoes back by rendezvous to a peer
+# that never answers: the server asks after the timeout (2 s here) and,
+# with no answer, fails that send (FI_ETIMEDOUT) instead of holding it for
+# ever; its echo sessions with the good client go on.
+FI_LFVERBS_RDM_RNDV_TIMEOUT=2 LFV_VICTIM_TIMEOUTS=1 rdm_case \
+	"a rendezvous whose receiver never answers fails after its timeout" \
+	"rdm-no-fin VICTIM 9000"
+# The same echo, whose cookie the hostile peer now knows: a FIN for it
+# from a second connection and a HELD nobody asked for are refused (two
+# FORGED, every time), the real FIN then finishes the send.
+rdm_case "a FIN from another connection and an unasked HELD are refused" \
+	"rdm-fin-forged VICTIM" forged=2
 
 [ $fails -eq 0 ]

@@ -412,16 +412,9 @@ struct rdm {
 	struct fid_mr *mr;
 	uint8_t buf[2][NAME_LEN + RDM_MAX];	/* [0] sent, [1] received */
 	uint8_t name[NAME_LEN];
-};
-
-static const char *const drop_names[] = {
-	[FI_LFVERBS_DROP_CM_DATA] = "cm_data",
-	[FI_LFVERBS_DROP_TRUNCATED] = "truncated",
-	[FI_LFVERBS_DROP_VERSION] = "version",
-	[FI_LFVERBS_DROP_MALFORMED] = "malformed",
-	[FI_LFVERBS_DROP_FORGED] = "forged",
-	[FI_LFVERBS_DROP_LIMIT] = "limit",
-	[FI_LFVERBS_DROP_TOO_LONG] = "too_long",
+	/* LFV_VICTIM_TIMEOUTS=N: sends that fail with FI_ETIMEDOUT (to a
+	 * peer that never answers) are counted, not fatal; at least N. */
+	long timeouts_want, timeouts;
 };
 
 static void hex_print(const char *label, const uint8_t *p, size_t len)
@@ -459,6 +452,8 @@ static int rdm_open(struct rdm *r)
 	int ret;
 
 	memset(r, 0, sizeof(*r));
+	if (getenv("LFV_VICTIM_TIMEOUTS"))
+		r->timeouts_want = atol(getenv("LFV_VICTIM_TIMEOUTS"));
 	hints->ep_attr->type = FI_EP_RDM;
 	ret = fi_getinfo(VICTIM_VERSION, NULL, NULL, 0, hints, &r->info);
 	fi_freeinfo(hints);
@@ -518,6 +513,11 @@ static int rdm_wait(struct rdm *r, size_t *len, const char *what)
 		}
 		if (ret == -FI_EAVAIL) {
 			fi_cq_readerr(r->cq, &e, 0);
+			if (e.err == FI_ETIMEDOUT && r->timeouts_want &&
+			    !strcmp(what, "send")) {
+				r->timeouts++;
+				return 0;
+			}
 			FAIL("%s: completed in error: %s\n", what,
 			     fi_strerror(e.err));
 		}
@@ -563,13 +563,13 @@ static int drops_at_least(struct fid_fabric *fabric, int argc, char **argv)
 	if (fi_control(&fabric->fid, FI_LFVERBS_GET_DROPS, &d))
 		FAIL("FI_LFVERBS_GET_DROPS failed\n");
 	for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
-		fprintf(stderr, "lfv_victim: drops %s: %llu\n", drop_names[i],
-			(unsigned long long)d.count[i]);
+		fprintf(stderr, "lfv_victim: drops %s: %llu\n",
+			fi_lfverbs_drop_str(i), (unsigned long long)d.count[i]);
 	for (a = 0; a < argc; a++) {
 		if (sscanf(argv[a], "%31[a-z_]=%u", name, &want) != 2)
 			FAIL("bad expectation %s\n", argv[a]);
 		for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
-			if (!strcmp(drop_names[i], name))
+			if (!strcmp(fi_lfverbs_drop_str(i), name))
 				break;
 		if (i == FI_LFVERBS_DROP_REASONS)
 			FAIL("no drop reason %s\n", name);
@@ -620,6 +620,12 @@ static int rdm_server(int argc, char **argv)
 	}
 	if (!ret)
 		ret = drops_at_least(r.fabric, argc, argv);
+	if (r.timeouts_want) {
+		fprintf(stderr, "lfv_victim: %ld sends timed out\n",
+			r.timeouts);
+		if (r.timeouts < r.timeouts_want)
+			ret = -1;
+	}
 	rdm_close(&r);
 	return ret ? 1 : 0;
 }

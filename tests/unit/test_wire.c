@@ -219,6 +219,101 @@ static void test_ctrl_forged(void **state)
 	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EACCES);
 }
 
+/* ---- messages on RDM connections ---- */
+
+/* A message: header (op, length) and len payload bytes, in a buffer of
+ * exactly that size (room for the largest test). */
+struct msg {
+	struct lfv_rdm_hdr h;
+	uint8_t payload[64];
+};
+
+static size_t msg_of(struct msg *m, uint8_t op, uint32_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->h.op = op;
+	m->h.len = len;
+	m->h.tag = 0x7a67;
+	return sizeof(m->h) + len;
+}
+
+static void test_msg_good(void **state)
+{
+	static const struct { uint8_t op; uint32_t len; } good[] = {
+		{ LFV_RDM_EAGER_MSG, 0 }, { LFV_RDM_EAGER_TAG, 64 },
+		{ LFV_RDM_RTS_MSG, sizeof(struct lfv_rdm_rts) },
+		{ LFV_RDM_RTS_TAG, sizeof(struct lfv_rdm_rts) },
+		{ LFV_RDM_EVENT, sizeof(struct lfv_rdm_event) },
+		{ LFV_RDM_FIN, 0 }, { LFV_RDM_WDATA, 0 }, { LFV_RDM_RTU, 0 },
+		{ LFV_RDM_ASK, 0 }, { LFV_RDM_HELD, 0 },
+	};
+	struct lfv_rdm_hdr out;
+	struct msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		n = msg_of(&m, good[i].op, good[i].len);
+		memset(&out, 0, sizeof(out));
+		assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), 0);
+		assert_int_equal(out.op, good[i].op);
+		assert_int_equal(out.len, good[i].len);
+		assert_int_equal(out.tag, 0x7a67);
+	}
+}
+
+/* Shorter than a header, or a length field that is not what arrived (a
+ * write with immediate data reports its own length over a stale buffer;
+ * a peer may lie). */
+static void test_msg_length_lies(void **state)
+{
+	struct lfv_rdm_hdr out = { .op = 0xee };
+	struct msg m;
+	size_t n = msg_of(&m, LFV_RDM_EAGER_MSG, 16);
+
+	(void)state;
+	assert_int_equal(lfv_rdm_msg_parse(&m, sizeof(m.h) - 1, &out),
+			 -FI_EMSGSIZE);
+	assert_int_equal(lfv_rdm_msg_parse(&m, 0, &out), -FI_EMSGSIZE);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n - 1, &out), -FI_EMSGSIZE);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n + 1, &out), -FI_EMSGSIZE);
+	m.h.len = UINT32_MAX;
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+	assert_int_equal(out.op, 0xee);	/* untouched on failure */
+}
+
+/* A control op with a payload it does not have, or the wrong one. */
+static void test_msg_payload_of_op(void **state)
+{
+	struct lfv_rdm_hdr out;
+	struct msg m;
+	size_t n;
+
+	(void)state;
+	n = msg_of(&m, LFV_RDM_RTS_MSG, sizeof(struct lfv_rdm_rts) - 8);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+	n = msg_of(&m, LFV_RDM_EVENT, sizeof(struct lfv_rdm_rts));
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+	n = msg_of(&m, LFV_RDM_FIN, 8);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+	n = msg_of(&m, LFV_RDM_ASK, 1);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+}
+
+static void test_msg_unknown_op(void **state)
+{
+	static const uint8_t bad[] = { 0, LFV_RDM_HELD + 1, 0xff };
+	struct lfv_rdm_hdr out;
+	struct msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad); i++) {
+		n = msg_of(&m, bad[i], 0);
+		assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EINVAL);
+	}
+}
+
 static void test_drops_counted_by_reason(void **state)
 {
 	struct lfv_drops drops;
@@ -275,6 +370,10 @@ int main(void)
 		cmocka_unit_test(test_ctrl_unknown_op),
 		cmocka_unit_test(test_ctrl_service_name),
 		cmocka_unit_test(test_ctrl_forged),
+		cmocka_unit_test(test_msg_good),
+		cmocka_unit_test(test_msg_length_lies),
+		cmocka_unit_test(test_msg_payload_of_op),
+		cmocka_unit_test(test_msg_unknown_op),
 		cmocka_unit_test(test_drops_counted_by_reason),
 		cmocka_unit_test(test_drop_err_reasons),
 	};
