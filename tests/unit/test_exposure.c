@@ -255,14 +255,15 @@ static void test_rndv_src_own(void **state)
 static void test_rndv_src_cache_close(void **state)
 {
 	struct xp *x = *state;
-	struct lfv_rdm_ep *ep = bare_ep(x, 1);
 	struct lfv_rdm_conn conn = { 0 };
 	struct iovec iov = { x->buf, x->len };
 	struct lfv_rdm_send s = { .iov = &iov, .count = 1 };
 	struct lfv_rdm_src src;
+	struct lfv_rdm_ep *ep;
 
 	if (!x->dom->mr_cache_on)
 		skip();
+	ep = bare_ep(x, 1);
 	assert_int_equal(lfv_rdm_rndv_src(ep, &s, x->len, &src), 0);
 	assert_null(src.own_reg.ent);
 	assert_int_equal(fake_last_mr_access, IBV_ACCESS_REMOTE_READ);
