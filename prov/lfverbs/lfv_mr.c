@@ -220,6 +220,16 @@ static struct fi_ops lfv_mr_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
+/* Every registration lfverbs makes: the access is whatever the caller
+ * computed (ibv_reg_mr would pick another entry point when it is a
+ * constant). */
+static struct ibv_mr *lfv_reg_mr(struct lfv_domain *domain, void *addr,
+				 size_t len, int ibv_access)
+{
+	return ibv_reg_mr_iova2(domain->pd, addr, len, (uintptr_t)addr,
+				(unsigned int)ibv_access);
+}
+
 static struct lfv_domain *lfv_domain_from(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_DOMAIN)
@@ -256,27 +266,26 @@ static int lfv_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	ret = lfv_mr_check_attr(domain, attr, flags);
 	if (ret)
 		return ret;
+	/* Remote access only as asked, in RDM domains too: a rendezvous
+	 * send from a region without FI_REMOTE_READ registers its buffer
+	 * for that send alone (lfv_rdm_rndv_src). */
 	ret = lfv_mr_access_to_ibv(attr->access, &domain->dev->attr,
 				   &ibv_access);
 	if (ret)
 		return ret;
-	/* RDM rendezvous: the receiver reads the sender's buffer. */
-	if (domain->info->ep_attr && domain->info->ep_attr->type == FI_EP_RDM)
-		ibv_access |= IBV_ACCESS_REMOTE_READ;
 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
-	mr->ibv_mr = ibv_reg_mr_iova2(domain->pd, attr->mr_iov[0].iov_base,
-				      attr->mr_iov[0].iov_len,
-				      (uintptr_t)attr->mr_iov[0].iov_base,
-				      (unsigned int)ibv_access);
+	mr->ibv_mr = lfv_reg_mr(domain, attr->mr_iov[0].iov_base,
+				attr->mr_iov[0].iov_len, ibv_access);
 	if (!mr->ibv_mr) {
 		ret = lfv_verbs_errno();
 		LFV_INFO(FI_LOG_MR, "ibv_reg_mr: %s\n", fi_strerror(-ret));
 		goto free_mr;
 	}
 	mr->domain = domain;
+	mr->access = attr->access;
 	ret = domain->rma_event ? lfv_ev_add(mr) : 0;
 	if (ret)
 		goto dereg_mr;
@@ -335,14 +344,22 @@ struct fi_ops_mr lfv_mr_ops = {
 
 /* ---- registrations of application memory (RDM) -------------------------- */
 
-/* What the transfers need: the receiver writes, the peer of a rendezvous
- * reads. */
-#define LFV_REG_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ)
+/* What each use needs. A read target and a receive are written by the
+ * device; a rendezvous source is only read, by the peer (no local write:
+ * read-only memory can be sent too). */
+static int lfv_reg_access(enum lfv_reg_use use)
+{
+	return use == LFV_REG_REMOTE_READ ? IBV_ACCESS_REMOTE_READ :
+					    IBV_ACCESS_LOCAL_WRITE;
+}
 
+/* The cache's registrations outlive their transfers: local access only,
+ * so that no peer can reach cached pages. */
 static void *lfv_cache_reg(void *ctx, void *addr, size_t len, int *err)
 {
 	struct lfv_domain *domain = ctx;
-	struct ibv_mr *mr = ibv_reg_mr(domain->pd, addr, len, LFV_REG_ACCESS);
+	struct ibv_mr *mr = lfv_reg_mr(domain, addr, len,
+				       lfv_reg_access(LFV_REG_LOCAL));
 
 	if (!mr)
 		*err = lfv_verbs_errno();
@@ -379,21 +396,28 @@ void lfv_domain_cache_close(struct lfv_domain *domain)
 }
 
 int lfv_reg_get(struct lfv_domain *domain, void *addr, size_t len,
-		struct lfv_reg *reg)
+		enum lfv_reg_use use, struct lfv_reg *reg)
 {
+	struct lfv_mr_entry *ent;
+	struct ibv_mr *mr;
 	int ret = 0;
 
-	reg->ent = NULL;
-	if (domain->mr_cache_on) {
-		reg->ent = lfv_mr_cache_get(&domain->mr_cache, addr, len, &ret);
-		if (reg->ent) {
-			reg->mr = reg->ent->handle;
+	if (use == LFV_REG_LOCAL && domain->mr_cache_on) {
+		ent = lfv_mr_cache_get(&domain->mr_cache, addr, len, &ret);
+		if (ent) {
+			reg->ent = ent;
+			reg->mr = ent->handle;
 			return 0;
 		}
 	}
-	/* No cache, or memory it cannot watch: this transfer's own. */
-	reg->mr = ibv_reg_mr(domain->pd, addr, len, LFV_REG_ACCESS);
-	return reg->mr ? 0 : lfv_verbs_errno();
+	/* Remote access, no cache, or memory the cache cannot watch: this
+	 * transfer's own, deregistered when it ends (lfv_reg_put). */
+	mr = lfv_reg_mr(domain, addr, len, lfv_reg_access(use));
+	if (!mr)
+		return lfv_verbs_errno();
+	reg->ent = NULL;
+	reg->mr = mr;
+	return 0;
 }
 
 void lfv_reg_put(struct lfv_domain *domain, struct lfv_reg *reg)

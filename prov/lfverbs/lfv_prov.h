@@ -220,10 +220,20 @@ struct lfv_reg {
 	struct lfv_mr_entry *ent;	/* the cache's, when cached */
 };
 
+/* What a registration of application memory lets happen to it. */
+enum lfv_reg_use {
+	/* This process's transfers only (receives, read targets, RMA
+	 * sources): local write, through the cache when it is on. */
+	LFV_REG_LOCAL,
+	/* A rendezvous source: the peer reads it. Never cached, so that
+	 * the key stops working when the transfer ends. */
+	LFV_REG_REMOTE_READ,
+};
+
 void lfv_domain_cache_open(struct lfv_domain *domain);
 void lfv_domain_cache_close(struct lfv_domain *domain);
 int lfv_reg_get(struct lfv_domain *domain, void *addr, size_t len,
-		struct lfv_reg *reg);
+		enum lfv_reg_use use, struct lfv_reg *reg);
 void lfv_reg_put(struct lfv_domain *domain, struct lfv_reg *reg);
 
 struct lfv_cntr;
@@ -232,6 +242,7 @@ struct lfv_mr {
 	struct fid_mr mr_fid;
 	struct lfv_domain *domain;
 	struct ibv_mr *ibv_mr;
+	uint64_t access;		/* the application's (fi_mr_reg) */
 	/* FI_RMA_EVENT domains: the slot in domain->ev_mrs, and counters
 	 * bound with fi_mr_bind (under domain->ev_lock). */
 	uint32_t ev_index;

@@ -354,6 +354,23 @@ struct lfv_rdm_send {
 /* lfv_rdm_tx.c */
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
 
+/* Where the receiver reads a rendezvous payload from: the application's
+ * registration when it gave one with FI_REMOTE_READ, else one of ours
+ * for this send alone (never the cache's: the peer's key must die with
+ * the send), over a gathered copy when there are several iovs. The
+ * request keeps own_reg and own_copy until the send finishes, fails or
+ * is dropped; lfv_rdm_src_free gives them back. */
+struct lfv_rdm_src {
+	uint64_t addr;
+	uint32_t rkey;
+	struct lfv_reg own_reg;
+	void *own_copy;
+};
+
+int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
+		     size_t len, struct lfv_rdm_src *src);
+void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy);
+
 /* The one-buffer sends of fi_msg and fi_tagged, with a fast path for
  * eager messages to a connected peer (lfv_rdm_ops.c's tables). */
 ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,

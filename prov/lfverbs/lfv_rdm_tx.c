@@ -99,7 +99,8 @@ int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
 
 /* The segments of the first want bytes of iov (LFV_RDM_MAX_IOV at most):
  * the application's keys, or registrations of ours in regs (all given
- * back on failure); the bytes they cover in *got. */
+ * back on failure); the bytes they cover in *got. Local access only: no
+ * peer reaches them. */
 int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 		 size_t count, size_t want, struct lfv_rdm_seg *seg,
 		 int *nseg, struct lfv_reg *regs, size_t *got)
@@ -119,7 +120,7 @@ int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 			lkey = ((struct lfv_mr *)desc[i])->ibv_mr->lkey;
 		} else {
 			ret = lfv_reg_get(ep->domain, iov[i].iov_base, n,
-					  &regs[i]);
+					  LFV_REG_LOCAL, &regs[i]);
 			if (ret) {
 				lfv_rdm_regs_put(ep, regs);
 				return ret;
@@ -251,9 +252,6 @@ void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		lfv_list_remove(&r->node);
 	}
 }
-
-static void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg,
-			     void *copy);
 
 /* A rendezvous send that will not finish: its source given back, and no
  * longer counted as waiting for a FIN. */
@@ -392,19 +390,8 @@ static void lfv_rdm_fill(struct lfv_rdm_req *r, const struct lfv_rdm_send *s,
 	r->rndv = false;
 }
 
-/* Where the receiver reads a rendezvous payload from: the application's
- * registration when it gave one (RDM domains register for remote read),
- * else one of ours, over a gathered copy when there are several iovs. */
-struct lfv_rdm_src {
-	uint64_t addr;
-	uint32_t rkey;
-	struct lfv_reg own_reg;
-	void *own_copy;
-};
-
-static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
-			    const struct lfv_rdm_send *s, size_t len,
-			    struct lfv_rdm_src *src)
+int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
+		     size_t len, struct lfv_rdm_src *src)
 {
 	void *base = s->count == 1 ? s->iov[0].iov_base : NULL;
 	int ret;
@@ -412,7 +399,8 @@ static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
 	memset(src, 0, sizeof(*src));
 	if (!len)
 		return 0;	/* nothing to read: the receiver answers at once */
-	if (s->count == 1 && s->desc && s->desc[0]) {
+	if (s->count == 1 && s->desc && s->desc[0] &&
+	    (((struct lfv_mr *)s->desc[0])->access & FI_REMOTE_READ)) {
 		src->addr = (uintptr_t)base;
 		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
 		return 0;
@@ -424,7 +412,8 @@ static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
 		lfv_rdm_gather(src->own_copy, s->iov, s->count);
 		base = src->own_copy;
 	}
-	ret = lfv_reg_get(ep->domain, base, len, &src->own_reg);
+	ret = lfv_reg_get(ep->domain, base, len, LFV_REG_REMOTE_READ,
+			  &src->own_reg);
 	if (ret) {
 		free(src->own_copy);
 		return ret;
@@ -434,8 +423,7 @@ static int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep,
 	return 0;
 }
 
-static void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg,
-			     void *copy)
+void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy)
 {
 	lfv_reg_put(ep->domain, reg);
 	free(copy);

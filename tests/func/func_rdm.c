@@ -861,6 +861,50 @@ static void test_multi_recv(void **state)
 	free(src);
 }
 
+/* Least exposure: a region registered without FI_REMOTE_READ cannot be
+ * read by a peer, even in an RDM domain (whose rendezvous sends read the
+ * sender's memory): its key writes (so it is a good key), a read with it
+ * completes in error. Last, since the error fails the connection. */
+static void test_rma_no_remote_read(void **state)
+{
+	struct fi_cq_err_entry err = { 0 };
+	uint8_t *win = calloc(1, WIN), src[100], dst[100];
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *mr;
+	uint64_t key, base;
+	fi_addr_t from;
+	struct bed b;
+
+	(void)state;
+	assert_non_null(win);
+	bed_open(&b);
+	assert_int_equal(fi_mr_reg(b.domain, win, WIN,
+				   FI_SEND | FI_RECV | FI_REMOTE_WRITE, 0, 0,
+				   0, &mr, NULL), 0);
+	key = fi_mr_key(mr);
+	base = (b.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+	       (uintptr_t)win : 0;
+	fill(src, sizeof(src), 5);
+	assert_int_equal(fi_write(b.s[0].ep, src, sizeof(src), NULL,
+				  b.s[0].peer, base, key, src), 0);
+	expect_tx(&b, src, FI_RMA | FI_WRITE);
+	assert_memory_equal(win, src, sizeof(src));
+
+	memset(dst, 0, sizeof(dst));
+	assert_int_equal(fi_read(b.s[0].ep, dst, sizeof(dst), NULL,
+				 b.s[0].peer, base, key, dst), 0);
+	assert_int_equal(read_one(&b, 0, &e, &from), -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(b.s[0].cq, &err, 0), 1);
+	assert_ptr_equal(err.op_context, dst);
+	assert_true(err.err != 0);
+	printf("# fi_read of a region without FI_REMOTE_READ: %s "
+	       "(prov_errno %d)\n", fi_strerror(err.err), err.prov_errno);
+	assert_int_equal(dst[0], 0);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	bed_close(&b);
+	free(win);
+}
+
 /* FI_SOURCE_ERR: a message from a peer the AV does not know completes in
  * error (FI_EADDRNOTAVAIL) with the peer's name as err_data, and its data
  * delivered; once the name is inserted, messages carry its address. */
@@ -1298,6 +1342,7 @@ int main(void)
 		cmocka_unit_test(test_atomic),
 		cmocka_unit_test(test_multi_recv),
 		cmocka_unit_test(test_source_err),
+		cmocka_unit_test(test_rma_no_remote_read),
 		cmocka_unit_test(test_mr_cache_remap),
 		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_trywait_split_cqs),
