@@ -3,7 +3,8 @@
  * Buffered receives on soft-RoCE (MSG endpoints opened with FI_MULTI_RECV):
  * multi-receive buffers carved message by message and released below
  * FI_OPT_MIN_MULTI_RECV, messages that arrive before any receive, fi_cancel
- * of a posted receive (FI_ECANCELED), truncation (FI_ETRUNC).
+ * of a posted receive (FI_ECANCELED), truncation (FI_ETRUNC), writes with
+ * remote CQ data, which take a provider buffer and carry no message.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 
 #include "func_common.h"
 
@@ -40,8 +42,10 @@ static void expect_event(struct fid_eq *eq, uint32_t want,
 	assert_int_equal(func_cm_event(eq, entry, TIMEOUT_MS), (int)want);
 }
 
-/* rx_op_flags: the default receive flags asked for in the hints. */
-static void pair_open_flags(struct pair *p, uint64_t rx_op_flags)
+/* rx_op_flags: the default receive flags asked for in the hints; caps:
+ * more than FI_MSG | FI_MULTI_RECV. */
+static void pair_open_caps(struct pair *p, uint64_t rx_op_flags,
+			   uint64_t caps)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
@@ -51,8 +55,11 @@ static void pair_open_flags(struct pair *p, uint64_t rx_op_flags)
 	char addr[128];
 
 	memset(p, 0, sizeof(*p));
-	hints->caps = FI_MSG | FI_MULTI_RECV;
+	hints->caps = FI_MSG | FI_MULTI_RECV | caps;
 	hints->rx_attr->op_flags = rx_op_flags;
+	/* Remote CQ data of a write (FI_RMA) takes a receive (here one of
+	 * the provider's buffers). */
+	hints->mode |= FI_RX_CQ_DATA;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
 				    hints, &p->info), 0);
 	fi_freeinfo(hints);
@@ -86,6 +93,11 @@ static void pair_open_flags(struct pair *p, uint64_t rx_op_flags)
 	assert_int_equal(fi_accept(p->srv, NULL, 0), 0);
 	expect_event(p->eq, FI_CONNECTED, &entry);
 	expect_event(p->eq, FI_CONNECTED, &entry);
+}
+
+static void pair_open_flags(struct pair *p, uint64_t rx_op_flags)
+{
+	pair_open_caps(p, rx_op_flags, 0);
 }
 
 static void pair_open(struct pair *p)
@@ -247,6 +259,59 @@ static void test_cancel_and_truncate(void **state)
 	pair_close(&p);
 }
 
+/* A write with remote CQ data lands in a provider buffer, which holds the
+ * last message that went through it: the target reports the write (no
+ * data, len 0) and keeps that stale buffer away from the application's
+ * receive, which the next message fills (issue 14, defect 3). */
+static void test_writedata_into_buffers(void **state)
+{
+	uint8_t target[256] = { 0 }, src[64];
+	struct fi_cq_data_entry e;
+	struct fid_mr *tmr, *smr;
+	struct pair p;
+	int tag, tag2;
+
+	(void)state;
+	pair_open_caps(&p, 0, FI_RMA);
+	assert_int_equal(fi_mr_reg(p.domain, target, sizeof(target),
+				   FI_REMOTE_WRITE, 0, 0, 0, &tmr, NULL), 0);
+	assert_int_equal(fi_mr_reg(p.domain, src, sizeof(src), FI_WRITE, 0, 0,
+				   0, &smr, NULL), 0);
+	/* A message through a provider buffer, so that it holds 200 bytes. */
+	assert_int_equal(fi_recv(p.srv, p.rbuf, 256, fi_mr_desc(p.mr), 0,
+				 &tag), 0);
+	send_n(&p, 1, 200, 3);
+	assert_int_equal(read_one(p.scq, &e), 1);
+	assert_ptr_equal(e.op_context, &tag);
+	memset(p.rbuf, 0x5a, 256);
+	assert_int_equal(fi_recv(p.srv, p.rbuf, 256, fi_mr_desc(p.mr), 0,
+				 &tag2), 0);
+	memset(src, 0x77, sizeof(src));
+	assert_int_equal(fi_writedata(p.cli, src, sizeof(src),
+				      fi_mr_desc(smr), 0xbeef, 0,
+				      (p.info->domain_attr->mr_mode &
+				       FI_MR_VIRT_ADDR) ?
+				      (uint64_t)(uintptr_t)target : 0,
+				      fi_mr_key(tmr), NULL), 0);
+	assert_int_equal(read_one(p.ccq, &e), 1);
+	assert_int_equal(read_one(p.scq, &e), 1);
+	assert_int_equal(e.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.data, 0xbeef);
+	assert_int_equal(e.len, 0);
+	assert_int_equal(target[63], 0x77);
+	assert_int_equal(p.rbuf[0], 0x5a);	/* the receive is untouched */
+	/* ...and the next message fills it. */
+	send_n(&p, 1, 10, 9);
+	assert_int_equal(read_one(p.scq, &e), 1);
+	assert_ptr_equal(e.op_context, &tag2);
+	assert_int_equal(e.len, 10);
+	assert_int_equal(p.rbuf[9], 9);
+	assert_int_equal(p.rbuf[10], 0x5a);
+	assert_int_equal(fi_close(&tmr->fid), 0);
+	assert_int_equal(fi_close(&smr->fid), 0);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_default_multi_recv),
 		cmocka_unit_test(test_unexpected_then_posted),
 		cmocka_unit_test(test_cancel_and_truncate),
+		cmocka_unit_test(test_writedata_into_buffers),
 	};
 
 	func_require_device();

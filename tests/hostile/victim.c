@@ -507,6 +507,12 @@ static int rdm_wait(struct rdm *r, size_t *len, const char *what)
 	for (;;) {
 		ret = fi_cq_read(r->cq, &c, 1);
 		if (ret == 1) {
+			/* One completion per operation: a send completed
+			 * twice would show up here as the wrong kind. */
+			if (!(c.flags & (len ? FI_RECV : FI_SEND)))
+				FAIL("%s: a completion of another kind "
+				     "(flags %#llx)\n", what,
+				     (unsigned long long)c.flags);
 			if (len)
 				*len = c.len;
 			return 0;
