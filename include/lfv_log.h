@@ -7,11 +7,15 @@
 #include <rdma/fabric.h>
 #include <rdma/providers/fi_log.h>
 
-/* The provider object; defined in prov/lfverbs/lfv_init.c. */
-extern struct fi_provider lfv_prov;
+/* The provider whose name and log settings the messages carry: the
+ * transport sets it when it loads (lfv_log_init), so the core names
+ * nothing of the transport's; until then a placeholder named "lfverbs". */
+extern const struct fi_provider *lfv_log_prov;
 
-#define LFV_WARN(subsys, ...) FI_WARN(&lfv_prov, subsys, __VA_ARGS__)
-#define LFV_INFO(subsys, ...) FI_INFO(&lfv_prov, subsys, __VA_ARGS__)
-#define LFV_DBG(subsys, ...)  FI_DBG(&lfv_prov, subsys, __VA_ARGS__)
+void lfv_log_init(const struct fi_provider *prov);
+
+#define LFV_WARN(subsys, ...) FI_WARN(lfv_log_prov, subsys, __VA_ARGS__)
+#define LFV_INFO(subsys, ...) FI_INFO(lfv_log_prov, subsys, __VA_ARGS__)
+#define LFV_DBG(subsys, ...)  FI_DBG(lfv_log_prov, subsys, __VA_ARGS__)
 
 #endif /* LFV_LOG_H */

@@ -33,7 +33,10 @@ struct lfv_params {
 
 extern struct lfv_params lfv_params;
 
-/* Defines every parameter with the core and loads the values. */
-void lfv_params_init(void);
+struct fi_provider;
+
+/* Defines every parameter with the core, as prov's, and loads the
+ * values. */
+void lfv_params_init(struct fi_provider *prov);
 
 #endif /* LFV_PARAM_H */

@@ -60,7 +60,8 @@ static void lfv_refuse_layering(struct fi_provider *prov)
 
 FI_EXT_INI
 {
-	lfv_params_init();
+	lfv_log_init(&lfv_prov);
+	lfv_params_init(&lfv_prov);
 	lfv_refuse_layering(&lfv_prov);
 	return &lfv_prov;
 }
