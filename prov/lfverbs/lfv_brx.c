@@ -82,7 +82,7 @@ static void lfv_brx_error(struct lfv_ep *ep, struct lfv_brecv *r, int err,
 
 	if (ep->rx.cntr)
 		lfv_cntr_inc_err(ep->rx.cntr);
-	if (ep->rx_cq && lfv_cq_write_err(ep->rx_cq, &e))
+	if (ep->base.rx_cq && lfv_cq_write_err(ep->base.rx_cq, &e))
 		LFV_WARN(FI_LOG_CQ, "lost an error completion: no memory\n");
 }
 
@@ -274,8 +274,8 @@ static void lfv_brx_drain_unexpected(struct lfv_ep *ep)
 		b = lfv_container_of(lfv_list_first(&brx->unexpected),
 				     struct lfv_bounce, node);
 		placed = lfv_brx_place(ep, b, comp, &n);
-		for (i = 0; i < n && ep->rx_cq; i++)
-			if (lfv_cq_write(ep->rx_cq, &comp[i]))
+		for (i = 0; i < n && ep->base.rx_cq; i++)
+			if (lfv_cq_write(ep->base.rx_cq, &comp[i]))
 				LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 		if (!placed)
 			break;
@@ -422,7 +422,7 @@ int lfv_brx_init(struct lfv_ep *ep)
 		ret = -FI_ENOMEM;
 		goto free;
 	}
-	brx->mr = ibv_reg_mr(ep->domain->pd, brx->mem, (size_t)n * brx->bsize,
+	brx->mr = ibv_reg_mr(ep->base.domain->pd, brx->mem, (size_t)n * brx->bsize,
 			     IBV_ACCESS_LOCAL_WRITE);
 	if (!brx->mr) {
 		ret = lfv_verbs_errno();

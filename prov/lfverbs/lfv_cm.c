@@ -343,13 +343,13 @@ static void lfv_ep_cm_fail(struct lfv_ep *ep, struct rdma_cm_event *event)
 	size_t len = 0;
 
 	if (event->event == RDMA_CM_EVENT_REJECTED &&
-	    lfv_cm_data_unpack(ep->domain->fabric, &event->param.conn, &data,
+	    lfv_cm_data_unpack(ep->base.domain->fabric, &event->param.conn, &data,
 			       &len)) {
 		data = NULL;	/* refused all the same, without the data */
 		len = 0;
 	}
 	ep->state = LFV_EP_ERROR;
-	lfv_cm_push_err(ep->eq, &ep->ep_fid.fid, lfv_cm_event_err(event),
+	lfv_cm_push_err(ep->eq, &ep->base.ep_fid.fid, lfv_cm_event_err(event),
 			event->status, data, len);
 }
 
@@ -359,7 +359,7 @@ static void lfv_ep_cm_abort(struct lfv_ep *ep, struct rdma_cm_event *event)
 {
 	ep->state = LFV_EP_ERROR;
 	rdma_disconnect(ep->id);
-	lfv_cm_push_err(ep->eq, &ep->ep_fid.fid, FI_ECONNABORTED,
+	lfv_cm_push_err(ep->eq, &ep->base.ep_fid.fid, FI_ECONNABORTED,
 			event->status, NULL, 0);
 }
 
@@ -371,7 +371,7 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (lfv_cm_data_unpack(ep->domain->fabric, &event->param.conn,
+		if (lfv_cm_data_unpack(ep->base.domain->fabric, &event->param.conn,
 				       &data, &len)) {
 			lfv_ep_cm_abort(ep, event);
 			break;
@@ -380,7 +380,7 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 		/* Release: pairs with the relaxed load in lfv_tx_post, which
 		 * needs only the flag (the QP was set up before). */
 		lfv_store_release32(&ep->tx_ready, 1);
-		lfv_cm_push(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL, data,
+		lfv_cm_push(ep->eq, FI_CONNECTED, &ep->base.ep_fid.fid, NULL, data,
 			    len);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
@@ -388,7 +388,7 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 			break;
 		ep->shutdown_reported = true;
 		ep->state = LFV_EP_SHUTDOWN;
-		lfv_cm_push(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid, NULL, NULL, 0);
+		lfv_cm_push(ep->eq, FI_SHUTDOWN, &ep->base.ep_fid.fid, NULL, NULL, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_UNREACHABLE:
@@ -399,7 +399,7 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		ep->state = LFV_EP_ERROR;
-		lfv_cm_push_err(ep->eq, &ep->ep_fid.fid, FI_ENODEV,
+		lfv_cm_push_err(ep->eq, &ep->base.ep_fid.fid, FI_ENODEV,
 				event->status, NULL, 0);
 		break;
 	default:
@@ -516,20 +516,6 @@ static bool lfv_pep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *even
 
 /* ---- names ---------------------------------------------------------------- */
 
-int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen)
-{
-	size_t room;
-
-	if (!addrlen || (*addrlen && !addr))
-		return -FI_EINVAL;
-	room = *addrlen;
-	*addrlen = len;
-	if (room < len)
-		return -FI_ETOOSMALL;
-	memcpy(addr, name, len);
-	return 0;
-}
-
 static bool lfv_id_bound(const struct rdma_cm_id *id)
 {
 	const struct sockaddr *sa = rdma_get_local_addr((struct rdma_cm_id *)id);
@@ -590,7 +576,7 @@ static int lfv_ep_setname(fid_t fid, void *addr, size_t addrlen)
 static int lfv_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct lfv_ep *ep = lfv_ep_real(fid);
-	const struct fi_info *info = ep->info;
+	const struct fi_info *info = ep->base.info;
 	union lfv_sockaddr preset;
 	bool valid = ep->src_set;
 
@@ -624,15 +610,15 @@ static int lfv_ep_bind_src(struct lfv_ep *ep)
 		return 0;
 	if (ep->src_set) {
 		src = ep->src;
-	} else if (ep->info->src_addr &&
-		   !lfv_set_sockaddr(&src, ep->info->src_addr,
-				     ep->info->src_addrlen)) {
+	} else if (ep->base.info->src_addr &&
+		   !lfv_set_sockaddr(&src, ep->base.info->src_addr,
+				     ep->base.info->src_addrlen)) {
 		if (src.sa.sa_family == AF_INET)
 			src.sin.sin_port = 0;
 		else
 			src.sin6.sin6_port = 0;
-	} else if (ep->domain->dev->naddrs) {
-		src = ep->domain->dev->addrs[0].addr;
+	} else if (ep->base.domain->dev->naddrs) {
+		src = ep->base.domain->dev->addrs[0].addr;
 		src.sin.sin_port = 0; /* same offset in sin6 */
 	} else {
 		return -FI_EADDRNOTAVAIL;
@@ -648,21 +634,21 @@ int lfv_ep_create_rc_qp(struct lfv_ep *ep)
 	ret = lfv_ep_bind_src(ep);
 	if (ret)
 		return ret;
-	if (ep->id->verbs != ep->domain->ctx) {
+	if (ep->id->verbs != ep->base.domain->ctx) {
 		LFV_WARN(FI_LOG_EP_CTRL, "address is not on domain %s\n",
-			 ep->domain->dev->name);
+			 ep->base.domain->dev->name);
 		return -FI_EINVAL;
 	}
-	if (ep->domain->dev->attr.atomic_cap != IBV_ATOMIC_NONE) {
+	if (ep->base.domain->dev->attr.atomic_cap != IBV_ATOMIC_NONE) {
 		/* Where results of fi_atomic (no fetch) land. */
-		ep->amo_mr = ibv_reg_mr(ep->domain->pd, &ep->amo_sink,
+		ep->amo_mr = ibv_reg_mr(ep->base.domain->pd, &ep->amo_sink,
 					sizeof(ep->amo_sink),
 					IBV_ACCESS_LOCAL_WRITE);
 		if (!ep->amo_mr)
 			return lfv_verbs_errno();
 	}
 	lfv_ep_qp_caps(ep, &attr);
-	ret = lfv_verbs_ret(rdma_create_qp(ep->id, ep->domain->pd, &attr));
+	ret = lfv_verbs_ret(rdma_create_qp(ep->id, ep->base.domain->pd, &attr));
 	if (ret)
 		return ret; /* amo_mr goes with the endpoint */
 	ep->qp = ep->id->qp;
@@ -697,7 +683,7 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 			  const void *param, size_t paramlen)
 {
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
-	struct lfv_fabric *fabric = ep->domain->fabric;
+	struct lfv_fabric *fabric = ep->base.domain->fabric;
 	struct rdma_event_channel *channel = ep->id->channel;
 	struct rdma_conn_param conn;
 	struct lfv_cm_data d;
@@ -722,7 +708,7 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	ep->state = LFV_EP_CONNECTING;
 	pthread_mutex_unlock(&fabric->cm_lock);
 
-	tos = lfv_tos(ep->info->tx_attr->tclass);
+	tos = lfv_tos(ep->base.info->tx_attr->tclass);
 	if (tos) {
 		/* Before the route is resolved: it carries the class. */
 		ret = lfv_verbs_ret(rdma_set_option(ep->id, RDMA_OPTION_ID,
@@ -738,13 +724,13 @@ static int lfv_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	if (ret > 0) {
 		/* Unreachable or timed out: an EQ error, as events are. */
 		ep->state = LFV_EP_ERROR;
-		lfv_cm_push_err(ep->eq, &ep->ep_fid.fid,
+		lfv_cm_push_err(ep->eq, &ep->base.ep_fid.fid,
 				ret == ETIMEDOUT ? FI_ETIMEDOUT :
 						   FI_EHOSTUNREACH, -ret, NULL, 0);
 		pthread_mutex_unlock(&fabric->cm_lock);
 		return 0;
 	}
-	lfv_cm_conn_param(ep->domain, &d, &conn);
+	lfv_cm_conn_param(ep->base.domain, &d, &conn);
 	ret = lfv_verbs_ret(rdma_connect(ep->id, &conn));
 	pthread_mutex_unlock(&fabric->cm_lock);
 	if (ret)
@@ -776,17 +762,17 @@ static int lfv_ep_accept(struct fid_ep *ep_fid, const void *param,
 		if (ret)
 			return ret;
 	}
-	pthread_mutex_lock(&ep->domain->fabric->cm_lock);
+	pthread_mutex_lock(&ep->base.domain->fabric->cm_lock);
 	if (ep->state != LFV_EP_ENABLED) {
 		ret = -FI_EOPBADSTATE;
 		goto unlock;
 	}
-	lfv_cm_conn_param(ep->domain, &d, &conn);
+	lfv_cm_conn_param(ep->base.domain, &d, &conn);
 	ret = lfv_verbs_ret(rdma_accept(ep->id, &conn));
 	if (!ret)
 		ep->state = LFV_EP_ACCEPTING;
 unlock:
-	pthread_mutex_unlock(&ep->domain->fabric->cm_lock);
+	pthread_mutex_unlock(&ep->base.domain->fabric->cm_lock);
 	return ret;
 }
 
@@ -797,13 +783,13 @@ static int lfv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 
 	if (flags)
 		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&ep->domain->fabric->cm_lock);
+	pthread_mutex_lock(&ep->base.domain->fabric->cm_lock);
 	if (ep->state == LFV_EP_CONNECTED || ep->state == LFV_EP_CONNECTING ||
 	    ep->state == LFV_EP_ACCEPTING)
 		ret = lfv_verbs_ret(rdma_disconnect(ep->id));
 	else if (ep->state != LFV_EP_SHUTDOWN)
 		ret = -FI_ENOTCONN;
-	pthread_mutex_unlock(&ep->domain->fabric->cm_lock);
+	pthread_mutex_unlock(&ep->base.domain->fabric->cm_lock);
 	return ret;
 }
 
@@ -824,15 +810,15 @@ struct fi_ops_cm lfv_cm_ops = {
  * endpoint it was opened on (info->handle), or a new one. */
 int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info)
 {
-	struct lfv_fabric *fabric = ep->domain->fabric;
+	struct lfv_fabric *fabric = ep->base.domain->fabric;
 	struct lfv_connreq *req;
 	int ret;
 
 	ep->cm.handle = lfv_ep_cm_handle;
-	ep->info->handle = NULL;
+	ep->base.info->handle = NULL;
 	if (info->handle && info->handle->fclass == FI_CLASS_CONNREQ) {
 		req = lfv_container_of(info->handle, struct lfv_connreq, fid);
-		if (req->id->verbs != ep->domain->ctx)
+		if (req->id->verbs != ep->base.domain->ctx)
 			return -FI_EINVAL;
 		pthread_mutex_lock(&fabric->cm_lock);
 		ep->id = req->id;
@@ -859,7 +845,7 @@ int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info)
 
 void lfv_cm_detach(struct lfv_ep *ep)
 {
-	struct lfv_fabric *fabric = ep->domain->fabric;
+	struct lfv_fabric *fabric = ep->base.domain->fabric;
 
 	if (!ep->id)
 		return;
@@ -1126,10 +1112,10 @@ free_pep:
 void lfv_dgram_name(const struct lfv_ep *ep, struct lfv_ud_name *name)
 {
 	memset(name, 0, sizeof(*name));
-	memcpy(name->gid, ep->domain->dev->gid.raw, sizeof(name->gid));
+	memcpy(name->gid, ep->base.domain->dev->gid.raw, sizeof(name->gid));
 	name->qpn = ep->qp->qp_num;
 	name->qkey = LFV_UD_QKEY;
-	name->lid = ep->domain->dev->port_attr.lid;
+	name->lid = ep->base.domain->dev->port_attr.lid;
 }
 
 static int lfv_dgram_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -1198,7 +1184,7 @@ int lfv_ep_create_ud_qp(struct lfv_ep *ep)
 	ep->grh = calloc(1, grh_len);
 	if (!ep->grh)
 		return -FI_ENOMEM;
-	ep->ud_sge_stride = (uint32_t)ep->info->rx_attr->iov_limit + 1;
+	ep->ud_sge_stride = (uint32_t)ep->base.info->rx_attr->iov_limit + 1;
 	ep->ud_sge = calloc((size_t)(ep->rx.mask + 1) * ep->ud_sge_stride,
 			    sizeof(*ep->ud_sge));
 	ep->ud_nsge = calloc((size_t)ep->rx.mask + 1, 1);
@@ -1206,19 +1192,19 @@ int lfv_ep_create_ud_qp(struct lfv_ep *ep)
 		ret = -FI_ENOMEM;
 		goto free_grh;
 	}
-	ep->grh_mr = ibv_reg_mr(ep->domain->pd, ep->grh, grh_len,
+	ep->grh_mr = ibv_reg_mr(ep->base.domain->pd, ep->grh, grh_len,
 				IBV_ACCESS_LOCAL_WRITE);
 	if (!ep->grh_mr) {
 		ret = lfv_verbs_errno();
 		goto free_grh;
 	}
 	lfv_ep_qp_caps(ep, &attr);
-	ep->qp = ibv_create_qp(ep->domain->pd, &attr);
+	ep->qp = ibv_create_qp(ep->base.domain->pd, &attr);
 	if (!ep->qp) {
 		ret = lfv_verbs_errno();
 		goto dereg;
 	}
-	ret = lfv_ud_qp_ready(ep->qp, ep->domain->dev->port_num);
+	ret = lfv_ud_qp_ready(ep->qp, ep->base.domain->dev->port_num);
 	if (ret)
 		goto destroy_qp;
 	return 0;

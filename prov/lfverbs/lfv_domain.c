@@ -10,6 +10,7 @@
 #include "lfv_log.h"
 #include "lfv_poll.h"
 #include "lfv_prov.h"
+#include "lfv_rdm.h"
 #include "lfv_stubs.h"
 
 static int lfv_domain_close(struct fid *fid)
@@ -82,9 +83,56 @@ static int lfv_domain_poll_open(struct fid_domain *domain_fid,
 
 	/* fi_poll moves what the domain's verbs CQs hold into their rings,
 	 * so a CQ read only through its hardware is seen too. */
-	return lfv_poll_open(attr, (struct lfv_progress_hook){
-				     .fn = lfv_domain_progress, .arg = domain },
-			     &domain->ref, pollset);
+	return lfv_poll_open(attr, domain->progress, &domain->ref, pollset);
+}
+
+/* One context each way; more make a scalable endpoint (lfv_sep.c). */
+static bool lfv_ep_one_context(const struct fi_ep_attr *attr)
+{
+	return (attr->tx_ctx_cnt <= 1 || attr->tx_ctx_cnt == FI_SHARED_CONTEXT) &&
+	       (attr->rx_ctx_cnt <= 1 || attr->rx_ctx_cnt == FI_SHARED_CONTEXT);
+}
+
+/* fi_endpoint: each endpoint type opens its own (lfv_ep.c, lfv_rdm.c). */
+static int lfv_domain_endpoint(struct fid_domain *domain_fid,
+			       struct fi_info *info, struct fid_ep **ep_fid,
+			       void *context)
+{
+	struct lfv_domain *domain;
+
+	if (!domain_fid || !info || !ep_fid)
+		return -FI_EINVAL;
+	if (info->ep_attr && !lfv_ep_one_context(info->ep_attr))
+		return -FI_EINVAL;
+	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+	if (info->ep_attr && info->ep_attr->type == FI_EP_RDM)
+		return lfv_rdm_endpoint(domain, info, ep_fid, context);
+	return lfv_msg_endpoint(domain, info, ep_fid, context);
+}
+
+static int lfv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+				struct fid_ep **ep, uint64_t flags,
+				void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return lfv_domain_endpoint(domain, info, ep, context);
+}
+
+/* fi_srx_context: an SRQ on a MSG domain (lfv_srx.c); RDM receives match
+ * in software, in the matching SRX (lfv_rdm.c). */
+static int lfv_domain_srx_context(struct fid_domain *domain_fid,
+				  struct fi_rx_attr *attr,
+				  struct fid_ep **rx_ep, void *context)
+{
+	struct lfv_domain *domain;
+
+	if (!domain_fid || !rx_ep)
+		return -FI_EINVAL;
+	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
+	if (domain->info->ep_attr && domain->info->ep_attr->type == FI_EP_RDM)
+		return lfv_rdm_srx_context(domain, attr, rx_ep, context);
+	return lfv_srx_context(domain, attr, rx_ep, context);
 }
 
 static struct fi_ops lfv_domain_fi_ops = {
@@ -101,15 +149,15 @@ static struct fi_ops_domain lfv_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = lfv_av_open,
 	.cq_open = lfv_domain_cq_open,
-	.endpoint = lfv_endpoint,
+	.endpoint = lfv_domain_endpoint,
 	.scalable_ep = lfv_scalable_ep,
 	.cntr_open = lfv_domain_cntr_open,
 	.poll_open = lfv_domain_poll_open,
 	.stx_ctx = lfv_stx_context,
-	.srx_ctx = lfv_srx_context,
+	.srx_ctx = lfv_domain_srx_context,
 	.query_atomic = lfv_query_atomic,
 	.query_collective = lfv_no_query_collective,
-	.endpoint2 = lfv_endpoint2,
+	.endpoint2 = lfv_domain_endpoint2,
 };
 
 /* The info must be one lfverbs could have returned for this device. */
@@ -202,6 +250,8 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain = calloc(1, sizeof(*domain));
 	if (!domain)
 		return -FI_ENOMEM;
+	domain->progress = (struct lfv_progress_hook){
+		.fn = lfv_domain_progress, .arg = domain };
 	domain->info = fi_dupinfo(info);
 	if (!domain->info) {
 		ret = -FI_ENOMEM;

@@ -38,6 +38,7 @@
 #include "lfv_atomic.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
+#include "lfv_ep_base.h"
 #include "lfv_eq.h"
 #include "lfv_list.h"
 #include "lfv_prov.h"
@@ -143,7 +144,6 @@ struct lfv_queue {
 	 * from cancel_first on. */
 	bool cancelling;
 	uint64_t cancel_first;
-	uint64_t op_flags;		/* fi_tx_attr / fi_rx_attr op_flags */
 	struct lfv_spin lock;		/* posting */
 	/* FI_MORE: requests written but not yet posted, kept per op slot
 	 * (send queues only), posted as one chain by the next call without
@@ -182,7 +182,8 @@ struct lfv_srx {
 	lfv_atomic32_t ref;		/* 1 + bound endpoints */
 };
 
-int lfv_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+/* fi_srx_context on a MSG domain (lfv_domain.c dispatches). */
+int lfv_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context);
 
 /* Buffered receives (lfv_brx.c): FI_MULTI_RECV and fi_cancel. */
@@ -253,24 +254,18 @@ struct lfv_pep {
 };
 
 struct lfv_ep {
-	struct fid_ep ep_fid;
+	struct lfv_ep_base base;	/* fid, bindings, op flags */
 	struct lfv_cm_ctx cm;
-	struct lfv_domain *domain;
-	struct fi_info *info;
 	enum fi_ep_type type;
 	enum lfv_ep_state state;	/* under fabric->cm_lock */
 	struct ibv_qp *qp;
 	struct rdma_cm_id *id;		/* MSG */
 	struct lfv_eq *eq;
-	struct lfv_av *av;		/* DGRAM */
-	struct lfv_cq *tx_cq, *rx_cq;	/* bound CQs (may be NULL) */
 	struct lfv_srx *srx;		/* receives come from here */
 	struct lfv_stx *stx;		/* bound transmit context, if any */
 	struct lfv_brx *brx;		/* buffered receives (lfv_brx.c) */
 	struct lfv_queue tx;
 	struct lfv_queue rx;
-	struct lfv_cntr *cntr_read, *cntr_write;
-	struct lfv_cntr *cntr_rread, *cntr_rwrite;
 	struct ibv_mr *grh_mr;		/* DGRAM: one GRH slot per receive */
 	uint64_t amo_sink;		/* results nobody asked for */
 	struct ibv_mr *amo_mr;		/* registers amo_sink */
@@ -298,53 +293,17 @@ struct lfv_ep {
 	 * CQ data names the region; the data comes next (poll lock). */
 	bool ev_data_next;
 	uint32_t ev_data_index;
-	lfv_atomic32_t ref;		/* aliases */
 };
 
-/*
- * fi_ep_alias: another fid_ep for the same endpoint with its own default
- * operation flags. Every call on it reaches the endpoint's functions,
- * which find the endpoint (and the flags) through these two helpers.
- */
-struct lfv_alias {
-	struct fid_ep ep_fid;
-	struct lfv_ep *ep;
-	uint64_t tx_op_flags;
-	uint64_t rx_op_flags;
-};
-
-extern struct fi_ops lfv_alias_fi_ops;
-
-static inline bool lfv_is_alias(const struct fid *fid)
-{
-	return fid->ops == &lfv_alias_fi_ops;
-}
-
-/* The endpoint behind an lfverbs fid_ep: itself, or the alias's. */
+/* The endpoint behind an lfverbs MSG or DGRAM fid_ep (or its alias). */
 static inline struct lfv_ep *lfv_ep_real(struct fid *fid)
 {
-	if (lfv_is_alias(fid))
-		return lfv_container_of(fid, struct lfv_alias, ep_fid.fid)->ep;
-	return lfv_container_of(fid, struct lfv_ep, ep_fid.fid);
+	return lfv_container_of(lfv_ep_base_of(fid), struct lfv_ep, base);
 }
 
 static inline struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
 {
 	return lfv_ep_real(&ep_fid->fid);
-}
-
-/* The default operation flags of the fid the call came through. */
-static inline uint64_t lfv_op_flags(struct fid_ep *ep_fid, bool tx)
-{
-	const struct lfv_alias *a;
-	const struct lfv_ep *ep;
-
-	if (lfv_is_alias(&ep_fid->fid)) {
-		a = lfv_container_of(ep_fid, struct lfv_alias, ep_fid);
-		return tx ? a->tx_op_flags : a->rx_op_flags;
-	}
-	ep = lfv_container_of(ep_fid, struct lfv_ep, ep_fid);
-	return tx ? ep->tx.op_flags : ep->rx.op_flags;
 }
 
 /* vcq: the verbs CQ behind a CQ (lfv_vcq.c). */
@@ -422,10 +381,8 @@ uint64_t lfv_rma_op_flags(struct fid_ep *ep_fid);
 /* The same without FI_INJECT, for reads and atomics (lfv_rma.c). */
 uint64_t lfv_rma_in_op_flags(struct fid_ep *ep_fid);
 bool lfv_wr_is_atomic(const struct ibv_send_wr *wr);
-/* RDM endpoints' transport (lfv_rdm_rma.c, lfv_rdm.c). */
-bool lfv_rdm_is(const struct fid *fid);
-uint64_t lfv_rdm_tx_op_flags(struct fid_ep *ep_fid);
-ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q);
+/* Posts it on a MSG endpoint's RC QP (lfv_msg_type's rma_post). */
+ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q);
 
 /* The result of a failed ibv_post_* (a positive errno) for the caller. */
 static inline ssize_t lfv_post_ret(int err)
@@ -465,21 +422,16 @@ size_t lfv_msg_rma_arrived(struct lfv_ep *ep, const struct ibv_wc *wc,
 			   struct lfv_cq_comp *comp);
 
 /* Endpoints (lfv_ep.c, lfv_msg.c, lfv_rma.c, lfv_amo.c, lfv_cm.c). */
-int lfv_endpoint(struct fid_domain *domain, struct fi_info *info,
-		 struct fid_ep **ep, void *context);
-int lfv_endpoint2(struct fid_domain *domain, struct fi_info *info,
-		  struct fid_ep **ep, uint64_t flags, void *context);
+/* fi_endpoint of a MSG or DGRAM endpoint (lfv_domain.c dispatches). */
+int lfv_msg_endpoint(struct lfv_domain *domain, struct fi_info *info,
+		     struct fid_ep **ep, void *context);
+extern const struct lfv_ep_type lfv_msg_type, lfv_dgram_type;
 int lfv_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		   struct fid_pep **pep, void *context);
 /* An endpoint object (not yet a context or bound): what fi_endpoint and
  * fi_tx_context / fi_rx_context build on. */
 int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
 		void *context, struct lfv_ep **ep);
-/* RDM endpoints (lfv_rdm.c). */
-int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
-		     struct fid_ep **ep, void *context);
-int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
-			struct fid_ep **rx_ep, void *context);
 /* Scalable DGRAM endpoints (lfv_sep.c). */
 struct lfv_sep;
 int lfv_scalable_ep(struct fid_domain *domain, struct fi_info *info,
@@ -487,8 +439,6 @@ int lfv_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 void lfv_sep_ctx_closed(struct lfv_ep *ep);
 extern struct fi_ops_msg lfv_msg_tx_ops;
 extern struct fi_ops_msg lfv_msg_rx_ops;
-/* Copies a name out as fi_getname(3) says (-FI_ETOOSMALL with the size). */
-int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen);
 /* A DGRAM endpoint's QP name (its QP exists: enabled). */
 void lfv_dgram_name(const struct lfv_ep *ep, struct lfv_ud_name *name);
 extern struct fi_ops_msg lfv_msg_ops;
@@ -499,17 +449,6 @@ int lfv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     uint64_t flags);
 extern struct fi_ops_cm lfv_cm_ops;
 extern struct fi_ops_cm lfv_dgram_cm_ops;
-
-/* fi_ep_bind of a CQ with FI_TRANSMIT / FI_RECV (and
- * FI_SELECTIVE_COMPLETION) into a pair of slots; takes a reference per
- * direction. */
-#define LFV_CNTR_KINDS 6	/* send recv read write rread rwrite */
-int lfv_bind_cntr_slots(struct lfv_cntr *cntr, uint64_t flags,
-			struct lfv_cntr **slot[LFV_CNTR_KINDS],
-			struct lfv_domain *domain);
-void lfv_put_cntr_slots(struct lfv_cntr **slot[LFV_CNTR_KINDS]);
-int lfv_bind_cq_pair(struct lfv_cq *cq, uint64_t flags, struct lfv_cq **tx,
-		     bool *tx_selective, struct lfv_cq **rx, bool *rx_selective);
 
 /* The QP attributes an endpoint's queues ask for. */
 void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);

@@ -188,8 +188,7 @@ static int lfv_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (ret)
 		return ret;
 	/* Waiting on the counter must poll where announcements arrive. */
-	lfv_cntr_set_progress(cntr, (struct lfv_progress_hook){
-		.fn = lfv_domain_progress, .arg = domain });
+	lfv_cntr_set_progress(cntr, domain->progress);
 	return 0;
 }
 

@@ -86,14 +86,14 @@ static bool lfv_tx_signaled(const struct lfv_ep *ep, const struct lfv_queue *q,
 {
 	/* Signal often enough that unsignaled requests get retired and
 	 * their credits come back. */
-	return report || q->cntr || ep->cntr_read || ep->cntr_write ||
+	return report || q->cntr || ep->base.cntr[LFV_CNTR_READ] || ep->base.cntr[LFV_CNTR_WRITE] ||
 	       q->unsignaled + 1 >= (q->size + 1) / 2;
 }
 
 static int lfv_ud_dest(struct lfv_ep *ep, fi_addr_t addr,
 		       struct ibv_send_wr *wr)
 {
-	const struct lfv_av_dest *dest = lfv_av_dest(ep->av, addr);
+	const struct lfv_av_dest *dest = lfv_av_dest(ep->base.av, addr);
 
 	if (!dest)
 		return -FI_EINVAL;
@@ -273,7 +273,7 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 	size_t len;
 	int nsge, ret;
 
-	if (r->count > ep->info->tx_attr->iov_limit || r->count > LFV_MAX_SGE)
+	if (r->count > ep->base.info->tx_attr->iov_limit || r->count > LFV_MAX_SGE)
 		return -FI_EINVAL;
 	nsge = lfv_fill_sge(sge, r->iov, r->desc, r->count, inject, &len);
 	if (nsge < 0)
@@ -281,7 +281,7 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 	if (inject && len > ep->inject_size)
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM) {
-		if (len > ep->info->ep_attr->max_msg_size)
+		if (len > ep->base.info->ep_attr->max_msg_size)
 			return -FI_EINVAL;
 		ret = lfv_ud_dest(ep, r->dest, &wr);
 		if (ret)
@@ -315,7 +315,7 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 		return lfv_brx_post(ep, iov, count, context, flags);
 	if (flags & FI_MULTI_RECV)
 		return -FI_EINVAL; /* only buffered endpoints */
-	if (count > ep->info->rx_attr->iov_limit || count > LFV_MAX_SGE)
+	if (count > ep->base.info->rx_attr->iov_limit || count > LFV_MAX_SGE)
 		return -FI_EINVAL;
 	if (ep->type == FI_EP_DGRAM)
 		user = &sge[1];	/* sge[0]: the GRH, in front of the data */
@@ -406,9 +406,9 @@ static ssize_t lfv_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	(void)src_addr;
 	if (ep->rx_direct && len && buf && desc)
 		return lfv_recv_one(ep, buf, len, desc, context,
-				    lfv_op_flags(ep_fid, false));
+				    lfv_ep_op_flags(ep_fid, false));
 	return lfv_recv_common(ep, &iov, &desc, 1, context,
-			       lfv_op_flags(ep_fid, false));
+			       lfv_ep_op_flags(ep_fid, false));
 }
 
 static ssize_t lfv_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -421,7 +421,7 @@ static ssize_t lfv_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	if (count && !iov)
 		return -FI_EINVAL;
 	return lfv_recv_common(ep, iov, desc, count, context,
-			       lfv_op_flags(ep_fid, false));
+			       lfv_ep_op_flags(ep_fid, false));
 }
 
 static ssize_t lfv_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -504,7 +504,7 @@ static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			void *desc, fi_addr_t dest_addr, void *context)
 {
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
-	uint64_t flags = lfv_op_flags(ep_fid, true);
+	uint64_t flags = lfv_ep_op_flags(ep_fid, true);
 	ssize_t ret;
 
 	/* Relaxed: as in lfv_tx_post. */
@@ -526,7 +526,7 @@ static ssize_t lfv_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_tx_req r = {
 		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
-		.context = context, .flags = lfv_op_flags(ep_fid, true),
+		.context = context, .flags = lfv_ep_op_flags(ep_fid, true),
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 
@@ -575,7 +575,7 @@ static ssize_t lfv_senddata(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct lfv_tx_req r = {
 		.iov = &iov, .desc = &desc, .count = 1, .data = data,
 		.dest = dest_addr, .context = context,
-		.flags = lfv_op_flags(ep_fid, true) | FI_REMOTE_CQ_DATA,
+		.flags = lfv_ep_op_flags(ep_fid, true) | FI_REMOTE_CQ_DATA,
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 

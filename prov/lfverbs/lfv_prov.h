@@ -19,6 +19,7 @@
 #include "lfv_list.h"
 #include "lfv_mr_cache.h"
 #include "lfv_poller.h"
+#include "lfv_progress.h"
 
 #define LFV_PROV_NAME "lfverbs"
 #define LFV_FI_VERSION FI_VERSION(1, 17)
@@ -58,7 +59,7 @@
 #define LFV_RDM_MAX_MSG ((size_t)1 << 40)
 /* RDM iov limits (payloads are copied through provider buffers). */
 #define LFV_RDM_MAX_IOV 4
-/* An RDM message: header, then the payload (lfv_rdm.h). */
+/* An RDM message: header, then the payload (lfv_rdm_proto.h). */
 #define LFV_RDM_HDR_SIZE 24
 /* Every bit of an RDM tag is matched (fi_tagged(3)'s generic format). */
 #define LFV_RDM_TAG_FORMAT 0xaaaaaaaaaaaaaaaaULL
@@ -199,6 +200,10 @@ struct lfv_domain {
 	struct lfv_list vcqs;		/* every verbs CQ, for counters */
 	struct lfv_list rdm_eps;	/* RDM endpoints, for their timers */
 	bool progress_auto;		/* FI_PROGRESS_AUTO data progress */
+	/* What reading a counter or fi_poll set runs: polls the domain's
+	 * verbs CQs (lfv_domain_progress, set by fi_domain). Objects below
+	 * the domain's reach it through here, not by name. */
+	struct lfv_progress_hook progress;
 	/* The progress thread (lfv_auto.c), started on first need. */
 	struct lfv_poller auto_poller;
 	/* RDM domains: registrations of application memory (lfv_mr.c). */

@@ -4,7 +4,7 @@
  * completion dispatch and the CQs' progress hook, the owner SRX imported
  * with FI_PEER. The transmit side is lfv_rdm_tx.c, the receive side
  * lfv_rdm_rx.c, the calls lfv_rdm_ops.c, connections lfv_rdm_conn.c; the
- * protocol is in lfv_rdm.h and the objects in lfv_rdm_ep.h.
+ * protocol is in lfv_rdm_proto.h and the objects in lfv_rdm_ep.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_peer_srx.h"
+#include "lfv_rdm.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_stubs.h"
 #include "lfv_svc.h"
@@ -41,10 +42,10 @@ static void lfv_rdm_rx_failed(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	 * error, soft-RoCE as a local QP operation error. */
 	if (wc->status == IBV_WC_LOC_LEN_ERR ||
 	    wc->status == IBV_WC_LOC_QP_OP_ERR)
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_TOO_LONG,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_TOO_LONG,
 			 "an RDM message longer than a receive buffer");
 	else
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
 			 "an RDM receive that failed");
 	lfv_rdm_post_rx(ep, r);
 }
@@ -64,14 +65,14 @@ static void lfv_rdm_ctrl_datagram(struct lfv_rdm_ep *ep,
 		ret = lfv_rdm_ctrl_parse(&cb->msg, wc->byte_len - LFV_GRH_SIZE,
 					 src_gid, wc->src_qp, &m);
 	if (ret) {
-		lfv_drop_err(&ep->domain->fabric->drops, ret,
+		lfv_drop_err(&ep->base.domain->fabric->drops, ret,
 			     "an RDM handshake datagram");
 		return;
 	}
 	/* Each side's receive buffers hold the eager size it announces: a
 	 * peer with a larger one would send messages ours cannot hold. */
 	if (m.eager != ep->eager) {
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_VERSION,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_VERSION,
 			 "an RDM handshake from a peer with another eager "
 			 "size (FI_LFVERBS_RDM_EAGER must be the same)");
 		return;
@@ -104,7 +105,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			/* An RDMA write with immediate data: lfverbs' RDM
 			 * peers never send one, and the buffer holds only
 			 * what was there before (byte_len is the write's). */
-			lfv_drop(&ep->domain->fabric->drops,
+			lfv_drop(&ep->base.domain->fabric->drops,
 				 FI_LFVERBS_DROP_MALFORMED,
 				 "an RDMA write with immediate data into an "
 				 "RDM receive queue");
@@ -120,7 +121,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			return; /* flushed at close */
 		if (!ok) {
 			/* A datagram longer than a control buffer, say. */
-			lfv_drop(&ep->domain->fabric->drops,
+			lfv_drop(&ep->base.domain->fabric->drops,
 				 FI_LFVERBS_DROP_MALFORMED,
 				 "an RDM handshake datagram that failed");
 			lfv_rdm_post_ctrl_rx(ep, r);
@@ -368,35 +369,8 @@ static bool lfv_rdm_is_isrx(const struct fid *fid)
 
 /* ---- bind ---------------------------------------------------------------------- */
 
-static int lfv_rdm_bind_cq(struct lfv_rdm_ep *ep, struct lfv_cq *cq,
-			   uint64_t flags)
-{
-	return lfv_bind_cq_pair(cq, flags, &ep->tx_cq, &ep->tx_selective,
-				&ep->rx_cq, &ep->rx_selective);
-}
-
-/* Remote reads are invisible to the target; remote writes count when
- * they carry CQ data (as on MSG endpoints). */
-static void lfv_rdm_cntr_slots(struct lfv_rdm_ep *ep,
-			       struct lfv_cntr **slot[LFV_CNTR_KINDS])
-{
-	slot[0] = &ep->tx_cntr;
-	slot[1] = &ep->rx_cntr;
-	slot[2] = &ep->rd_cntr;
-	slot[3] = &ep->wr_cntr;
-	slot[4] = &ep->rrd_cntr;
-	slot[5] = &ep->rwr_cntr;
-}
-
-static int lfv_rdm_bind_cntr(struct lfv_rdm_ep *ep, struct lfv_cntr *cntr,
-			     uint64_t flags)
-{
-	struct lfv_cntr **slot[LFV_CNTR_KINDS];
-
-	lfv_rdm_cntr_slots(ep, slot);
-	return lfv_bind_cntr_slots(cntr, flags, slot, ep->domain);
-}
-
+/* RDM endpoints bind an SRX (ours, or an owner's imported with FI_PEER)
+ * beyond the base's CQs, counters and AV. */
 static int lfv_rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
@@ -407,12 +381,6 @@ static int lfv_rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (ep->enabled)
 		return -FI_EOPBADSTATE;
 	switch (bfid->fclass) {
-	case FI_CLASS_CQ:
-		return lfv_rdm_bind_cq(ep, lfv_cq_from_fid(
-			lfv_container_of(bfid, struct fid_cq, fid)), flags);
-	case FI_CLASS_CNTR:
-		return lfv_rdm_bind_cntr(ep, lfv_cntr_from_fid(
-			lfv_container_of(bfid, struct fid_cntr, fid)), flags);
 	case FI_CLASS_SRX_CTX:
 		if (flags)
 			return -FI_EBADFLAGS;
@@ -430,16 +398,13 @@ static int lfv_rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ep->srx = lfv_container_of(bfid, struct fid_ep, fid);
 		return 0;
 	case FI_CLASS_AV:
+		/* Not an AV of scalable endpoints' names. */
 		av = lfv_av_from_fid(bfid);
-		if (!av || ep->av || av->rx_ctx_bits)
+		if (av && av->rx_ctx_bits)
 			return -FI_EINVAL;
-		if (flags)
-			return -FI_EBADFLAGS;
-		ep->av = av;
-		lfv_av_hold(av);
-		return 0;
+		return lfv_ep_base_bind(&ep->base, bfid, flags);
 	default:
-		return -FI_EINVAL;
+		return lfv_ep_base_bind(&ep->base, bfid, flags);
 	}
 }
 
@@ -460,10 +425,10 @@ static int lfv_rdm_ctl_qp_create(struct lfv_rdm_ep *ep)
 	};
 	int ret;
 
-	ep->ctl_qp = ibv_create_qp(ep->domain->pd, &init);
+	ep->ctl_qp = ibv_create_qp(ep->base.domain->pd, &init);
 	if (!ep->ctl_qp)
 		return lfv_verbs_errno();
-	ret = lfv_ud_qp_ready(ep->ctl_qp, ep->domain->dev->port_num);
+	ret = lfv_ud_qp_ready(ep->ctl_qp, ep->base.domain->dev->port_num);
 	if (ret) {
 		ibv_destroy_qp(ep->ctl_qp);
 		ep->ctl_qp = NULL;
@@ -487,7 +452,7 @@ static int lfv_rdm_alloc_bufs(struct lfv_rdm_ep *ep)
 		ep->mem = NULL;
 		return -FI_ENOMEM;
 	}
-	ep->mr = ibv_reg_mr(ep->domain->pd, ep->mem, ep->mem_len,
+	ep->mr = ibv_reg_mr(ep->base.domain->pd, ep->mem, ep->mem_len,
 			    IBV_ACCESS_LOCAL_WRITE);
 	if (!ep->mr) {
 		free(ep->reqs);
@@ -536,7 +501,7 @@ static int lfv_rdm_srq_create(struct lfv_rdm_ep *ep)
 	};
 	size_t i;
 
-	ep->srq = ibv_create_srq(ep->domain->pd, &attr);
+	ep->srq = ibv_create_srq(ep->base.domain->pd, &attr);
 	if (!ep->srq)
 		return lfv_verbs_errno();
 	/* Chains of up to 1/16 of the buffers: the few held back never
@@ -559,8 +524,8 @@ static int lfv_rdm_srq_create(struct lfv_rdm_ep *ep)
 static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 {
 	struct fi_rx_attr attr = {
-		.iov_limit = ep->info->rx_attr->iov_limit,
-		.op_flags = ep->rx_op_flags & LFV_PEER_SRX_OP_FLAGS,
+		.iov_limit = ep->base.info->rx_attr->iov_limit,
+		.op_flags = ep->base.rx_op_flags & LFV_PEER_SRX_OP_FLAGS,
 	};
 	int ret;
 
@@ -570,21 +535,21 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 	}
 	if (!ep->srx) {
 		ret = lfv_peer_srx_open(&attr,
-					ep->info->caps & LFV_PEER_SRX_CAPS,
+					ep->base.info->caps & LFV_PEER_SRX_CAPS,
 					ep, &ep->srx);
 		if (ret)
 			return ret;
 		ep->own_srx = true;
 		lfv_peer_srx_set_locking(ep->srx,
-					 lfv_rdm_needs_locks(ep->domain));
+					 lfv_rdm_needs_locks(ep->base.domain));
 	}
 	ret = lfv_peer_srx_export(ep->srx, &ep->peer_srx);
 	if (ret)
 		goto close_srx;
 	ep->peer_srx->peer_ops = &lfv_rdm_srx_peer_ops;
 	lfv_peer_srx_set_data_fn(ep->peer_srx, lfv_rdm_peek_data);
-	if (ep->rx_cq) {
-		ret = lfv_peer_srx_bind_cq(ep->srx, &ep->rx_cq->peer_cq);
+	if (ep->base.rx_cq) {
+		ret = lfv_peer_srx_bind_cq(ep->srx, &ep->base.rx_cq->peer_cq);
 		if (ret)
 			goto close_export;
 	}
@@ -616,10 +581,10 @@ static void lfv_rdm_srx_close(struct lfv_rdm_ep *ep)
 static void lfv_rdm_set_name(struct lfv_rdm_ep *ep)
 {
 	memset(&ep->name, 0, sizeof(ep->name));
-	memcpy(ep->name.gid, ep->domain->dev->gid.raw, sizeof(ep->name.gid));
+	memcpy(ep->name.gid, ep->base.domain->dev->gid.raw, sizeof(ep->name.gid));
 	ep->name.qpn = ep->ctl_qp->qp_num;
 	ep->name.qkey = LFV_UD_QKEY;
-	ep->name.lid = ep->domain->dev->port_attr.lid;
+	ep->name.lid = ep->base.domain->dev->port_attr.lid;
 }
 
 static uint64_t lfv_rdm_new_incarnation(void)
@@ -676,14 +641,14 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 
 	if (ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (!ep->av)
+	if (!ep->base.av)
 		return -FI_ENOAV;
 	ep->tx_reserve = (int)(ep->ntx + LFV_RDM_CTRL_SLOTS);
 	ep->rx_reserve = (int)(ep->nrx + LFV_RDM_CTRL_SLOTS);
-	ret = lfv_vcq_get(ep->domain, ep->tx_cq, ep->tx_reserve, &ep->tx_vcq);
+	ret = lfv_vcq_get(ep->base.domain, ep->base.tx_cq, ep->tx_reserve, &ep->tx_vcq);
 	if (ret)
 		return ret;
-	ret = lfv_vcq_get(ep->domain, ep->rx_cq, ep->rx_reserve, &ep->rx_vcq);
+	ret = lfv_vcq_get(ep->base.domain, ep->base.rx_cq, ep->rx_reserve, &ep->rx_vcq);
 	if (ret)
 		goto put_tx;
 	ret = lfv_rdm_alloc_bufs(ep);
@@ -702,15 +667,15 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 		lfv_rdm_post_ctrl_rx(ep, &ep->reqs[ep->ntx + ep->nrx + i]);
 	lfv_rdm_set_name(ep);
 	/* Last: a peer that learns the QP may send to it at once. */
-	ret = lfv_svc_listen(ep->info, &ep->name, &ep->svc);
+	ret = lfv_svc_listen(ep->base.info, &ep->name, &ep->svc);
 	if (ret)
 		goto destroy_srq;
 	ep->incarnation = lfv_rdm_new_incarnation();
-	pthread_mutex_lock(&ep->domain->vcq_lock);
-	lfv_list_insert_tail(&ep->domain->rdm_eps, &ep->dnode);
-	pthread_mutex_unlock(&ep->domain->vcq_lock);
-	lfv_rdm_hook_cq(ep->tx_cq, ep->tx_vcq);
-	lfv_rdm_hook_cq(ep->rx_cq, ep->rx_vcq);
+	pthread_mutex_lock(&ep->base.domain->vcq_lock);
+	lfv_list_insert_tail(&ep->base.domain->rdm_eps, &ep->dnode);
+	pthread_mutex_unlock(&ep->base.domain->vcq_lock);
+	lfv_rdm_hook_cq(ep->base.tx_cq, ep->tx_vcq);
+	lfv_rdm_hook_cq(ep->base.rx_cq, ep->rx_vcq);
 	ep->enabled = true;
 	return 0;
 
@@ -736,26 +701,10 @@ put_tx:
 static int lfv_rdm_control(struct fid *fid, int command, void *arg)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
-	uint64_t *flags = arg;
 
-	switch (command) {
-	case FI_ENABLE:
+	if (command == FI_ENABLE)
 		return lfv_rdm_enable(ep);
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		if (!flags || !(*flags & FI_TRANSMIT) == !(*flags & FI_RECV))
-			return -FI_EINVAL;
-		if (command == FI_GETOPSFLAG)
-			*flags = (*flags & FI_RECV) ? ep->rx_op_flags :
-						      ep->tx_op_flags;
-		else if (*flags & FI_RECV)
-			ep->rx_op_flags = *flags & ~(uint64_t)FI_RECV;
-		else
-			ep->tx_op_flags = *flags & ~(uint64_t)FI_TRANSMIT;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return lfv_ep_base_control(&ep->base, command, arg);
 }
 
 /* ---- close -------------------------------------------------------------------- */
@@ -798,13 +747,12 @@ static void lfv_rdm_quiesce(struct lfv_rdm_ep *ep)
 static int lfv_rdm_close(struct fid *fid)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
-	struct lfv_cntr **slot[LFV_CNTR_KINDS];
 
 	if (ep->ctl_qp) {
 		lfv_svc_close(ep->svc);
-		pthread_mutex_lock(&ep->domain->vcq_lock);
+		pthread_mutex_lock(&ep->base.domain->vcq_lock);
 		lfv_list_remove(&ep->dnode);
-		pthread_mutex_unlock(&ep->domain->vcq_lock);
+		pthread_mutex_unlock(&ep->base.domain->vcq_lock);
 		lfv_rdm_quiesce(ep);
 		/* Before the connections: closing the SRX (or our export of
 		 * it) discards what we queued there, which names them. */
@@ -817,19 +765,10 @@ static int lfv_rdm_close(struct fid *fid)
 		lfv_vcq_put(ep->rx_vcq, ep->rx_reserve);
 		lfv_vcq_put(ep->tx_vcq, ep->tx_reserve);
 	}
-	if (ep->tx_cq)
-		lfv_ref_put(&ep->tx_cq->ref);
-	if (ep->rx_cq)
-		lfv_ref_put(&ep->rx_cq->ref);
-	lfv_rdm_cntr_slots(ep, slot);
-	lfv_put_cntr_slots(slot);
-	if (ep->av)
-		lfv_av_release(ep->av);
 	if (ep->imported)
 		lfv_ref_put(&ep->imported->ref);
 	lfv_spin_fini(&ep->lock);
-	lfv_ref_put(&ep->domain->ref);
-	fi_freeinfo(ep->info);
+	lfv_ep_base_fini(&ep->base);
 	free(ep);
 	return 0;
 }
@@ -844,15 +783,17 @@ static struct fi_ops lfv_rdm_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
-bool lfv_rdm_is(const struct fid *fid)
-{
-	return fid->ops == &lfv_rdm_fi_ops;
-}
-
-uint64_t lfv_rdm_tx_op_flags(struct fid_ep *ep_fid)
-{
-	return lfv_rdm_of(&ep_fid->fid)->tx_op_flags;
-}
+static const struct lfv_ep_type lfv_rdm_type = {
+	.fi = &lfv_rdm_fi_ops,
+	.ep = &lfv_rdm_ep_ops,
+	.cm = &lfv_rdm_cm_ops,
+	.msg = &lfv_rdm_msg_ops,
+	.rma = &lfv_rma_ops,
+	.tagged = &lfv_rdm_tagged_ops,
+	.atomic = &lfv_atomic_ops,
+	.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_CNTR | LFV_EP_BINDS_AV,
+	.rma_post = lfv_rdm_rma_post,
+};
 
 /* ---- open ---------------------------------------------------------------------- */
 
@@ -882,15 +823,13 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->info = fi_dupinfo(info);
-	if (!ep->info) {
-		ret = -FI_ENOMEM;
+	ret = lfv_ep_base_init(&ep->base, domain, info, &lfv_rdm_type,
+			       context);
+	if (ret)
 		goto free_ep;
-	}
 	ret = lfv_spin_init(&ep->lock, lfv_rdm_needs_locks(domain));
 	if (ret)
-		goto free_info;
-	ep->domain = domain;
+		goto fini_base;
 	ep->eager = lfv_params.rdm_eager;
 	ep->buf_size = LFV_RDM_HDR_SIZE + ep->eager;
 	ep->ntx = lfv_rdm_pick(info->tx_attr->size, lfv_params.tx_size,
@@ -899,14 +838,12 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 			       (size_t)dev->attr.max_srq_wr);
 	ep->max_inline = dev->max_inline;
 	ep->max_rdma = dev->port_attr.max_msg_sz;
-	if (!ep->info->tx_attr->iov_limit)
-		ep->info->tx_attr->iov_limit = 1;
-	if (!ep->info->rx_attr->iov_limit)
-		ep->info->rx_attr->iov_limit = 1;
-	if (!ep->info->tx_attr->inject_size)
-		ep->info->tx_attr->inject_size = ep->eager;
-	ep->tx_op_flags = info->tx_attr->op_flags;
-	ep->rx_op_flags = info->rx_attr->op_flags;
+	if (!ep->base.info->tx_attr->iov_limit)
+		ep->base.info->tx_attr->iov_limit = 1;
+	if (!ep->base.info->rx_attr->iov_limit)
+		ep->base.info->rx_attr->iov_limit = 1;
+	if (!ep->base.info->tx_attr->inject_size)
+		ep->base.info->tx_attr->inject_size = ep->eager;
 	ep->wq.handler = lfv_rdm_completion;
 	lfv_list_init(&ep->tx_free);
 	lfv_list_init(&ep->ctl_free);
@@ -914,22 +851,11 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	lfv_list_init(&ep->aborted);
 	lfv_list_init(&ep->held_rts);
 	lfv_list_init(&ep->reading);
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &lfv_rdm_fi_ops;
-	ep->ep_fid.ops = &lfv_rdm_ep_ops;
-	ep->ep_fid.cm = &lfv_rdm_cm_ops;
-	ep->ep_fid.msg = &lfv_rdm_msg_ops;
-	ep->ep_fid.rma = &lfv_rma_ops;
-	ep->ep_fid.tagged = &lfv_rdm_tagged_ops;
-	ep->ep_fid.atomic = &lfv_atomic_ops;
-	ep->ep_fid.collective = &lfv_no_collective_ops;
-	lfv_ref_get(&domain->ref);
-	*ep_fid = &ep->ep_fid;
+	*ep_fid = &ep->base.ep_fid;
 	return 0;
 
-free_info:
-	fi_freeinfo(ep->info);
+fini_base:
+	lfv_ep_base_fini(&ep->base);
 free_ep:
 	free(ep);
 	return ret;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * RDM connections: one RC QP per peer, made on demand through a handshake
- * over the endpoints' UD control QPs (the protocol is in lfv_rdm.h).
+ * over the endpoints' UD control QPs (the protocol is in lfv_rdm_proto.h).
  *
  * Locking: everything here runs under the endpoint's lock (ep->lock).
  */
@@ -128,11 +128,11 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 static bool lfv_rdm_conn_addr_live(struct lfv_rdm_ep *ep,
 				   struct lfv_rdm_conn *c)
 {
-	uint64_t seen = lfv_av_removals(ep->av) + 1;
+	uint64_t seen = lfv_av_removals(ep->base.av) + 1;
 
 	if (c->av_seen == seen)
 		return true;
-	if (!lfv_av_dest(ep->av, c->addr))
+	if (!lfv_av_dest(ep->base.av, c->addr))
 		return false;
 	c->av_seen = seen;
 	return true;
@@ -172,7 +172,7 @@ void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	if (c->addr != FI_ADDR_NOTAVAIL)
 		return;
 	memcpy(gid.raw, c->name.gid, sizeof(gid.raw));
-	lfv_rdm_conn_learn_addr(ep, c, lfv_av_reverse(ep->av, &gid,
+	lfv_rdm_conn_learn_addr(ep, c, lfv_av_reverse(ep->base.av, &gid,
 						      c->name.qpn));
 }
 
@@ -277,16 +277,16 @@ static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	};
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
-		.port_num = ep->domain->dev->port_num,
+		.port_num = ep->base.domain->dev->port_num,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_WRITE,
 	};
 	int ret;
 
-	if (ep->domain->dev->attr.atomic_cap != IBV_ATOMIC_NONE)
+	if (ep->base.domain->dev->attr.atomic_cap != IBV_ATOMIC_NONE)
 		attr.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 
-	c->qp = ibv_create_qp(ep->domain->pd, &init);
+	c->qp = ibv_create_qp(ep->base.domain->pd, &init);
 	if (!c->qp)
 		return lfv_verbs_errno();
 	ret = lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
@@ -305,7 +305,7 @@ static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 /* INIT -> RTR -> RTS against the peer's QP. */
 static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 {
-	const struct lfv_device *dev = ep->domain->dev;
+	const struct lfv_device *dev = ep->base.domain->dev;
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = dev->port_attr.active_mtu,
@@ -355,12 +355,12 @@ static int lfv_rdm_conn_ah(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	const struct lfv_av_dest *d;
 	struct ibv_ah_attr attr = {
 		.is_global = 1,
-		.port_num = ep->domain->dev->port_num,
+		.port_num = ep->base.domain->dev->port_num,
 		.grh = { .sgid_index = 0, .hop_limit = 64 },
 	};
 
 	if (c->addr != FI_ADDR_NOTAVAIL) {
-		d = lfv_av_dest(ep->av, c->addr);
+		d = lfv_av_dest(ep->base.av, c->addr);
 		if (d) {
 			c->ah = d->ah;
 			return 0;
@@ -371,9 +371,9 @@ static int lfv_rdm_conn_ah(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		return 0;
 	}
 	memcpy(attr.grh.dgid.raw, c->name.gid, sizeof(c->name.gid));
-	if (ep->domain->dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
+	if (ep->base.domain->dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
 		attr.dlid = c->name.lid;
-	c->own_ah = ibv_create_ah(ep->domain->pd, &attr);
+	c->own_ah = ibv_create_ah(ep->base.domain->pd, &attr);
 	if (!c->own_ah)
 		return lfv_verbs_errno();
 	c->ah = c->own_ah;
@@ -550,7 +550,7 @@ struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 	c = lfv_rdm_conn_by_addr(ep, addr);
 	if (c && c->state != LFV_RDM_FAILED && lfv_rdm_conn_addr_live(ep, c))
 		return c;
-	if (!lfv_av_dest(ep->av, addr)) {
+	if (!lfv_av_dest(ep->base.av, addr)) {
 		*err = -FI_EINVAL;
 		return NULL;
 	}
@@ -558,7 +558,7 @@ struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 		return c;
 	if (c)
 		lfv_rdm_conn_retire(ep, c);
-	*err = lfv_av_name(ep->av, addr, &name);
+	*err = lfv_av_name(ep->base.av, addr, &name);
 	if (*err)
 		return NULL;
 	/* The peer may have connected before it was in the AV. */
@@ -592,19 +592,19 @@ static void lfv_rdm_accept_new(struct lfv_rdm_ep *ep,
 
 	/* A flood of requests from new names must not take a QP each. */
 	if (ep->handshakes >= lfv_params.rdm_handshakes_max) {
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
 			 "an RDM connection request past "
 			 "FI_LFVERBS_RDM_HANDSHAKES_MAX");
 		return; /* the peer retries */
 	}
 	if (ep->accepted >= lfv_params.rdm_conns_max) {
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
 			 "an RDM connection request past "
 			 "FI_LFVERBS_RDM_CONNS_MAX");
 		return; /* the peer retries until its handshake times out */
 	}
 	memcpy(gid.raw, m->name.gid, sizeof(gid.raw));
-	addr = lfv_av_reverse(ep->av, &gid, m->name.qpn);
+	addr = lfv_av_reverse(ep->base.av, &gid, m->name.qpn);
 	c = lfv_rdm_conn_new(ep, addr, &m->name, &err);
 	if (!c) {
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM accept: %s\n", fi_strerror(-err));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The RDM endpoint's objects (lfv_rdm.c, lfv_rdm_tx.c, lfv_rdm_rx.c,
- * lfv_rdm_ops.c, lfv_rdm_conn.c); the protocol is described in lfv_rdm.h.
+ * lfv_rdm_ops.c, lfv_rdm_conn.c); the protocol is described in lfv_rdm_proto.h.
  *
  * Requests: every work request's wr_id is a struct lfv_rdm_req whose op.q
  * is the endpoint's dispatch queue (wq), so the verbs CQ layer hands every
@@ -26,7 +26,7 @@
 
 #include "lfv_ep.h"
 #include "lfv_list.h"
-#include "lfv_rdm.h"
+#include "lfv_rdm_proto.h"
 
 #define LFV_RDM_BUCKETS 1024
 #define LFV_RDM_CTRL_SLOTS 32		/* each way */
@@ -240,18 +240,10 @@ struct lfv_rdm_unexp {
 #define LFV_RDM_REPOST_MAX 8
 
 struct lfv_rdm_ep {
-	struct fid_ep ep_fid;
-	struct lfv_domain *domain;
-	struct fi_info *info;
+	struct lfv_ep_base base;	/* fid, bindings, op flags */
 	struct lfv_list dnode;		/* domain->rdm_eps */
 	struct lfv_spin lock;
 	struct lfv_queue wq;		/* completion dispatch only */
-	struct lfv_av *av;
-	struct lfv_cq *tx_cq, *rx_cq;
-	bool tx_selective, rx_selective;
-	struct lfv_cntr *tx_cntr, *rx_cntr;
-	struct lfv_cntr *rd_cntr, *wr_cntr;	/* FI_READ, FI_WRITE */
-	struct lfv_cntr *rrd_cntr, *rwr_cntr;	/* FI_REMOTE_* */
 	struct lfv_vcq *tx_vcq, *rx_vcq;
 	int tx_reserve, rx_reserve;
 	struct ibv_qp *ctl_qp;		/* UD */
@@ -310,7 +302,6 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_isrx *imported;	/* bound FI_PEER SRX, if any */
 	struct fid_peer_srx *peer_srx;	/* our handle on it */
 	bool enabled;
-	uint64_t tx_op_flags, rx_op_flags;
 };
 
 /* lfv_rdm_conn.c */
@@ -335,7 +326,7 @@ void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 {
-	return lfv_container_of(fid, struct lfv_rdm_ep, ep_fid.fid);
+	return lfv_container_of(fid, struct lfv_rdm_ep, base.ep_fid.fid);
 }
 
 /* One send call, whichever API it came through. */
@@ -433,6 +424,8 @@ void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 
 /* lfv_rdm_rma.c */
+/* lfv_rdm_type's rma_post: an fi_rma / fi_atomic on an RDM endpoint. */
+ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q);
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r);
 void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,

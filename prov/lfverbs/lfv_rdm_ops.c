@@ -12,7 +12,7 @@
 
 static uint64_t lfv_rdm_tx_flags(const struct lfv_rdm_ep *ep)
 {
-	return ep->tx_op_flags;
+	return ep->base.tx_op_flags;
 }
 
 static ssize_t lfv_rdm_msg_sendv(struct fid_ep *ep_fid,

@@ -13,9 +13,9 @@
  * (lfv_reg_get).
  *
  * Remote CQ data (64 bits) goes in a WDATA message right behind the write
- * on the same QP (lfv_rdm.h); the request completes when both have. An
+ * on the same QP (lfv_rdm_proto.h); the request completes when both have. An
  * RMA to an FI_RMA_EVENT key sends an EVENT message there instead, which
- * carries the CQ data too (lfv_rdm.h).
+ * carries the CQ data too (lfv_rdm_proto.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,22 +44,22 @@ static int lfv_rdm_rma_check(const struct lfv_rdm_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (q->r.count > ep->info->tx_attr->iov_limit ||
+	if (q->r.count > ep->base.info->tx_attr->iov_limit ||
 	    (q->r.count && !q->r.iov))
 		return -FI_EINVAL;
 	for (i = 0; i < q->r.count; i++)
 		if (q->r.iov[i].iov_len && !q->r.iov[i].iov_base)
 			return -FI_EINVAL;
 	if (lfv_wr_is_atomic(&q->wr) &&
-	    ep->domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
+	    ep->base.domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
 		return -FI_EOPNOTSUPP;
-	if ((q->r.flags & FI_INJECT) && len > ep->info->tx_attr->inject_size)
+	if ((q->r.flags & FI_INJECT) && len > ep->base.info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	/* An EVENT message goes inline (struct lfv_rdm_rma). */
 	if (q->key > UINT32_MAX &&
 	    ep->max_inline < sizeof(((struct lfv_rdm_rma *)0)->note))
 		return -FI_EOPNOTSUPP;
-	if (len > ep->info->ep_attr->max_msg_size)
+	if (len > ep->base.info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	return 0;
 }
@@ -286,7 +286,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	bool into_app = q->wr.opcode != IBV_WR_RDMA_WRITE &&
 			q->wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM;
 	bool report = !q->r.no_report &&
-		      (!ep->tx_selective || (q->r.flags & FI_COMPLETION));
+		      (!ep->base.tx_selective || (q->r.flags & FI_COMPLETION));
 
 	*rma = *mem;
 	if (how == LFV_RMA_BOUNCE)
@@ -363,14 +363,14 @@ static void lfv_rdm_report_wdata(struct lfv_rdm_ep *ep,
 		.len = h->tag, .data = h->cq_data, .src = src,
 	};
 
-	if (ep->rx_cq && lfv_cq_write(ep->rx_cq, &comp))
+	if (ep->base.rx_cq && lfv_cq_write(ep->base.rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 
 void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 		      fi_addr_t src)
 {
-	lfv_cntr_count(ep->rwr_cntr, true);
+	lfv_cntr_count(ep->base.cntr[LFV_CNTR_RWRITE], true);
 	lfv_rdm_report_wdata(ep, h, src);
 }
 
@@ -391,9 +391,9 @@ void lfv_rdm_on_event(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 	    !(h->flags & ~(LFV_RDM_HDR_READ | LFV_RDM_HDR_DATA)) &&
 	    !(read && data))
 		index = lfv_key_index(ev.key);
-	if (!lfv_mr_event(ep->domain, index, (uint32_t)ev.key, ev.addr,
+	if (!lfv_mr_event(ep->base.domain, index, (uint32_t)ev.key, ev.addr,
 			  h->tag, read ? FI_REMOTE_READ : FI_REMOTE_WRITE))
-		lfv_cntr_count(read ? ep->rrd_cntr : ep->rwr_cntr, true);
+		lfv_cntr_count(read ? ep->base.cntr[LFV_CNTR_RREAD] : ep->base.cntr[LFV_CNTR_RWRITE], true);
 	if (data && !read)
 		lfv_rdm_report_wdata(ep, h, src);
 }

@@ -53,7 +53,7 @@ static void lfv_rdm_report_unknown(struct lfv_rdm_ep *ep,
 	ee->olen = 0;
 	ee->err_data = (void *)&c->name;
 	ee->err_data_size = sizeof(c->name);
-	if (lfv_cq_write_err(ep->rx_cq, ee))
+	if (lfv_cq_write_err(ep->base.rx_cq, ee))
 		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
 }
 
@@ -76,7 +76,7 @@ lfv_rdm_report_err(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 		lfv_rdm_report_unknown(ep, &ee, m->conn);
 		return;
 	}
-	if (lfv_cq_write_err(ep->rx_cq, &ee))
+	if (lfv_cq_write_err(ep->base.rx_cq, &ee))
 		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
 }
 
@@ -92,22 +92,22 @@ static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 	struct lfv_cq_comp comp;
 	bool failed = err || got < m->len;
 
-	lfv_cntr_count(ep->rx_cntr, !failed);
-	if (!ep->rx_cq)
+	lfv_cntr_count(ep->base.cntr[LFV_CNTR_RECV], !failed);
+	if (!ep->base.rx_cq)
 		return;
 	if (failed || (m->src == FI_ADDR_NOTAVAIL && m->conn &&
-		       (ep->info->caps & FI_SOURCE_ERR))) {
+		       (ep->base.info->caps & FI_SOURCE_ERR))) {
 		lfv_rdm_report_err(ep, e, m, flags, got, err);
 		return;
 	}
-	if (ep->rx_selective && !(e->flags & (FI_COMPLETION | FI_MULTI_RECV)))
+	if (ep->base.rx_selective && !(e->flags & (FI_COMPLETION | FI_MULTI_RECV)))
 		return;
 	comp = (struct lfv_cq_comp){
 		.context = e->context, .flags = flags, .len = got,
 		.buf = e->count ? e->iov[0].iov_base : NULL,
 		.data = m->cq_data, .tag = m->tag, .src = m->src,
 	};
-	if (lfv_cq_write(ep->rx_cq, &comp))
+	if (lfv_cq_write(ep->base.rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 
@@ -468,7 +468,7 @@ static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
 		if (room)
 			err = -FI_ENOMEM;
 		srx->owner_ops->free_entry(e);
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
 			 "an RDM message past FI_LFVERBS_RDM_UNEXP_MAX or "
 			 "_BYTES, or without memory for its copy");
 		if (rts)
@@ -504,7 +504,7 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	int ret;
 
 	if (lfv_rdm_msg_parse(buf, wc->byte_len, &h)) {
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
 			 "an RDM message whose header does not fit it");
 		return;
 	}
@@ -515,7 +515,7 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	/* A peer with an address that no fi_av_remove since the last look
 	 * can have touched needs no lookup (the usual arrival). */
 	if (c && (c->addr == FI_ADDR_NOTAVAIL ||
-		  c->av_seen != lfv_av_removals(ep->av) + 1))
+		  c->av_seen != lfv_av_removals(ep->base.av) + 1))
 		lfv_rdm_conn_lookup_addr(ep, c);
 	m = (struct lfv_rdm_unexp){
 		.ep = ep, .src = c ? c->addr : FI_ADDR_NOTAVAIL, .conn = c,
@@ -535,8 +535,8 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		if (!c)
 			return; /* nobody to read from */
 		memcpy(&m.rts, data, sizeof(m.rts));
-		if (m.rts.len > ep->info->ep_attr->max_msg_size) {
-			lfv_drop(&ep->domain->fabric->drops,
+		if (m.rts.len > ep->base.info->ep_attr->max_msg_size) {
+			lfv_drop(&ep->base.domain->fabric->drops,
 				 FI_LFVERBS_DROP_TOO_LONG,
 				 "an RDM rendezvous longer than max_msg_size");
 			lfv_rdm_refuse_rts(ep, c, &m.rts, -FI_EMSGSIZE);

@@ -3,7 +3,7 @@
  * FI_EP_RDM, the transmit side: eager sends through the endpoint's
  * registered buffers, rendezvous requests (RTS) whose payload the receiver
  * reads, posting on a connection or queueing behind one being made, and
- * the completions of all of it. The protocol is in lfv_rdm.h.
+ * the completions of all of it. The protocol is in lfv_rdm_proto.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +23,8 @@ static struct lfv_cntr *lfv_rdm_tx_cntr(const struct lfv_rdm_ep *ep,
 					const struct lfv_rdm_req *r)
 {
 	if (r->kind != LFV_RDM_K_RMA)
-		return ep->tx_cntr;
-	return r->rma.read ? ep->rd_cntr : ep->wr_cntr;
+		return ep->base.cntr[LFV_CNTR_SEND];
+	return r->rma.read ? ep->base.cntr[LFV_CNTR_READ] : ep->base.cntr[LFV_CNTR_WRITE];
 }
 
 /* A successful request's completion, if one is wanted (not counted). */
@@ -33,14 +33,14 @@ static inline void lfv_rdm_tx_report(struct lfv_rdm_ep *ep,
 {
 	struct lfv_cq_comp comp;
 
-	if (!r->cflags || !ep->tx_cq)
+	if (!r->cflags || !ep->base.tx_cq)
 		return;
 	comp = (struct lfv_cq_comp){
 		.context = r->context,
 		.flags = r->cflags,
 		.src = FI_ADDR_NOTAVAIL,
 	};
-	if (lfv_cq_write(ep->tx_cq, &comp))
+	if (lfv_cq_write(ep->base.tx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 
@@ -56,7 +56,7 @@ lfv_rdm_tx_report_err(struct lfv_rdm_ep *ep, const struct lfv_rdm_req *r,
 		.prov_errno = prov_errno,
 	};
 
-	if (ep->tx_cq && lfv_cq_write_err(ep->tx_cq, &e))
+	if (ep->base.tx_cq && lfv_cq_write_err(ep->base.tx_cq, &e))
 		LFV_WARN(FI_LOG_CQ, "lost an error completion\n");
 }
 
@@ -119,7 +119,7 @@ int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 		if (desc && desc[i]) {
 			lkey = ((struct lfv_mr *)desc[i])->ibv_mr->lkey;
 		} else {
-			ret = lfv_reg_get(ep->domain, iov[i].iov_base, n,
+			ret = lfv_reg_get(ep->base.domain, iov[i].iov_base, n,
 					  LFV_REG_LOCAL, &regs[i]);
 			if (ret) {
 				lfv_rdm_regs_put(ep, regs);
@@ -141,7 +141,7 @@ void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs)
 	int i;
 
 	for (i = 0; i < LFV_RDM_MAX_IOV; i++)
-		lfv_reg_put(ep->domain, &regs[i]);
+		lfv_reg_put(ep->base.domain, &regs[i]);
 }
 
 /* Posts the read's chunks while the connection has room; 0 once all are
@@ -356,16 +356,16 @@ static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (s->count > ep->info->tx_attr->iov_limit || (s->count && !s->iov))
+	if (s->count > ep->base.info->tx_attr->iov_limit || (s->count && !s->iov))
 		return -FI_EINVAL;
 	for (i = 0; i < s->count; i++)
 		if (s->iov[i].iov_len && !s->iov[i].iov_base)
 			return -FI_EINVAL;
 	*lenp = len = lfv_rdm_iov_len(s->iov, s->count);
-	if (len > ep->info->ep_attr->max_msg_size)
+	if (len > ep->base.info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	if ((s->inject || (s->flags & FI_INJECT)) &&
-	    len > ep->info->tx_attr->inject_size)
+	    len > ep->base.info->tx_attr->inject_size)
 		return -FI_EMSGSIZE;
 	return 0;
 }
@@ -412,7 +412,7 @@ int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 		lfv_rdm_gather(src->own_copy, s->iov, s->count);
 		base = src->own_copy;
 	}
-	ret = lfv_reg_get(ep->domain, base, len, LFV_REG_REMOTE_READ,
+	ret = lfv_reg_get(ep->base.domain, base, len, LFV_REG_REMOTE_READ,
 			  &src->own_reg);
 	if (ret) {
 		free(src->own_copy);
@@ -425,7 +425,7 @@ int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 
 void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy)
 {
-	lfv_reg_put(ep->domain, reg);
+	lfv_reg_put(ep->base.domain, reg);
 	free(copy);
 }
 /* What names a rendezvous send in FIN, ASK and HELD: its request and the
@@ -506,7 +506,7 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 	struct lfv_rdm_req *r;
 	/* Read before the lookup: a removal after it makes the remembered
 	 * connection stale for the fast path. */
-	uint64_t seen = lfv_av_removals(ep->av) + 1;
+	uint64_t seen = lfv_av_removals(ep->base.av) + 1;
 
 	lfv_rdm_timers(ep, false);
 	if (lfv_list_empty(&ep->tx_free)) {
@@ -537,12 +537,12 @@ static size_t lfv_rdm_small_limit(const struct lfv_rdm_ep *ep)
 	size_t lim = ep->eager;
 
 	/* Every send is a rendezvous then (lfv_rdm_by_rndv). */
-	if (ep->tx_op_flags & FI_DELIVERY_COMPLETE)
+	if (ep->base.tx_op_flags & FI_DELIVERY_COMPLETE)
 		return 0;
-	if (ep->info->tx_attr->inject_size < lim)
-		lim = ep->info->tx_attr->inject_size;
-	if (ep->info->ep_attr->max_msg_size < lim)
-		lim = ep->info->ep_attr->max_msg_size;
+	if (ep->base.info->tx_attr->inject_size < lim)
+		lim = ep->base.info->tx_attr->inject_size;
+	if (ep->base.info->ep_attr->max_msg_size < lim)
+		lim = ep->base.info->ep_attr->max_msg_size;
 	return lim + 1;
 }
 
@@ -563,7 +563,7 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 {
 	size_t len = 0;
 	bool report = !s->inject &&
-		      (!ep->tx_selective || (s->flags & FI_COMPLETION));
+		      (!ep->base.tx_selective || (s->flags & FI_COMPLETION));
 	struct lfv_rdm_src src = { 0 };
 	struct lfv_rdm_req *r;
 	bool rndv;
@@ -611,7 +611,7 @@ unlock:
 static inline __attribute__((always_inline)) struct lfv_rdm_conn *
 lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
 {
-	uint64_t seen = lfv_av_removals(ep->av) + 1;
+	uint64_t seen = lfv_av_removals(ep->base.av) + 1;
 	struct lfv_rdm_conn *c;
 
 	if (LFV_RDM_LIKELY(ep->tx_last_addr == dest &&
@@ -643,7 +643,7 @@ lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
 static inline uint64_t lfv_rdm_small_flags(const struct lfv_rdm_ep *ep,
 					   unsigned int how)
 {
-	return (how & LFV_RDM_SMALL_INJECT ? 0 : ep->tx_op_flags) |
+	return (how & LFV_RDM_SMALL_INJECT ? 0 : ep->base.tx_op_flags) |
 	       (how & LFV_RDM_SMALL_DATA ? FI_REMOTE_CQ_DATA : 0);
 }
 
@@ -682,7 +682,7 @@ lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 	r->paylen = len;
 	r->context = context;
 	r->cflags = !(how & LFV_RDM_SMALL_INJECT) &&
-		    (!ep->tx_selective || (flags & FI_COMPLETION)) ?
+		    (!ep->base.tx_selective || (flags & FI_COMPLETION)) ?
 		    FI_SEND | (tagged ? FI_TAGGED : FI_MSG) : 0;
 	r->rndv = false;
 	/* Last before the post: fewer values live across the call. */
@@ -908,7 +908,7 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 	if (r->conn != c || r->fin_seen ||
 	    (h->op == LFV_RDM_HELD && !lfv_rdm_on_held(r, h))) {
 		lfv_spin_unlock(&ep->lock);
-		lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_FORGED,
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_FORGED,
 			 "an RDM FIN or HELD from a peer the request did not "
 			 "go to, a second FIN, or a HELD nobody asked for");
 		return;
@@ -927,7 +927,7 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 	return;
 
 malformed:
-	lfv_drop(&ep->domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+	lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
 		 "an RDM FIN naming no request");
 }
 
@@ -1031,7 +1031,7 @@ void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		lfv_rdm_tx_completion_slow(ep, r, wc);
 		return;
 	}
-	lfv_cntr_count(ep->tx_cntr, true);
+	lfv_cntr_count(ep->base.cntr[LFV_CNTR_SEND], true);
 	lfv_rdm_tx_report(ep, r);
 	if (ep->lock.on)
 		lfv_rdm_tx_put_locked(ep, r, c);

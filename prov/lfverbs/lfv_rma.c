@@ -70,7 +70,7 @@ static ssize_t lfv_msg_rma_noted(struct lfv_ep *ep, struct lfv_rma_req *q,
 
 /* MSG endpoints: the endpoint's QP, registered local memory (FI_MR_LOCAL)
  * unless the data goes inline. */
-static ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
+ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 {
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct ibv_sge sge[LFV_MAX_SGE];
@@ -84,13 +84,13 @@ static ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 	 * told to post (FI_RX_CQ_DATA, lfv_getinfo.c); an FI_RMA_EVENT
 	 * target's receives are the provider's. */
 	if (q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM &&
-	    !(ep->info->mode & FI_RX_CQ_DATA) && !lfv_key_is_event(q->key))
+	    !(ep->base.info->mode & FI_RX_CQ_DATA) && !lfv_key_is_event(q->key))
 		return -FI_EOPNOTSUPP;
-	if (q->r.count > ep->info->tx_attr->iov_limit ||
+	if (q->r.count > ep->base.info->tx_attr->iov_limit ||
 	    q->r.count > LFV_MAX_SGE)
 		return -FI_EINVAL;
 	if (lfv_wr_is_atomic(&q->wr)) {
-		if (ep->domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
+		if (ep->base.domain->dev->attr.atomic_cap == IBV_ATOMIC_NONE)
 			return -FI_EOPNOTSUPP;
 		if (!ep->qp || !ep->amo_mr)
 			return -FI_EOPBADSTATE; /* not enabled */
@@ -134,10 +134,10 @@ static void lfv_msg_rma_data(const struct ibv_wc *wc, struct lfv_cq_comp *comp)
 static void lfv_msg_rma_count(struct lfv_ep *ep, uint32_t index,
 			      uint64_t len, uint64_t flags)
 {
-	if (lfv_mr_event(ep->domain, index, -1, UINT64_MAX, len, flags))
+	if (lfv_mr_event(ep->base.domain, index, -1, UINT64_MAX, len, flags))
 		return;
-	lfv_cntr_count((flags & FI_REMOTE_READ) ? ep->cntr_rread :
-		       ep->cntr_rwrite, true);
+	lfv_cntr_count((flags & FI_REMOTE_READ) ? ep->base.cntr[LFV_CNTR_RREAD] :
+		       ep->base.cntr[LFV_CNTR_RWRITE], true);
 }
 
 size_t lfv_msg_rma_arrived(struct lfv_ep *ep, const struct ibv_wc *wc,
@@ -145,13 +145,13 @@ size_t lfv_msg_rma_arrived(struct lfv_ep *ep, const struct ibv_wc *wc,
 {
 	uint32_t note = be32toh(wc->imm_data);
 
-	if (!ep->domain->rma_event || ep->ev_data_next) {
+	if (!ep->base.domain->rma_event || ep->ev_data_next) {
 		/* Remote CQ data (behind its note on an event endpoint). */
 		if (ep->ev_data_next)
 			lfv_msg_rma_count(ep, ep->ev_data_index, wc->byte_len,
 					  FI_REMOTE_WRITE);
 		else
-			lfv_cntr_count(ep->cntr_rwrite, true);
+			lfv_cntr_count(ep->base.cntr[LFV_CNTR_RWRITE], true);
 		ep->ev_data_next = false;
 		lfv_msg_rma_data(wc, comp);
 		return 1;
@@ -159,7 +159,7 @@ size_t lfv_msg_rma_arrived(struct lfv_ep *ep, const struct ibv_wc *wc,
 	if (note & LFV_NOTE_RESERVED) {
 		/* Not a note of ours: dropped (and counted) as one naming
 		 * no region. */
-		lfv_mr_event(ep->domain, UINT32_MAX, -1, UINT64_MAX, 0, 0);
+		lfv_mr_event(ep->base.domain, UINT32_MAX, -1, UINT64_MAX, 0, 0);
 		return 0;
 	}
 	if (note & LFV_NOTE_DATA_NEXT) {
@@ -185,17 +185,15 @@ ssize_t lfv_rma_submit(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 	 * above (lfv_prov.h). */
 	if (q->key > UINT32_MAX && !lfv_key_is_event(q->key))
 		return -FI_EINVAL;
-	if (lfv_rdm_is(&ep_fid->fid))
-		return lfv_rdm_rma_post(ep_fid, q);
-	return lfv_msg_rma_post(ep_fid, q);
+	/* The endpoint type's transport posts it (MSG: lfv_msg_rma_post,
+	 * RDM: lfv_rdm_rma_post). */
+	return lfv_ep_base_of(&ep_fid->fid)->type->rma_post(ep_fid, q);
 }
 
 /* The default transmit flags of the endpoint (or alias) called. */
 uint64_t lfv_rma_op_flags(struct fid_ep *ep_fid)
 {
-	if (lfv_rdm_is(&ep_fid->fid))
-		return lfv_rdm_tx_op_flags(ep_fid);
-	return lfv_op_flags(ep_fid, true);
+	return lfv_ep_op_flags(ep_fid, true);
 }
 
 /* The default flags of a call with no outbound buffer to give back: a read,

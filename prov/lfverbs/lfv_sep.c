@@ -26,11 +26,8 @@
 #include "lfv_stubs.h"
 
 struct lfv_sep {
-	struct fid_ep ep_fid;		/* FI_CLASS_SEP */
-	struct lfv_domain *domain;
-	struct fi_info *info;
-	struct lfv_mutex lock;		/* everything below */
-	struct lfv_av *av;
+	struct lfv_ep_base base;	/* FI_CLASS_SEP; its AV (lock) */
+	struct lfv_mutex lock;		/* base.av and everything below */
 	bool enabled;
 	uint32_t ntx, nrx;
 	struct lfv_ep *tx[LFV_SEP_MAX_CTX];
@@ -39,7 +36,7 @@ struct lfv_sep {
 
 static struct lfv_sep *lfv_sep_of(struct fid *fid)
 {
-	return lfv_container_of(fid, struct lfv_sep, ep_fid.fid);
+	return lfv_container_of(fid, struct lfv_sep, base.ep_fid.fid);
 }
 
 static uint32_t lfv_sep_open_contexts(const struct lfv_sep *sep)
@@ -58,7 +55,7 @@ static uint32_t lfv_sep_open_contexts(const struct lfv_sep *sep)
 void lfv_sep_ctx_closed(struct lfv_ep *ep)
 {
 	struct lfv_sep *sep = ep->sep;
-	struct lfv_ep **slot = ep->ep_fid.fid.fclass == FI_CLASS_TX_CTX ?
+	struct lfv_ep **slot = ep->base.ep_fid.fid.fclass == FI_CLASS_TX_CTX ?
 			       &sep->tx[ep->sep_index] :
 			       &sep->rx[ep->sep_index];
 
@@ -100,7 +97,7 @@ static int lfv_sep_ctx_info(const struct lfv_sep *sep, bool tx,
 			    const struct fi_rx_attr *rx_attr,
 			    struct fi_info **out)
 {
-	struct fi_info *info = fi_dupinfo(sep->info);
+	struct fi_info *info = fi_dupinfo(sep->base.info);
 
 	if (!info)
 		return -FI_ENOMEM;
@@ -145,16 +142,16 @@ static int lfv_sep_ctx_open(struct lfv_sep *sep, bool tx, int index,
 		ret = -FI_EBUSY; /* one fid_ep per context */
 		goto unlock;
 	}
-	ret = lfv_ep_open(sep->domain, info, context, &ep);
+	ret = lfv_ep_open(sep->base.domain, info, context, &ep);
 	if (ret)
 		goto unlock;
 	ep->sep = sep;
 	ep->sep_index = (uint32_t)index;
-	ep->ep_fid.fid.fclass = tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX;
-	ep->ep_fid.msg = tx ? &lfv_msg_tx_ops : &lfv_msg_rx_ops;
-	if (sep->av) {
-		ep->av = sep->av;
-		lfv_av_hold(sep->av);
+	ep->base.ep_fid.fid.fclass = tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX;
+	ep->base.ep_fid.msg = tx ? &lfv_msg_tx_ops : &lfv_msg_rx_ops;
+	if (sep->base.av) {
+		ep->base.av = sep->base.av;
+		lfv_av_hold(sep->base.av);
 	}
 	*slot = ep;
 	*out = ep;
@@ -175,7 +172,7 @@ static int lfv_sep_tx_ctx(struct fid_ep *sep_fid, int index,
 	if (!tx_ep)
 		return -FI_EINVAL;
 	if (attr) {
-		ret = lfv_sep_check_tx_attr(sep->info->tx_attr, attr);
+		ret = lfv_sep_check_tx_attr(sep->base.info->tx_attr, attr);
 		if (ret)
 			return ret;
 	}
@@ -183,8 +180,8 @@ static int lfv_sep_tx_ctx(struct fid_ep *sep_fid, int index,
 	if (ret)
 		return ret;
 	if (attr)
-		*attr = *ep->info->tx_attr; /* what the context got */
-	*tx_ep = &ep->ep_fid;
+		*attr = *ep->base.info->tx_attr; /* what the context got */
+	*tx_ep = &ep->base.ep_fid;
 	return 0;
 }
 
@@ -199,7 +196,7 @@ static int lfv_sep_rx_ctx(struct fid_ep *sep_fid, int index,
 	if (!rx_ep)
 		return -FI_EINVAL;
 	if (attr) {
-		ret = lfv_sep_check_rx_attr(sep->info->rx_attr, attr);
+		ret = lfv_sep_check_rx_attr(sep->base.info->rx_attr, attr);
 		if (ret)
 			return ret;
 	}
@@ -207,8 +204,8 @@ static int lfv_sep_rx_ctx(struct fid_ep *sep_fid, int index,
 	if (ret)
 		return ret;
 	if (attr)
-		*attr = *ep->info->rx_attr;
-	*rx_ep = &ep->ep_fid;
+		*attr = *ep->base.info->rx_attr;
+	*rx_ep = &ep->base.ep_fid;
 	return 0;
 }
 
@@ -222,9 +219,9 @@ static void lfv_sep_give_av(struct lfv_sep *sep, struct lfv_ep **ctx,
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		if (ctx[i] && !ctx[i]->av) {
-			ctx[i]->av = sep->av;
-			lfv_av_hold(sep->av);
+		if (ctx[i] && !ctx[i]->base.av) {
+			ctx[i]->base.av = sep->base.av;
+			lfv_av_hold(sep->base.av);
 		}
 	}
 }
@@ -232,23 +229,16 @@ static void lfv_sep_give_av(struct lfv_sep *sep, struct lfv_ep **ctx,
 static int lfv_sep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_sep *sep = lfv_sep_of(fid);
-	struct lfv_av *av = lfv_av_from_fid(bfid);
-	int ret = 0;
+	int ret;
 
-	if (!av)
-		return -FI_EINVAL; /* fi_scalable_ep_bind takes an AV only */
-	if (flags)
-		return -FI_EBADFLAGS;
+	if (!bfid)
+		return -FI_EINVAL;
 	lfv_mutex_lock(&sep->lock);
-	if (sep->av) {
-		ret = -FI_EINVAL;
-		goto unlock;
+	ret = lfv_ep_base_bind(&sep->base, bfid, flags);
+	if (!ret) {
+		lfv_sep_give_av(sep, sep->tx, sep->ntx);
+		lfv_sep_give_av(sep, sep->rx, sep->nrx);
 	}
-	sep->av = av;
-	lfv_av_hold(av);
-	lfv_sep_give_av(sep, sep->tx, sep->ntx);
-	lfv_sep_give_av(sep, sep->rx, sep->nrx);
-unlock:
 	lfv_mutex_unlock(&sep->lock);
 	return ret;
 }
@@ -262,7 +252,7 @@ static int lfv_sep_enable(struct lfv_sep *sep)
 	int ret = 0;
 
 	lfv_mutex_lock(&sep->lock);
-	if (!sep->av) {
+	if (!sep->base.av) {
 		lfv_mutex_unlock(&sep->lock);
 		return -FI_ENOAV;
 	}
@@ -273,7 +263,7 @@ static int lfv_sep_enable(struct lfv_sep *sep)
 		if (sep->rx[i] && sep->rx[i]->state == LFV_EP_IDLE)
 			ctx[n++] = sep->rx[i];
 	for (i = 0; i < n && !ret; i++)
-		ret = fi_enable(&ctx[i]->ep_fid);
+		ret = fi_enable(&ctx[i]->base.ep_fid);
 	if (!ret)
 		sep->enabled = true;
 	lfv_mutex_unlock(&sep->lock);
@@ -298,11 +288,8 @@ static int lfv_sep_close(struct fid *fid)
 	lfv_mutex_unlock(&sep->lock);
 	if (open)
 		return -FI_EBUSY; /* fi_endpoint(3): contexts first */
-	if (sep->av)
-		lfv_av_release(sep->av);
 	lfv_mutex_destroy(&sep->lock);
-	lfv_ref_put(&sep->domain->ref);
-	fi_freeinfo(sep->info);
+	lfv_ep_base_fini(&sep->base);
 	free(sep);
 	return 0;
 }
@@ -335,9 +322,9 @@ static int lfv_sep_getname(fid_t fid, void *addr, size_t *addrlen)
 	lfv_mutex_unlock(&sep->lock);
 	if (ret)
 		return ret; /* every context must exist and be enabled */
-	memcpy(name.base.gid, sep->domain->dev->gid.raw, sizeof(name.base.gid));
+	memcpy(name.base.gid, sep->base.domain->dev->gid.raw, sizeof(name.base.gid));
 	name.base.qpn = name.rx_qpn[0];
-	name.base.lid = sep->domain->dev->port_attr.lid;
+	name.base.lid = sep->base.domain->dev->port_attr.lid;
 	return lfv_copy_name(&name, sizeof(name), addr, addrlen);
 }
 
@@ -381,6 +368,18 @@ static struct fi_ops_cm lfv_sep_cm_ops = {
 	.join = lfv_no_join,
 };
 
+/* A scalable endpoint binds its AV only (fi_scalable_ep_bind). */
+static const struct lfv_ep_type lfv_sep_type = {
+	.fi = &lfv_sep_fi_ops,
+	.ep = &lfv_sep_ops,
+	.cm = &lfv_sep_cm_ops,
+	.msg = &lfv_no_msg_ops,
+	.rma = &lfv_no_rma_ops,
+	.tagged = &lfv_no_tagged_ops,
+	.atomic = &lfv_no_atomic_ops,
+	.binds = LFV_EP_BINDS_AV,
+};
+
 /* Context counts: 0 means one; FI_SHARED_CONTEXT has no meaning here. */
 static int lfv_sep_count(size_t asked, size_t max, uint32_t *n)
 {
@@ -415,33 +414,21 @@ int lfv_scalable_ep(struct fid_domain *domain_fid, struct fi_info *info,
 	sep = calloc(1, sizeof(*sep));
 	if (!sep)
 		return -FI_ENOMEM;
-	sep->info = fi_dupinfo(info);
-	if (!sep->info) {
-		ret = -FI_ENOMEM;
+	ret = lfv_ep_base_init(&sep->base, domain, info, &lfv_sep_type,
+			       context);
+	if (ret)
 		goto free_sep;
-	}
+	sep->base.ep_fid.fid.fclass = FI_CLASS_SEP;
 	ret = lfv_mutex_init(&sep->lock);
 	if (ret)
-		goto free_info;
-	sep->domain = domain;
+		goto fini_base;
 	sep->ntx = ntx;
 	sep->nrx = nrx;
-	sep->ep_fid.fid.fclass = FI_CLASS_SEP;
-	sep->ep_fid.fid.context = context;
-	sep->ep_fid.fid.ops = &lfv_sep_fi_ops;
-	sep->ep_fid.ops = &lfv_sep_ops;
-	sep->ep_fid.cm = &lfv_sep_cm_ops;
-	sep->ep_fid.msg = &lfv_no_msg_ops;
-	sep->ep_fid.rma = &lfv_no_rma_ops;
-	sep->ep_fid.tagged = &lfv_no_tagged_ops;
-	sep->ep_fid.atomic = &lfv_no_atomic_ops;
-	sep->ep_fid.collective = &lfv_no_collective_ops;
-	lfv_ref_get(&domain->ref);
-	*sep_fid = &sep->ep_fid;
+	*sep_fid = &sep->base.ep_fid;
 	return 0;
 
-free_info:
-	fi_freeinfo(sep->info);
+fini_base:
+	lfv_ep_base_fini(&sep->base);
 free_sep:
 	free(sep);
 	return ret;

@@ -325,21 +325,14 @@ static int lfv_srx_init_slots(struct lfv_srx *srx, uint32_t size)
 	return 0;
 }
 
-int lfv_srx_context(struct fid_domain *domain_fid, struct fi_rx_attr *attr,
+int lfv_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context)
 {
-	struct lfv_domain *domain;
 	struct ibv_srq_init_attr init = { 0 };
 	struct lfv_srx *srx;
 	size_t size, iov;
 	int ret;
 
-	if (!domain_fid || !rx_ep)
-		return -FI_EINVAL;
-	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
-	/* RDM receives match in software: the matching SRX (lfv_rdm.c). */
-	if (domain->info->ep_attr && domain->info->ep_attr->type == FI_EP_RDM)
-		return lfv_rdm_srx_context(domain, attr, rx_ep, context);
 	size = attr && attr->size ? attr->size : lfv_params.rx_size;
 	iov = attr && attr->iov_limit ? attr->iov_limit : 1;
 	if (size > (size_t)domain->dev->attr.max_srq_wr ||

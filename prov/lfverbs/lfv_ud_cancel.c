@@ -74,7 +74,7 @@ static int lfv_ud_flush_qp(struct lfv_ep *ep)
 	ret = lfv_verbs_ret(ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE));
 	if (ret)
 		return ret;
-	return lfv_ud_qp_ready(ep->qp, ep->domain->dev->port_num);
+	return lfv_ud_qp_ready(ep->qp, ep->base.domain->dev->port_num);
 }
 
 /* Copies the receives in [first, end) out of their slots. */

@@ -62,11 +62,11 @@ static void lfv_vcq_count(const struct lfv_ep *ep, bool is_tx, uint64_t flags,
 			 * note of the provider's */
 	cntr = is_tx ? ep->tx.cntr : ep->rx.cntr;
 	if (flags & FI_READ)
-		cntr = ep->cntr_read;
+		cntr = ep->base.cntr[LFV_CNTR_READ];
 	else if (flags & FI_WRITE)
-		cntr = ep->cntr_write;
+		cntr = ep->base.cntr[LFV_CNTR_WRITE];
 	else if (flags & FI_REMOTE_WRITE)
-		cntr = ep->cntr_rwrite;
+		cntr = ep->base.cntr[LFV_CNTR_RWRITE];
 	lfv_cntr_count(cntr, ok);
 }
 
@@ -101,7 +101,7 @@ static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
 			     (size_t)(op - q->ops) * LFV_GRH_SIZE;
 	union ibv_gid gid;
 
-	if (!q->ep->av || !(wc->wc_flags & IBV_WC_GRH))
+	if (!q->ep->base.av || !(wc->wc_flags & IBV_WC_GRH))
 		return FI_ADDR_NOTAVAIL;
 	if (!memcmp(grh, zero, sizeof(zero))) {
 		memset(&gid, 0, sizeof(gid));
@@ -110,7 +110,7 @@ static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
 	} else {
 		memcpy(gid.raw, grh + 8, sizeof(gid.raw));
 	}
-	return lfv_av_reverse(q->ep->av, &gid, wc->src_qp);
+	return lfv_av_reverse(q->ep->base.av, &gid, wc->src_qp);
 }
 
 /* Fills comp for a receive-side completion. */
@@ -666,10 +666,10 @@ static struct ibv_ah *lfv_vcq_marker_ah(struct lfv_ep *ep,
 	struct ibv_ah *ah;
 	int err;
 
-	if (!ep->av)
+	if (!ep->base.av)
 		return NULL;
 	lfv_dgram_name(ep, &self);
-	ah = lfv_av_create_ah(ep->av, &self, &err);
+	ah = lfv_av_create_ah(ep->base.av, &self, &err);
 	wr->wr.ud.ah = ah;
 	wr->wr.ud.remote_qpn = self.qpn;
 	wr->wr.ud.remote_qkey = self.qkey;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lfv_rdm.h"
+#include "lfv_rdm_proto.h"
 
 /* Errors, each a reason to drop (lfv_drop_err): -FI_EMSGSIZE shorter than
  * it must be or a length that lies, -FI_ENOPROTOOPT another wire version,

@@ -51,7 +51,7 @@
 #include <rdma/rdma_cma.h>
 
 /* lfverbs' wire format: what the hostile peer imitates and corrupts. */
-#include "lfv_rdm.h"
+#include "lfv_rdm_proto.h"
 #include "lfv_svc.h"
 
 #define TIMEOUT_MS 20000

@@ -164,7 +164,7 @@ static struct lfv_rdm_ep *bare_ep(struct xp *x, size_t ntx)
 	struct lfv_rdm_ep *ep = calloc(1, sizeof(*ep));
 
 	assert_non_null(ep);
-	ep->domain = x->dom;
+	ep->base.domain = x->dom;
 	ep->reqs = calloc(ntx, sizeof(*ep->reqs));
 	assert_non_null(ep->reqs);
 	ep->ntx = ntx;

@@ -201,12 +201,12 @@ static size_t msg_note(struct lfv_ep *ep, uint32_t imm, uint32_t len,
 static void test_msg_notes(void **state)
 {
 	struct ev *e = *state;
-	struct lfv_ep ep = { .domain = e->dom };
+	struct lfv_ep ep = { .base.domain = e->dom };
 	struct lfv_cq_comp comp;
 	uint32_t i0 = idx(e->mr[0]);
 
-	ep.cntr_rwrite = lfv_cntr_from_fid(e->wcntr);
-	ep.cntr_rread = lfv_cntr_from_fid(e->rcntr);
+	ep.base.cntr[LFV_CNTR_RWRITE] = lfv_cntr_from_fid(e->wcntr);
+	ep.base.cntr[LFV_CNTR_RREAD] = lfv_cntr_from_fid(e->rcntr);
 	/* The endpoint's counters are the region's here: each valid note
 	 * counts twice. */
 	assert_int_equal(msg_note(&ep, i0, 64, &comp), 0);
@@ -252,9 +252,9 @@ static void test_rdm_events(void **state)
 	struct lfv_rdm_ep *ep = calloc(1, sizeof(*ep));
 	uint64_t key = fi_mr_key(e->mr[0]), base = (uintptr_t)e->buf[0];
 
-	ep->domain = e->dom;
-	ep->rwr_cntr = lfv_cntr_from_fid(e->wcntr);
-	ep->rrd_cntr = lfv_cntr_from_fid(e->rcntr);
+	ep->base.domain = e->dom;
+	ep->base.cntr[LFV_CNTR_RWRITE] = lfv_cntr_from_fid(e->wcntr);
+	ep->base.cntr[LFV_CNTR_RREAD] = lfv_cntr_from_fid(e->rcntr);
 	rdm_event(ep, key, base, 256, 0);
 	rdm_event(ep, key, base + 8, 8, LFV_RDM_HDR_READ);
 	assert_int_equal(fi_cntr_read(e->wcntr), 2);

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * FI_EP_RDM: reliable unconnected endpoints, natively over ibverbs (no
+ * MSG endpoints underneath, no rdma_cm). DESIGN (issue 5), in build:
+ *
+ * Address. An RDM endpoint owns one UD QP, its "control QP"; its name is
+ * that QP's FI_ADDR_IB_UD name (struct lfv_ud_name), so the AV of lfv_av.c
+ * serves RDM unchanged: inserting a name creates the address handle that
+ * the control messages use.
+ *
+ * Connections. One RC QP per peer, created on the first send to it (or on
+ * its first request), with a handshake over the control QPs:
+ *
+ *   REQ {my RC QPN, my PSN, my incarnation, my name}  A -> B
+ *   REP {my RC QPN, my PSN, my incarnation}           B -> A
+ *
+ * B creates its QP, takes it to RTS against A's QPN and answers; A takes
+ * its QP to RTR/RTS on the REP. Control datagrams may be lost: A resends
+ * REQ until a REP comes (timer checked by progress while handshakes are
+ * pending), and B answers a duplicate REQ of a connected peer with the
+ * same REP. Simultaneous first sends: both sides sent REQ; the side whose
+ * name compares lower ignores the other's REQ, and the higher side adopts
+ * the lower side's REQ (connects the QP it already created to the lower
+ * side's QPN and answers REP), so a pair always ends with one QP each. An
+ * incarnation (random 64 bits per endpoint) in REQ tells a restarted peer
+ * at the same address from a duplicate: a REQ with a new incarnation tears
+ * the old connection down (its requests complete in error) and connects
+ * afresh.
+ *
+ * Receives. Every RC QP of the endpoint receives through one SRQ of
+ * provider-owned bounce buffers (registered once), so thousands of peers
+ * cost no receive memory each. A completion on the SRQ names the QP; the
+ * QP number maps to the connection and so to the peer's fi_addr_t (looked
+ * up in the AV once, when the connection is made; FI_ADDR_NOTAVAIL when
+ * the peer is not in the AV, which FI_SOURCE_ERR reports).
+ *
+ * Wire. Each message starts with struct lfv_rdm_hdr (op, flags, tag, CQ
+ * data, length). Eager: the payload follows the header in the same send,
+ * up to the eager size (FI_LFVERBS_RDM_EAGER, a parameter). Rendezvous for
+ * larger ones: RTS {tag, data, length, address, rkey} -> the receiver
+ * matches it, RDMA-reads the payload into the posted buffer, and sends FIN;
+ * the sender completes on FIN. Memory regions of RDM domains are
+ * registered with remote read access for this. A receiver that cannot
+ * take an RTS (too long, past its unexpected-message limits, no memory)
+ * answers at once with a FIN flagged ERR, its reason in `reserved`. A
+ * sender still without a FIN after FI_LFVERBS_RDM_RNDV_TIMEOUT asks
+ * (ASK {tag: cookie}) whether the receiver still holds the RTS (waiting
+ * for a receive, or being read): HELD {tag: cookie} says yes and restarts
+ * the wait, HELD flagged ERR says no and fails the send; no answer within
+ * another timeout fails it with FI_ETIMEDOUT.
+ *
+ * Matching. The receive side is a peer of an lfv_peer_srx (src/): of the
+ * endpoint's own, or of the one the application bound with
+ * fi_srx_context, or of an owner's imported with FI_PEER. A message that
+ * arrives asks get_msg/get_tag; a match is copied (eager) or read
+ * (rendezvous) at once, otherwise the bounce buffer (or RTS) is queued
+ * with queue_msg/queue_tag and started by start_msg/start_tag when the
+ * application posts a receive.
+ *
+ * RMA and atomics. fi_rma and fi_atomic post RDMA reads, writes and the
+ * 64-bit atomics of verbs on the connection to the peer, as MSG endpoints
+ * do on theirs. Remote CQ data (64 bits; an immediate has 32) follows the
+ * write as a WDATA message {tag: the write's length, cq_data}; the QP's
+ * order puts the data in place before the target reports it.
+ *
+ * RMA events. An RMA to a key with LFV_KEY_EVENT (a region of an
+ * FI_RMA_EVENT domain, lfv_prov.h) is followed on the same QP by an EVENT
+ * message {tag: length, cq_data if any; payload: key, remote address}
+ * instead of WDATA; the responder executes requests in order, so the
+ * access is done when it arrives. The target checks key, address and
+ * length against its region (lfv_mr_event) before counting anything.
+ *
+ * Order. One RC QP per peer delivers in order and sends are posted in call
+ * order (queued behind a connection still being made), so FI_ORDER_SAS
+ * holds per peer for tagged and untagged messages alike.
+ *
+ * Failure. A QP in error (the peer exited: 7 tries of about 1 s without
+ * an acknowledgement) fails the connection: the request that saw it
+ * completes with the verbs status as error (FI_ETIMEDOUT for exhausted
+ * retries), those flushed behind it with FI_ECANCELED, those still queued
+ * and rendezvous sends waiting for their FIN with FI_ECONNRESET; the next
+ * send to that peer connects again. A FIN names its request and the use
+ * of it (a generation), so a late one cannot complete a later send.
+ */
+#ifndef LFV_RDM_PROTO_H
+#define LFV_RDM_PROTO_H
+
+#include <stdint.h>
+
+#include "lfv_prov.h"
+
+/* Control datagrams on the UD QP. */
+enum lfv_rdm_ctrl_op {
+	LFV_RDM_CTRL_REQ = 1,
+	LFV_RDM_CTRL_REP = 2,
+};
+
+struct lfv_rdm_ctrl {
+	uint8_t op;			/* enum lfv_rdm_ctrl_op */
+	uint8_t version;		/* LFV_RDM_WIRE_VERSION */
+	uint16_t reserved;
+	uint32_t qpn;			/* the sender's RC QP */
+	uint32_t psn;
+	uint32_t eager;			/* the sender's FI_LFVERBS_RDM_EAGER:
+					 * both sides must have the same */
+	uint64_t incarnation;
+	struct lfv_ud_name name;	/* the sender's control QP */
+};
+
+/* 3: the eager size in the handshake, the service QKEY, ASK and HELD. */
+#define LFV_RDM_WIRE_VERSION 3
+
+/* Data messages on RC QPs. */
+enum lfv_rdm_op {
+	LFV_RDM_EAGER_MSG = 1,
+	LFV_RDM_EAGER_TAG = 2,
+	LFV_RDM_RTS_MSG = 3,		/* rendezvous request */
+	LFV_RDM_RTS_TAG = 4,
+	LFV_RDM_FIN = 5,		/* rendezvous read done */
+	LFV_RDM_WDATA = 6,		/* an RDMA write's remote CQ data */
+	LFV_RDM_RTU = 7,		/* the requester's QP is ready */
+	LFV_RDM_EVENT = 8,		/* an RMA to an FI_RMA_EVENT region */
+	LFV_RDM_ASK = 9,		/* rendezvous: do you hold my RTS? */
+	LFV_RDM_HELD = 10,		/* the answer: yes, or (ERR) no */
+};
+
+#define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */
+#define LFV_RDM_HDR_ERR 0x2		/* FIN: the read failed, or the RTS
+					 * was refused (reserved: why, an
+					 * FI_E* code); HELD: not held */
+#define LFV_RDM_HDR_READ 0x4		/* EVENT: a read or fetching atomic */
+
+struct lfv_rdm_hdr {
+	uint8_t op;			/* enum lfv_rdm_op */
+	uint8_t flags;			/* LFV_RDM_HDR_* */
+	uint16_t reserved;
+	uint32_t len;			/* eager: payload bytes after this */
+	uint64_t tag;
+	uint64_t cq_data;
+};
+
+/* Follows the header of an RTS. */
+struct lfv_rdm_rts {
+	uint64_t len;
+	uint64_t addr;
+	uint64_t cookie;		/* the sender's request, echoed in FIN */
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* Follows the header of an EVENT. */
+struct lfv_rdm_event {
+	uint64_t key;			/* as the initiator was given it */
+	uint64_t addr;			/* the target address */
+};
+
+#endif /* LFV_RDM_PROTO_H */
