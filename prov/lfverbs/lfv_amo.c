@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lfv_ep.h"
+#include "lfv_rma.h"
 
 #define LFV_AMO_FLAGS (FI_COMPLETION | FI_INJECT | FI_FENCE | FI_MORE |     \
 		       FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |           \

@@ -12,8 +12,11 @@
  * walking the list: a vcq leaves the list and the epoll set under that
  * lock before it is destroyed.
  */
+#include "lfv_auto.h"
 #include "lfv_ep.h"
 #include "lfv_errno.h"
+#include "lfv_queue.h"
+#include "lfv_vcq.h"
 
 /* The poller's run: every watched vcq of the domain. */
 static void lfv_auto_run_all(void *arg)

@@ -18,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_brx.h"
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_msg.h"
 #include "lfv_param.h"
+#include "lfv_queue.h"
 
 struct lfv_brecv {
 	struct lfv_list node;

@@ -16,7 +16,9 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "lfv_device.h"
 #include "lfv_errno.h"
+#include "lfv_locality.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"

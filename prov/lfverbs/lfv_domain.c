@@ -2,16 +2,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_auto.h"
 #include "lfv_av.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
+#include "lfv_device.h"
+#include "lfv_domain.h"
 #include "lfv_ep.h"
 #include "lfv_errno.h"
+#include "lfv_getinfo.h"
 #include "lfv_log.h"
+#include "lfv_mr.h"
 #include "lfv_poll.h"
 #include "lfv_prov.h"
 #include "lfv_rdm.h"
+#include "lfv_rma.h"
+#include "lfv_sep.h"
+#include "lfv_srx.h"
 #include "lfv_stubs.h"
+#include "lfv_stx.h"
+#include "lfv_vcq.h"
 
 static int lfv_domain_close(struct fid *fid)
 {

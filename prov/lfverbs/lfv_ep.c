@@ -12,12 +12,24 @@
 #include <rdma/fi_tagged.h>
 
 #include "lfv_av.h"
+#include "lfv_brx.h"
+#include "lfv_cm.h"
+#include "lfv_dgram.h"
 #include "lfv_ep.h"
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_msg.h"
+#include "lfv_msg_cm.h"
 #include "lfv_param.h"
+#include "lfv_queue.h"
+#include "lfv_sep.h"
+#include "lfv_srx.h"
 #include "lfv_stubs.h"
+#include "lfv_stx.h"
 #include "lfv_svc.h"
+#include "lfv_vcq.h"
+#include "lfv_wire.h"
 
 /* ---- binding ---------------------------------------------------------------- */
 

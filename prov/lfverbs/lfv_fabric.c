@@ -3,9 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_cm.h"
+#include "lfv_device.h"
+#include "lfv_domain.h"
 #include "lfv_ep.h"
 #include "lfv_eq.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
 #include "lfv_log.h"
+#include "lfv_pep.h"
 #include "lfv_prov.h"
 #include "lfv_stubs.h"
 #include "lfv_wait_set.h"

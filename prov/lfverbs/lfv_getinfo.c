@@ -9,6 +9,7 @@
  * A fitting template is then narrowed to what was asked (lfv_info_narrow):
  * requested caps only, hinted modes and sizes, defaults where hints are 0.
  */
+#include "lfv_getinfo.h"
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -18,11 +19,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lfv_brx.h"
+#include "lfv_device.h"
 #include "lfv_ep.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
-#include "lfv_svc.h"
 #include "lfv_prov.h"
+#include "lfv_svc.h"
 
 /* What each direction's attributes may hold (fi_endpoint(3)): the
  * locality caps are the domain's and info's, never tx's or rx's. */

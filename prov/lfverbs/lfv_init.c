@@ -7,6 +7,9 @@
 
 #include <rdma/providers/fi_prov.h>
 
+#include "lfv_device.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
 #include "lfv_log.h"
 #include "lfv_memmon.h"
 #include "lfv_param.h"

@@ -7,6 +7,7 @@
 #include <hwloc.h>
 #include <hwloc/openfabrics-verbs.h>
 
+#include "lfv_locality.h"
 #include "lfv_log.h"
 #include "lfv_prov.h"
 

@@ -20,6 +20,7 @@
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_mr.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"
 #include "lfv_stubs.h"

@@ -8,9 +8,18 @@
 #include <string.h>
 
 #include "lfv_av.h"
+#include "lfv_brx.h"
 #include "lfv_ep.h"
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
+#include "lfv_mr.h"
+#include "lfv_msg.h"
+#include "lfv_queue.h"
+#include "lfv_rma.h"
+#include "lfv_srx.h"
 #include "lfv_stubs.h"
+#include "lfv_ud.h"
+#include "lfv_vcq.h"
 
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \

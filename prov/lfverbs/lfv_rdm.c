@@ -12,15 +12,19 @@
 #include <unistd.h>
 
 #include "lfv_av.h"
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_peer_srx.h"
+#include "lfv_queue.h"
 #include "lfv_rdm.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_stubs.h"
 #include "lfv_svc.h"
+#include "lfv_ud.h"
 #include "lfv_valgrind.h"
+#include "lfv_vcq.h"
 #include "lfv_wait.h"
 #include "lfv_wire.h"
 

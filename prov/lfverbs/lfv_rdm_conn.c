@@ -12,7 +12,9 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
+#include "lfv_queue.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_ud.h"
 #include "lfv_wait.h"
 
 /* ---- lookup tables ---------------------------------------------------------- */

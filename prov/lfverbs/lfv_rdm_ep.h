@@ -24,9 +24,13 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext.h>
 
-#include "lfv_ep.h"
+#include "lfv_ep_base.h"
 #include "lfv_list.h"
+#include "lfv_mr.h"
+#include "lfv_queue.h"
 #include "lfv_rdm_proto.h"
+#include "lfv_rma.h"
+#include "lfv_ud.h"
 
 #define LFV_RDM_BUCKETS 1024
 #define LFV_RDM_CTRL_SLOTS 32		/* each way */

@@ -20,9 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_mr.h"
+#include "lfv_queue.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rma.h"
+#include "lfv_vcq.h"
 
 /* Where the local data of the request lives. */
 enum lfv_rdm_rma_mem { LFV_RMA_APP, LFV_RMA_BOUNCE, LFV_RMA_OURS };

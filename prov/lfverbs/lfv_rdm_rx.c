@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "lfv_av.h"
+#include "lfv_drop.h"
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
-#include "lfv_drop.h"
 #include "lfv_param.h"
+#include "lfv_queue.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_valgrind.h"
 #include "lfv_wire.h"

@@ -20,6 +20,10 @@
  * take an application's receive; lfv_msg_rma_arrived reads them.
  */
 #include "lfv_ep.h"
+#include "lfv_ep_base.h"
+#include "lfv_mr.h"
+#include "lfv_msg.h"
+#include "lfv_rma.h"
 
 #define LFV_RMA_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |      \
 		       FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |             \

@@ -10,6 +10,7 @@
 
 #include "lfv_ep.h"
 #include "lfv_stubs.h"
+#include "lfv_stx.h"
 
 static struct lfv_stx *lfv_stx_of(struct fid *fid)
 {

@@ -11,10 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_auto.h"
 #include "lfv_av.h"
+#include "lfv_brx.h"
+#include "lfv_dgram.h"
 #include "lfv_ep.h"
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_queue.h"
+#include "lfv_srx.h"
+#include "lfv_ud.h"
+#include "lfv_vcq.h"
 
 #define LFV_VCQ_POLL_BATCH 16
 #define LFV_VCQ_ACK_BATCH 32

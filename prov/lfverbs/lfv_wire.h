@@ -11,6 +11,12 @@
 
 #include "lfv_rdm_proto.h"
 
+/* Bytes of connection data rdma_cm carries for RC (RDMA_PS_TCP, connect
+ * request), less the one-byte length header the verbs provider also uses,
+ * so the two interoperate. */
+#define LFV_CM_PRIV_MAX 56
+#define LFV_CM_DATA_SIZE (LFV_CM_PRIV_MAX - 1)
+
 /* Errors, each a reason to drop (lfv_drop_err): -FI_EMSGSIZE shorter than
  * it must be or a length that lies, -FI_ENOPROTOOPT another wire version,
  * -FI_EACCES names a sender it did not come from, -FI_EINVAL anything else

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_ep.h"
 #include "lfv_wire.h"
 
 enum { CM_DATA, GRH_SOURCE, RDM_CTRL, RDM_MSG, DECODERS };

@@ -27,6 +27,9 @@
 #include "lfv_param.h"
 #include "lfv_prov.h"
 #include "lfv_svc.h"
+#include "lfv_device.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
 
 #define V FI_VERSION(1, 17)
 

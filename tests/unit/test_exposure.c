@@ -21,6 +21,10 @@
 #include "lfv_param.h"
 #include "lfv_prov.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_device.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
+#include "lfv_mr.h"
 
 #define PAGES 4
 

@@ -16,6 +16,10 @@
 #include "fake_verbs.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"
+#include "lfv_device.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
+#include "lfv_mr.h"
 
 struct objs {
 	struct fi_info *info;

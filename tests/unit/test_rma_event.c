@@ -15,9 +15,15 @@
 
 #include "fake_verbs.h"
 #include "fi_lfverbs.h"
-#include "lfv_ep.h"
+#include "lfv_msg.h"
 #include "lfv_prov.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_device.h"
+#include "lfv_ep.h"
+#include "lfv_ep_base.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
+#include "lfv_mr.h"
 
 /* The MSG notes' bits (lfv_rma.c): the wire format under test. */
 #define NOTE_READ (1U << 31)

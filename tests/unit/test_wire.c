@@ -11,7 +11,6 @@
 #include <rdma/fi_errno.h>
 
 #include "lfv_drop.h"
-#include "lfv_ep.h"
 #include "lfv_svc.h"
 #include "lfv_wire.h"
 
