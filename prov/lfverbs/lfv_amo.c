@@ -11,7 +11,8 @@
  */
 #include <string.h>
 
-#include "lfv_ep.h"
+#include "lfv_amo.h"
+#include "lfv_prov.h"
 #include "lfv_rma.h"
 
 #define LFV_AMO_FLAGS (FI_COMPLETION | FI_INJECT | FI_FENCE | FI_MORE |     \

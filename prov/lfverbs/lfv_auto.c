@@ -13,7 +13,6 @@
  * lock before it is destroyed.
  */
 #include "lfv_auto.h"
-#include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_queue.h"
 #include "lfv_vcq.h"

@@ -9,7 +9,6 @@
 #include "lfv_ep.h"
 #include "lfv_ep_base.h"
 #include "lfv_errno.h"
-#include "lfv_log.h"
 #include "lfv_stubs.h"
 #include "lfv_ud.h"
 

@@ -12,7 +12,5 @@ extern struct fi_ops_cm lfv_dgram_cm_ops;
 /* A DGRAM endpoint's QP name (its QP exists: enabled). */
 void lfv_dgram_name(const struct lfv_ep *ep, struct lfv_ud_name *name);
 int lfv_ep_create_ud_qp(struct lfv_ep *ep);
-/* fi_cancel of a receive on a UD endpoint (lfv_ud_cancel.c). */
-ssize_t lfv_ud_cancel(struct lfv_ep *ep, void *context);
 
 #endif /* LFV_DGRAM_H */

@@ -16,12 +16,12 @@
 #include "lfv_poll.h"
 #include "lfv_prov.h"
 #include "lfv_rdm.h"
-#include "lfv_rma.h"
 #include "lfv_sep.h"
 #include "lfv_srx.h"
 #include "lfv_stubs.h"
 #include "lfv_stx.h"
 #include "lfv_vcq.h"
+#include "lfv_amo.h"
 
 static int lfv_domain_close(struct fid *fid)
 {

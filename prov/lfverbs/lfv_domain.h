@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lfv_prov.h"
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
 
 int lfv_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);

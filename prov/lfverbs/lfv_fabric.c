@@ -6,7 +6,6 @@
 #include "lfv_cm.h"
 #include "lfv_device.h"
 #include "lfv_domain.h"
-#include "lfv_ep.h"
 #include "lfv_eq.h"
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"

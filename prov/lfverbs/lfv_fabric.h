@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lfv_prov.h"
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
 
 int lfv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);

@@ -21,7 +21,6 @@
 
 #include "lfv_brx.h"
 #include "lfv_device.h"
-#include "lfv_ep.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"

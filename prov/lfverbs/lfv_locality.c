@@ -8,7 +8,6 @@
 #include <hwloc/openfabrics-verbs.h>
 
 #include "lfv_locality.h"
-#include "lfv_log.h"
 #include "lfv_prov.h"
 
 static int lfv_device_distance(hwloc_topology_t topo, hwloc_const_bitmap_t me,

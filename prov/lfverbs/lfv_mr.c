@@ -17,7 +17,6 @@
 #include <stdlib.h>
 
 #include "lfv_cntr.h"
-#include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_mr.h"

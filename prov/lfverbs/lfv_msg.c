@@ -11,8 +11,6 @@
 #include "lfv_brx.h"
 #include "lfv_ep.h"
 #include "lfv_ep_base.h"
-#include "lfv_errno.h"
-#include "lfv_mr.h"
 #include "lfv_msg.h"
 #include "lfv_queue.h"
 #include "lfv_rma.h"
@@ -20,61 +18,13 @@
 #include "lfv_stubs.h"
 #include "lfv_ud.h"
 #include "lfv_vcq.h"
+#include "lfv_sge.h"
 
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \
 			  FI_FENCE | FI_MORE | FI_INJECT_COMPLETE |          \
 			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
-
-static uint32_t lfv_lkey(void *desc)
-{
-	return desc ? ((struct lfv_mr *)desc)->ibv_mr->lkey : 0;
-}
-
-static inline int lfv_fill_sge_dir(struct ibv_sge *sge,
-				   const struct iovec *iov, void **desc,
-				   size_t count, bool inject, bool recv,
-				   size_t *len)
-{
-	size_t i, total = 0;
-	int n = 0;
-
-	for (i = 0; i < count; i++) {
-		/* An empty segment moves nothing: it needs no memory and no
-		 * registration, and devices may refuse its key. Nor can a
-		 * receive put anything at a NULL base (fabtests' shared_ctx
-		 * posts such receives for its zero-byte messages). */
-		if (!iov[i].iov_len || (recv && !iov[i].iov_base))
-			continue;
-		if (!iov[i].iov_base)
-			return -FI_EINVAL;
-		/* FI_MR_LOCAL: registered memory unless the data goes
-		 * inline (copied at post time). */
-		if (!inject && (!desc || !desc[i]))
-			return -FI_EINVAL;
-		sge[n].addr = (uintptr_t)iov[i].iov_base;
-		sge[n].length = (uint32_t)iov[i].iov_len;
-		sge[n].lkey = inject ? 0 : lfv_lkey(desc[i]);
-		total += iov[i].iov_len;
-		n++;
-	}
-	*len = total;
-	return n;
-}
-
-/* Fills sge from an iov; 0 or -FI_EINVAL. */
-int lfv_fill_sge(struct ibv_sge *sge, const struct iovec *iov,
-		 void **desc, size_t count, bool inject, size_t *len)
-{
-	return lfv_fill_sge_dir(sge, iov, desc, count, inject, false, len);
-}
-
-int lfv_fill_recv_sge(struct ibv_sge *sge, const struct iovec *iov,
-		      void **desc, size_t count, size_t *len)
-{
-	return lfv_fill_sge_dir(sge, iov, desc, count, false, true, len);
-}
 
 /* A free op, polling the queue's CQ once when the queue is full. */
 static struct lfv_op *lfv_queue_take(struct lfv_queue *q)

@@ -15,7 +15,6 @@
 #include "lfv_msg_cm.h"
 #include "lfv_pep.h"
 #include "lfv_stubs.h"
-#include "lfv_wire.h"
 
 /* How long address and route resolution may take. */
 #define LFV_CM_TIMEOUT_MS 2000

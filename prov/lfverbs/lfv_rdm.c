@@ -27,6 +27,8 @@
 #include "lfv_vcq.h"
 #include "lfv_wait.h"
 #include "lfv_wire.h"
+#include "lfv_amo.h"
+#include "lfv_rma.h"
 
 #define LFV_RDM_DRAIN_NS (2 * 1000 * 1000 * 1000LL)
 

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_ep_base.h"
 #include "lfv_errno.h"
+#include "lfv_ep_base.h"
 #include "lfv_log.h"
 #include "lfv_mr.h"
 #include "lfv_queue.h"

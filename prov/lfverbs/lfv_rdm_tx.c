@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_errno.h"
 #include "lfv_av.h"
 #include "lfv_ep_base.h"
-#include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_mr.h"
 #include "lfv_param.h"

@@ -45,9 +45,4 @@ uint64_t lfv_rma_in_op_flags(struct fid_ep *ep_fid);
 bool lfv_wr_is_atomic(const struct ibv_send_wr *wr);
 
 extern struct fi_ops_rma lfv_rma_ops;
-extern struct fi_ops_atomic lfv_atomic_ops;
-int lfv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-		     enum fi_op op, struct fi_atomic_attr *attr,
-		     uint64_t flags);
-
 #endif /* LFV_RMA_H */

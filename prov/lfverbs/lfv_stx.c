@@ -8,7 +8,6 @@
  */
 #include <stdlib.h>
 
-#include "lfv_ep.h"
 #include "lfv_stubs.h"
 #include "lfv_stx.h"
 

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "lfv_errno.h"
-#include "lfv_log.h"
 #include "lfv_ud.h"
 
 int lfv_ud_qp_ready(struct ibv_qp *qp, uint8_t port_num)

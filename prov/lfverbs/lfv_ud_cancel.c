@@ -26,15 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_dgram.h"
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
-#include "lfv_msg.h"
 #include "lfv_queue.h"
 #include "lfv_ud.h"
 #include "lfv_vcq.h"
 #include "lfv_wait.h"
+#include "lfv_sge.h"
 
 /* How long the flush may take before cancel gives up on the QP. */
 #define LFV_CANCEL_TIMEOUT_NS (2 * 1000 * 1000 * 1000LL)
