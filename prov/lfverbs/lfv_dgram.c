@@ -76,7 +76,7 @@ int lfv_ep_create_ud_qp(struct lfv_ep *ep)
 		ret = lfv_verbs_errno();
 		goto free_grh;
 	}
-	lfv_ep_qp_caps(ep, &attr);
+	lfv_ep_qp_caps(ep, IBV_QPT_UD, &attr);
 	ep->qp = ibv_create_qp(ep->base.domain->pd, &attr);
 	if (!ep->qp) {
 		ret = lfv_verbs_errno();

@@ -22,6 +22,7 @@
 #include "lfv_stx.h"
 #include "lfv_vcq.h"
 #include "lfv_amo.h"
+#include "lfv_msg_ep.h"
 
 static int lfv_domain_close(struct fid *fid)
 {

@@ -91,16 +91,8 @@ static inline struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
 	return lfv_ep_real(&ep_fid->fid);
 }
 
-/* fi_endpoint of a MSG or DGRAM endpoint (lfv_domain.c dispatches). */
-int lfv_msg_endpoint(struct lfv_domain *domain, struct fi_info *info,
-		     struct fid_ep **ep, void *context);
-extern const struct lfv_ep_type lfv_msg_type, lfv_dgram_type;
-/* An endpoint object (not yet a context or bound): what fi_endpoint and
- * fi_tx_context / fi_rx_context build on. */
-int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
-		void *context, struct lfv_ep **ep);
-
-/* The QP attributes an endpoint's queues ask for. */
-void lfv_ep_qp_caps(const struct lfv_ep *ep, struct ibv_qp_init_attr *attr);
+/* The attributes of a QP of this type for the endpoint's queues. */
+void lfv_ep_qp_caps(const struct lfv_ep *ep, enum ibv_qp_type type,
+		    struct ibv_qp_init_attr *attr);
 
 #endif /* LFV_EP_H */

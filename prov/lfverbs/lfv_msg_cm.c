@@ -188,7 +188,7 @@ int lfv_ep_create_rc_qp(struct lfv_ep *ep)
 		if (!ep->amo_mr)
 			return lfv_verbs_errno();
 	}
-	lfv_ep_qp_caps(ep, &attr);
+	lfv_ep_qp_caps(ep, IBV_QPT_RC, &attr);
 	ret = lfv_verbs_ret(rdma_create_qp(ep->id, ep->base.domain->pd, &attr));
 	if (ret)
 		return ret; /* amo_mr goes with the endpoint */
