@@ -210,9 +210,8 @@ static void fnet_qp_error(struct fnet_qp *q)
 			i++;
 			continue;
 		}
-		if (p->signaled)
-			fnet_sender_done(qp, p->wr_id, fnet_wc_opcode(p->kind),
-					 IBV_WC_WR_FLUSH_ERR, 0);
+		fnet_sender_done(qp, p->wr_id, fnet_wc_opcode(p->kind),
+				 IBV_WC_WR_FLUSH_ERR, 0);
 		fnet_wire_remove(i);
 		free(p);
 	}
@@ -333,9 +332,8 @@ static int fnet_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			return EINVAL;
 		}
 		if (qp->state == IBV_QPS_ERR) {
-			if (wr->send_flags & IBV_SEND_SIGNALED)
-				fnet_sender_done(qp, wr->wr_id, IBV_WC_SEND,
-						 IBV_WC_WR_FLUSH_ERR, 0);
+			fnet_sender_done(qp, wr->wr_id, IBV_WC_SEND,
+					 IBV_WC_WR_FLUSH_ERR, 0);
 			continue;
 		}
 		p = fnet_pkt_of(q, wr);

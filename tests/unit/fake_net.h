@@ -22,8 +22,9 @@
  *    signaled request completes at its sender when delivered.
  *  - A request that completes in error puts its QP in the error state;
  *    a QP in the error state flushes its posted receives (not an SRQ's)
- *    and its requests still on the wire (IBV_WC_WR_FLUSH_ERR, signaled
- *    ones), and flushes at once what is posted to it after.
+ *    and its requests still on the wire (IBV_WC_WR_FLUSH_ERR), and
+ *    flushes at once what is posted to it after. Errors and flushes
+ *    complete every request, signaled or not, as the hardware does.
  *
  * Linked with LFV_WRAPS plus -Wl,--wrap= ibv_modify_qp, ibv_resize_cq,
  * ibv_reg_mr and lfv_now_ns (tests/unit/rdm_proto.am).
