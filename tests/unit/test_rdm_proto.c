@@ -60,8 +60,8 @@ struct world {
 					 * (the device's inline probe) */
 };
 
-/* Contexts of the operations the cases post. */
-static char send_a[4], send_b[4], recv_a[4], recv_b[4];
+/* Contexts of the operations the cases post (of either node). */
+static char tx1[4], tx2[4], rx1[4], rx2[4];
 
 /* ---- endpoints --------------------------------------------------------------- */
 
@@ -322,10 +322,10 @@ static void connect_a_to_b(struct world *w)
 	static const char hello[] = "hello";
 	char *buf = w->small_b;
 
-	post_recv(&w->b, buf, SMALL, recv_b);
-	send_to_peer(&w->a, hello, sizeof(hello), send_a);
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hello, sizeof(hello), tx1);
 	pump(w);
-	assert_got(&w->b, recv_b, buf, hello);
+	assert_got(&w->b, rx2, buf, hello);
 	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
 	assert_int_equal(conn(&w->b)->state, LFV_RDM_CONNECTED);
 	w->a.nok = w->b.nok = 0;
@@ -342,17 +342,17 @@ static void test_simultaneous_reqs(void **state)
 	static const char from_a[] = "from a", from_b[] = "from b";
 	char *buf_a = w->small_a, *buf_b = w->small_b;
 
-	post_recv(&w->a, buf_a, SMALL, recv_a);
-	post_recv(&w->b, buf_b, SMALL, recv_b);
-	send_to_peer(&w->a, from_a, sizeof(from_a), send_a);
-	send_to_peer(&w->b, from_b, sizeof(from_b), send_b);
+	post_recv(&w->a, buf_a, SMALL, rx1);
+	post_recv(&w->b, buf_b, SMALL, rx2);
+	send_to_peer(&w->a, from_a, sizeof(from_a), tx1);
+	send_to_peer(&w->b, from_b, sizeof(from_b), tx2);
 	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REQ,
 					   0), 2);
 	pump(w);
-	assert_got(&w->a, recv_a, buf_a, from_b);
-	assert_got(&w->b, recv_b, buf_b, from_a);
-	assert_int_equal(oks(&w->a, send_a), 1);
-	assert_int_equal(oks(&w->b, send_b), 1);
+	assert_got(&w->a, rx1, buf_a, from_b);
+	assert_got(&w->b, rx2, buf_b, from_a);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(oks(&w->b, tx2), 1);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 	assert_int_equal(drops(w), 0);
 	assert_int_equal(rdm(&w->a)->nconns, 1);
@@ -371,8 +371,8 @@ static void test_lost_rep(void **state)
 	char *buf = w->small_b;
 	int i;
 
-	post_recv(&w->b, buf, SMALL, recv_b);
-	send_to_peer(&w->a, hi, sizeof(hi), send_a);
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hi, sizeof(hi), tx1);
 	fake_net_deliver_all();
 	poll_node(&w->b);		/* B accepts and answers */
 	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP, ctl_qpn(&w->b));
@@ -387,8 +387,8 @@ static void test_lost_rep(void **state)
 	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REQ,
 					   0), 0);
 	pump(w);
-	assert_got(&w->b, recv_b, buf, hi);
-	assert_int_equal(oks(&w->a, send_a), 1);
+	assert_got(&w->b, rx2, buf, hi);
+	assert_int_equal(oks(&w->a, tx1), 1);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 	assert_int_equal(drops(w), 0);
 	assert_int_equal(rdm(&w->b)->nconns, 1);
@@ -405,8 +405,8 @@ static void test_duplicate_req(void **state)
 	char *buf = w->small_b;
 	int i;
 
-	post_recv(&w->b, buf, SMALL, recv_b);
-	send_to_peer(&w->a, hi, sizeof(hi), send_a);
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hi, sizeof(hi), tx1);
 	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REQ, ctl_qpn(&w->a));
 	assert_true(i >= 0);
 	fake_net_dup((size_t)i);
@@ -417,8 +417,8 @@ static void test_duplicate_req(void **state)
 	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP,
 					   ctl_qpn(&w->b)), 2);
 	pump(w);
-	assert_got(&w->b, recv_b, buf, hi);
-	assert_int_equal(oks(&w->a, send_a), 1);
+	assert_got(&w->b, rx2, buf, hi);
+	assert_int_equal(oks(&w->a, tx1), 1);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 	assert_int_equal(drops(w), 0);
 	assert_int_equal(rdm(&w->a)->nconns, 1);
@@ -438,14 +438,14 @@ static void test_rtu_gates_acceptor(void **state)
 	uint32_t b_qpn;
 	int i;
 
-	post_recv(&w->a, buf_a, SMALL, recv_a);
-	post_recv(&w->b, buf_b, SMALL, recv_b);
-	send_to_peer(&w->a, a2b, sizeof(a2b), send_a);
+	post_recv(&w->a, buf_a, SMALL, rx1);
+	post_recv(&w->b, buf_b, SMALL, rx2);
+	send_to_peer(&w->a, a2b, sizeof(a2b), tx1);
 	fake_net_deliver_all();
 	poll_node(&w->b);		/* B accepts: REP out */
 	b_qpn = conn(&w->b)->qp->qp_num;
 
-	send_to_peer(&w->b, b2a, sizeof(b2a), send_b);
+	send_to_peer(&w->b, b2a, sizeof(b2a), tx2);
 	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, -1, b_qpn), 0);
 	assert_int_equal(conn(&w->b)->state, LFV_RDM_ACCEPTED);
 
@@ -464,10 +464,10 @@ static void test_rtu_gates_acceptor(void **state)
 	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_EAGER_MSG,
 					   b_qpn), 1);
 	pump(w);
-	assert_got(&w->a, recv_a, buf_a, b2a);
-	assert_got(&w->b, recv_b, buf_b, a2b);
-	assert_int_equal(oks(&w->a, send_a), 1);
-	assert_int_equal(oks(&w->b, send_b), 1);
+	assert_got(&w->a, rx1, buf_a, b2a);
+	assert_got(&w->b, rx2, buf_b, a2b);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(oks(&w->b, tx2), 1);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 	assert_int_equal(drops(w), 0);
 }
@@ -485,19 +485,21 @@ static void test_stale_fin(void **state)
 	size_t i;
 
 	connect_a_to_b(w);
-	post_recv(&w->b, w->dst, w->big, recv_b);
-	send_to_peer(&w->a, w->src, w->big, send_a);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
 	i = step_until(w, FAKE_PKT_SEND, LFV_RDM_FIN);
 	fake_net_dup(i);
 	stale = fake_net_take(fake_net_count() - 1);
 	pump(w);
-	assert_int_equal(oks(&w->a, send_a), 1);
-	assert_non_null(ok_of(&w->b, recv_b));
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_non_null(ok_of(&w->b, rx2));
 	assert_memory_equal(w->dst, w->src, w->big);
 
 	/* The second rendezvous takes the same request, a new use. */
 	memset(w->dst, 0, w->big);
-	send_to_peer(&w->a, w->src, w->big, send_b);
+	send_to_peer(&w->a, w->src, w->big, tx2);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_RTS_MSG, 0),
+			 1);
 	i = (size_t)fake_net_find(0, FAKE_PKT_SEND, LFV_RDM_RTS_MSG, 0);
 	rts = (const void *)(fake_net_peek(i)->data +
 			     sizeof(struct lfv_rdm_hdr));
@@ -505,19 +507,19 @@ static void test_stale_fin(void **state)
 	assert_int_equal((uint32_t)rts->cookie, (uint32_t)cookie);
 	assert_int_not_equal(rts->cookie >> 32, cookie >> 32);
 	pump(w);			/* B holds the RTS: no receive yet */
-	assert_int_equal(oks(&w->a, send_b) + (err_of(&w->a, send_b) != NULL),
+	assert_int_equal(oks(&w->a, tx2) + (err_of(&w->a, tx2) != NULL),
 			 0);
 
 	fake_net_put(stale);
 	pump(w);
-	assert_int_equal(oks(&w->a, send_b), 0);
-	assert_null(err_of(&w->a, send_b));
+	assert_int_equal(oks(&w->a, tx2), 0);
+	assert_null(err_of(&w->a, tx2));
 
-	post_recv(&w->b, w->dst, w->big, recv_a);
+	post_recv(&w->b, w->dst, w->big, rx1);
 	pump(w);
-	assert_int_equal(oks(&w->a, send_b), 1);
-	assert_int_equal(oks(&w->b, recv_a), 1);
-	assert_int_equal(ok_of(&w->b, recv_a)->len, w->big);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	assert_int_equal(oks(&w->b, rx1), 1);
+	assert_int_equal(ok_of(&w->b, rx1)->len, w->big);
 	assert_memory_equal(w->dst, w->src, w->big);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 	assert_int_equal(drops(w), 0);
@@ -537,32 +539,34 @@ static void test_read_fails(void **state)
 	int k;
 
 	connect_a_to_b(w);
-	post_recv(&w->b, w->dst, w->big, recv_b);
-	send_to_peer(&w->a, w->src, w->big, send_a);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
 	i = step_until(w, FAKE_PKT_READ, -1);
 	fake_net_fail(i, IBV_WC_REM_ACCESS_ERR);
 	pump(w);
-	assert_int_equal(oks(&w->b, recv_b), 0);
-	e = err_of(&w->b, recv_b);
+	assert_int_equal(oks(&w->b, rx2), 0);
+	e = err_of(&w->b, rx2);
 	assert_non_null(e);
 	assert_int_equal(e->err, FI_EIO);
 
 	/* A's send waits for a FIN that will not come: its probe, a second
 	 * on, meets B's dead QP (the timers look every 256 reads). */
-	for (i = 0; i < 2 && !err_of(&w->a, send_a); i++) {
+	for (i = 0; i < 2 && !err_of(&w->a, tx1); i++) {
 		fake_net_advance(3 * LFV_RDM_PING_NS / 2);
 		for (k = 0; k < 256; k++)
 			poll_node(&w->a);
 		pump(w);
 	}
-	assert_int_equal(oks(&w->a, send_a), 0);
-	assert_non_null(err_of(&w->a, send_a));
+	assert_int_equal(oks(&w->a, tx1), 0);
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ECONNRESET);
 
-	post_recv(&w->b, buf, SMALL, recv_a);
-	send_to_peer(&w->a, again, sizeof(again), send_b);
+	post_recv(&w->b, buf, SMALL, rx1);
+	send_to_peer(&w->a, again, sizeof(again), tx2);
 	pump(w);
-	assert_got(&w->b, recv_a, buf, again);
-	assert_int_equal(oks(&w->a, send_b), 1);
+	assert_got(&w->b, rx1, buf, again);
+	assert_int_equal(oks(&w->a, tx2), 1);
 }
 
 /* B exits and starts again at the same address (its control QP number
@@ -579,9 +583,9 @@ static void test_restart_same_address(void **state)
 	const struct fi_cq_err_entry *e;
 
 	connect_a_to_b(w);
-	send_to_peer(&w->a, w->src, w->big, send_a);
+	send_to_peer(&w->a, w->src, w->big, tx1);
 	pump(w);			/* B holds the RTS, A waits for FIN */
-	assert_int_equal(oks(&w->a, send_a), 0);
+	assert_int_equal(oks(&w->a, tx1), 0);
 	memcpy(old_name, w->b.name, old_len);
 
 	node_close(&w->b);
@@ -591,22 +595,22 @@ static void test_restart_same_address(void **state)
 	assert_memory_equal(w->b.name, old_name, old_len);
 	node_meet(&w->b, &w->a);
 
-	post_recv(&w->a, buf_a, SMALL, recv_a);
-	send_to_peer(&w->b, reborn, sizeof(reborn), send_b);
+	post_recv(&w->a, buf_a, SMALL, rx1);
+	send_to_peer(&w->b, reborn, sizeof(reborn), tx2);
 	fake_net_deliver_all();
 	poll_node(&w->a);		/* the new incarnation's REQ */
-	e = err_of(&w->a, send_a);
+	e = err_of(&w->a, tx1);
 	assert_non_null(e);
 	assert_int_equal(e->err, FI_ECONNRESET);
 	pump(w);
-	assert_got(&w->a, recv_a, buf_a, reborn);
-	assert_int_equal(oks(&w->b, send_b), 1);
+	assert_got(&w->a, rx1, buf_a, reborn);
+	assert_int_equal(oks(&w->b, tx2), 1);
 
-	post_recv(&w->b, buf_b, SMALL, recv_b);
-	send_to_peer(&w->a, welcome, sizeof(welcome), send_b);
+	post_recv(&w->b, buf_b, SMALL, rx2);
+	send_to_peer(&w->a, welcome, sizeof(welcome), tx2);
 	pump(w);
-	assert_got(&w->b, recv_b, buf_b, welcome);
-	assert_int_equal(oks(&w->a, send_b), 1);
+	assert_got(&w->b, rx2, buf_b, welcome);
+	assert_int_equal(oks(&w->a, tx2), 1);
 	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
 }
 
