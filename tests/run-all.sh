@@ -37,7 +37,7 @@ tally
 
 # The unit tests again under each sanitizer (the plugin's shell tests
 # load it into uninstrumented programs, so only the C unit tests run).
-SAN_TESTS="tests/unit/test_getinfo tests/unit/test_objects tests/unit/test_eq tests/unit/test_cq tests/unit/test_ring tests/unit/test_cntr tests/unit/test_av tests/unit/test_pool tests/unit/test_match tests/unit/test_wire"
+SAN_TESTS="tests/unit/test_getinfo tests/unit/test_objects tests/unit/test_eq tests/unit/test_cq tests/unit/test_ring tests/unit/test_cntr tests/unit/test_av tests/unit/test_pool tests/unit/test_match tests/unit/test_wire tests/unit/test_rdm_proto"
 for san in asan tsan; do
 	step "unit tests under ${san}"
 	if LFV_BUILD_DIR=build-$san tests/build.sh --enable-$san; then

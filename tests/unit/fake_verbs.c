@@ -16,6 +16,7 @@
 struct fake_counts fake_open;
 unsigned int fake_last_mr_access;
 struct ibv_ah_attr fake_last_ah_attr;
+struct fake_verbs_hooks fake_verbs_hooks;
 
 static struct fake_dev fake_devs[FAKE_MAX_DEVS];
 static int fake_ndevs;
@@ -230,6 +231,8 @@ struct ibv_cq *__wrap_ibv_create_cq(struct ibv_context *ctx, int cqe,
 
 int __wrap_ibv_destroy_cq(struct ibv_cq *cq)
 {
+	if (fake_verbs_hooks.cq_gone)
+		fake_verbs_hooks.cq_gone(cq);
 	free(cq);
 	fake_open.cq--;
 	return 0;
@@ -251,12 +254,16 @@ struct ibv_qp *__wrap_ibv_create_qp(struct ibv_pd *pd,
 		qp->context = pd->context;
 		qp->pd = pd;
 		fake_open.qp++;
+		if (fake_verbs_hooks.qp_made)
+			fake_verbs_hooks.qp_made(qp, init);
 	}
 	return qp;
 }
 
 int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
 {
+	if (fake_verbs_hooks.qp_gone)
+		fake_verbs_hooks.qp_gone(qp);
 	free(qp);
 	fake_open.qp--;
 	return 0;
@@ -284,6 +291,8 @@ struct ibv_srq *__wrap_ibv_create_srq(struct ibv_pd *pd,
 
 int __wrap_ibv_destroy_srq(struct ibv_srq *srq)
 {
+	if (fake_verbs_hooks.srq_gone)
+		fake_verbs_hooks.srq_gone(srq);
 	free(srq);
 	fake_open.srq--;
 	return 0;

@@ -64,6 +64,18 @@ struct fake_sidr {
 };
 extern struct fake_sidr fake_sidr;
 
+/* Observers of the lifetime of queue pairs, SRQs and CQs, for a fake
+ * network behind the objects (tests/unit/fake_net.c): made is called once
+ * the object exists, gone before it is freed. NULL (the default, and not
+ * touched by fake_verbs_reset): nobody watches. */
+struct fake_verbs_hooks {
+	void (*qp_made)(struct ibv_qp *qp, const struct ibv_qp_init_attr *init);
+	void (*qp_gone)(struct ibv_qp *qp);
+	void (*srq_gone)(struct ibv_srq *srq);
+	void (*cq_gone)(struct ibv_cq *cq);
+};
+extern struct fake_verbs_hooks fake_verbs_hooks;
+
 /* Forgets all devices and injected failures (and frees fake objects). */
 void fake_verbs_reset(void);
 

@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The RDM protocol (lfv_rdm.h) under races and faults (issue 15): two RDM
+ * endpoints in one process, opened through the libfabric API over fake
+ * verbs, whose packets cross a fake network (fake_net.h) that the test
+ * drives: it delivers, drops, duplicates, holds back and fails packets
+ * one by one, and moves the provider's clock. Progress is fi_cq_read.
+ *
+ * Each case checks one piece of the handshake (REQ, REP, RTU), of the
+ * rendezvous (RTS, read, FIN) or of restarts (incarnations), through
+ * what the application sees (completions, data) and the connection
+ * states and QPs behind it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include "fake_net.h"
+#include "fi_lfverbs.h"
+#include "lfv_param.h"
+#include "lfv_rdm_ep.h"
+
+#define MAX_COMPS 32
+#define SMALL 64
+#define PUMP_ROUNDS 64
+
+struct node {
+	struct fid_ep *ep;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	fi_addr_t peer;			/* the other node, in av */
+	uint8_t name[64];
+	size_t namelen;
+	struct fi_cq_tagged_entry ok[MAX_COMPS];
+	size_t nok;
+	struct fi_cq_err_entry err[MAX_COMPS];
+	size_t nerr;
+};
+
+struct world {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct node a, b;
+	size_t big;			/* a rendezvous size */
+	uint8_t *src, *dst;		/* big bytes each */
+	/* Receive buffers live here, not on a case's stack: a case that
+	 * fails leaves its receives posted, and teardown still delivers. */
+	char small_a[SMALL], small_b[SMALL];
+	size_t saved_rx_bufs;
+	unsigned int rc_base;		/* RC QPs made before the endpoints
+					 * (the device's inline probe) */
+};
+
+/* Contexts of the operations the cases post (of either node). */
+static char tx1[4], tx2[4], rx1[4], rx2[4];
+
+/* ---- endpoints --------------------------------------------------------------- */
+
+static struct lfv_rdm_ep *rdm(const struct node *n)
+{
+	return lfv_rdm_of(&n->ep->fid);
+}
+
+static struct lfv_rdm_conn *conn(const struct node *n)
+{
+	return lfv_rdm_conn_by_addr(rdm(n), n->peer);
+}
+
+/* RC QPs the endpoints made (connections). */
+static unsigned int rc_made(const struct world *w)
+{
+	return fake_net_rc_made() - w->rc_base;
+}
+
+static uint32_t ctl_qpn(const struct node *n)
+{
+	return rdm(n)->name.qpn;
+}
+
+static void node_open(struct world *w, struct node *n)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_NONE, .size = 128 };
+
+	memset(n, 0, sizeof(*n));
+	n->peer = FI_ADDR_NOTAVAIL;
+	assert_int_equal(fi_endpoint(w->domain, w->info, &n->ep, NULL), 0);
+	assert_int_equal(fi_av_open(w->domain, &av_attr, &n->av, NULL), 0);
+	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &n->cq, NULL), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_enable(n->ep), 0);
+	n->namelen = sizeof(n->name);
+	assert_int_equal(fi_getname(&n->ep->fid, n->name, &n->namelen), 0);
+}
+
+static void node_close(struct node *n)
+{
+	assert_int_equal(fi_close(&n->ep->fid), 0);
+	assert_int_equal(fi_close(&n->cq->fid), 0);
+	assert_int_equal(fi_close(&n->av->fid), 0);
+	n->ep = NULL;
+}
+
+/* n learns the address of other. */
+static void node_meet(struct node *n, const struct node *other)
+{
+	assert_int_equal(fi_av_insert(n->av, other->name, 1, &n->peer, 0,
+				      NULL), 1);
+}
+
+/* ---- progress and completions ------------------------------------------------ */
+
+/* Reads what n's CQ has (which drives n's progress); how many. */
+static size_t poll_node(struct node *n)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	size_t got = 0;
+	ssize_t ret;
+
+	for (;;) {
+		ret = fi_cq_read(n->cq, &e, 1);
+		if (ret == 1) {
+			assert_true(n->nok < MAX_COMPS);
+			n->ok[n->nok++] = e;
+		} else if (ret == -FI_EAVAIL) {
+			memset(&ee, 0, sizeof(ee));
+			assert_int_equal(fi_cq_readerr(n->cq, &ee, 0), 1);
+			assert_true(n->nerr < MAX_COMPS);
+			n->err[n->nerr++] = ee;
+		} else {
+			assert_int_equal(ret, -FI_EAGAIN);
+			return got;
+		}
+		got++;
+	}
+}
+
+/* Delivers everything and lets both sides answer until the network is
+ * quiet (or PUMP_ROUNDS: packets that wait for a receive stay). */
+static void pump(struct world *w)
+{
+	int round, quiet = 0;
+	size_t moved, got;
+
+	for (round = 0; round < PUMP_ROUNDS && quiet < 2; round++) {
+		moved = fake_net_deliver_all();
+		got = poll_node(&w->a) + poll_node(&w->b);
+		quiet = moved || got || fake_net_count() ? 0 : quiet + 1;
+	}
+}
+
+/* Delivers and polls until a packet of that kind and first byte is on
+ * the wire, before it is delivered; its index. */
+static size_t step_until(struct world *w, enum fake_pkt_kind kind, int op)
+{
+	int round, i;
+
+	for (round = 0; round < PUMP_ROUNDS; round++) {
+		i = fake_net_find(0, kind, op, 0);
+		if (i >= 0)
+			return (size_t)i;
+		fake_net_deliver_all();
+		poll_node(&w->a);
+		poll_node(&w->b);
+	}
+	fail_msg("no packet of kind %d op %d came", kind, op);
+	return 0;
+}
+
+/* n's completions of ctx: successful ones, and errors. */
+static size_t oks(const struct node *n, const void *ctx)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n->nok; i++)
+		k += n->ok[i].op_context == ctx;
+	return k;
+}
+
+static const struct fi_cq_tagged_entry *ok_of(const struct node *n,
+					      const void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n->nok; i++)
+		if (n->ok[i].op_context == ctx)
+			return &n->ok[i];
+	return NULL;
+}
+
+static const struct fi_cq_err_entry *err_of(const struct node *n,
+					    const void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n->nerr; i++)
+		if (n->err[i].op_context == ctx)
+			return &n->err[i];
+	return NULL;
+}
+
+/* Messages the fabric dropped as bad, for any reason. */
+static uint64_t drops(struct world *w)
+{
+	struct fi_lfverbs_drops d;
+	uint64_t n = 0;
+	int i;
+
+	assert_int_equal(fi_control(&w->fabric->fid, FI_LFVERBS_GET_DROPS,
+				    &d), 0);
+	for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
+		n += d.count[i];
+	return n;
+}
+
+static void post_recv(struct node *n, void *buf, size_t len, void *ctx)
+{
+	assert_int_equal(fi_recv(n->ep, buf, len, NULL, FI_ADDR_UNSPEC, ctx),
+			 0);
+}
+
+static void send_to_peer(struct node *n, const void *buf, size_t len,
+			 void *ctx)
+{
+	assert_int_equal(fi_send(n->ep, buf, len, NULL, n->peer, ctx), 0);
+}
+
+/* A received small message: once, with these bytes. */
+static void assert_got(const struct node *n, const void *ctx,
+		       const char *buf, const char *want)
+{
+	const struct fi_cq_tagged_entry *e = ok_of(n, ctx);
+
+	assert_non_null(e);
+	assert_int_equal(oks(n, ctx), 1);
+	assert_int_equal(e->len, strlen(want) + 1);
+	assert_string_equal(buf, want);
+}
+
+/* ---- the world ------------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct fi_info *hints = fi_allocinfo();
+	struct fake_dev *dev;
+
+	lfv_devices_release();
+	fake_verbs_reset();
+	dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	fake_net_init(dev);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				     &w->info), 0);
+	fi_freeinfo(hints);
+	w->info->tx_attr->size = 16;	/* few buffers: quick to open */
+	w->saved_rx_bufs = lfv_params.rdm_rx_bufs;
+	lfv_params.rdm_rx_bufs = 32;
+	assert_int_equal(lfv_fabric_open(w->info->fabric_attr, &w->fabric,
+					 NULL), 0);
+	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
+	w->rc_base = fake_net_rc_made();
+	node_open(w, &w->a);
+	node_open(w, &w->b);
+	node_meet(&w->a, &w->b);
+	node_meet(&w->b, &w->a);
+	w->big = 4 * lfv_params.rdm_eager;
+	w->src = malloc(w->big);
+	w->dst = calloc(1, w->big);
+	assert_non_null(w->src);
+	assert_non_null(w->dst);
+	for (size_t i = 0; i < w->big; i++)
+		w->src[i] = (uint8_t)(i * 7 + 1);
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+
+	pump(w);
+	node_close(&w->a);
+	node_close(&w->b);
+	assert_int_equal(fi_close(&w->domain->fid), 0);
+	assert_int_equal(fi_close(&w->fabric->fid), 0);
+	fi_freeinfo(w->info);
+	lfv_params.rdm_rx_bufs = w->saved_rx_bufs;
+	fake_net_fini();
+	lfv_devices_release();
+	assert_int_equal(fake_open.qp, 0);
+	assert_int_equal(fake_open.srq, 0);
+	assert_int_equal(fake_open.mr, 0);
+	assert_int_equal(fake_open.ah, 0);
+	fake_verbs_reset();
+	free(w->src);
+	free(w->dst);
+	free(w);
+	return 0;
+}
+
+/* A and B connected by a first message from A. */
+static void connect_a_to_b(struct world *w)
+{
+	static const char hello[] = "hello";
+	char *buf = w->small_b;
+
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hello, sizeof(hello), tx1);
+	pump(w);
+	assert_got(&w->b, rx2, buf, hello);
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_CONNECTED);
+	w->a.nok = w->b.nok = 0;
+}
+
+/* ---- the cases ---------------------------------------------------------------------- */
+
+/* Both sides send first: both REQs cross. The lower name ignores the
+ * other's REQ, the higher one adopts it: one RC QP each, both messages
+ * arrive. */
+static void test_simultaneous_reqs(void **state)
+{
+	struct world *w = *state;
+	static const char from_a[] = "from a", from_b[] = "from b";
+	char *buf_a = w->small_a, *buf_b = w->small_b;
+
+	post_recv(&w->a, buf_a, SMALL, rx1);
+	post_recv(&w->b, buf_b, SMALL, rx2);
+	send_to_peer(&w->a, from_a, sizeof(from_a), tx1);
+	send_to_peer(&w->b, from_b, sizeof(from_b), tx2);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REQ,
+					   0), 2);
+	pump(w);
+	assert_got(&w->a, rx1, buf_a, from_b);
+	assert_got(&w->b, rx2, buf_b, from_a);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(oks(&w->b, tx2), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+	assert_int_equal(rdm(&w->a)->nconns, 1);
+	assert_int_equal(rdm(&w->b)->nconns, 1);
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_CONNECTED);
+	assert_int_equal(rc_made(w), 2);
+}
+
+/* The REP is lost: the acceptor repeats it on its timer, unasked, and
+ * the requester connects on the repeat. */
+static void test_lost_rep(void **state)
+{
+	struct world *w = *state;
+	static const char hi[] = "hi";
+	char *buf = w->small_b;
+	int i;
+
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hi, sizeof(hi), tx1);
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* B accepts and answers */
+	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP, ctl_qpn(&w->b));
+	assert_true(i >= 0);
+	fake_net_drop((size_t)i);
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_ACCEPTED);
+
+	fake_net_advance(LFV_RDM_RETRY_NS + 1000000);
+	poll_node(&w->b);		/* only the acceptor's timers run */
+	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP,
+					   ctl_qpn(&w->b)), 1);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REQ,
+					   0), 0);
+	pump(w);
+	assert_got(&w->b, rx2, buf, hi);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+	assert_int_equal(rdm(&w->b)->nconns, 1);
+	assert_int_equal(rc_made(w), 2);
+}
+
+/* The network duplicates the REQ: the acceptor answers the copy with the
+ * same REP (its QP and connection stay), the requester ignores the second
+ * REP, the message arrives once. */
+static void test_duplicate_req(void **state)
+{
+	struct world *w = *state;
+	static const char hi[] = "once";
+	char *buf = w->small_b;
+	int i;
+
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hi, sizeof(hi), tx1);
+	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REQ, ctl_qpn(&w->a));
+	assert_true(i >= 0);
+	fake_net_dup((size_t)i);
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* both REQs */
+	assert_int_equal(rdm(&w->b)->nconns, 1);
+	assert_int_equal(rc_made(w), 2);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP,
+					   ctl_qpn(&w->b)), 2);
+	pump(w);
+	assert_got(&w->b, rx2, buf, hi);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+	assert_int_equal(rdm(&w->a)->nconns, 1);
+	assert_int_equal(rdm(&w->b)->nconns, 1);
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_CONNECTED);
+}
+
+/* The acceptor's QP is ready before the requester's: a send of the
+ * acceptor waits (ACCEPTED) until the requester's RTU proves its QP ready,
+ * even with the REP answered and the RTU on its way; sent earlier it would
+ * reach a QP that is not ready and fail the connection. */
+static void test_rtu_gates_acceptor(void **state)
+{
+	struct world *w = *state;
+	static const char a2b[] = "a to b", b2a[] = "b to a";
+	char *buf_a = w->small_a, *buf_b = w->small_b;
+	uint32_t b_qpn;
+	int i;
+
+	post_recv(&w->a, buf_a, SMALL, rx1);
+	post_recv(&w->b, buf_b, SMALL, rx2);
+	send_to_peer(&w->a, a2b, sizeof(a2b), tx1);
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* B accepts: REP out */
+	b_qpn = conn(&w->b)->qp->qp_num;
+
+	send_to_peer(&w->b, b2a, sizeof(b2a), tx2);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, -1, b_qpn), 0);
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_ACCEPTED);
+
+	fake_net_deliver_all();
+	poll_node(&w->a);		/* A takes the REP: RTU, then its send */
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+	i = fake_net_find(0, FAKE_PKT_SEND, -1, 0);
+	assert_true(i >= 0);
+	assert_int_equal(fake_net_peek((size_t)i)->data[0], LFV_RDM_RTU);
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_ACCEPTED);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, -1, b_qpn), 0);
+
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* the RTU, then A's message */
+	assert_int_equal(conn(&w->b)->state, LFV_RDM_CONNECTED);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_EAGER_MSG,
+					   b_qpn), 1);
+	pump(w);
+	assert_got(&w->a, rx1, buf_a, b2a);
+	assert_got(&w->b, rx2, buf_b, a2b);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(oks(&w->b, tx2), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
+/* A FIN of an earlier use of a transmit request (a replay of the first
+ * rendezvous' FIN) arrives while the request serves a second rendezvous
+ * to the same peer: it must not complete the second one, whose payload
+ * the receiver has not read yet. */
+static void test_stale_fin(void **state)
+{
+	struct world *w = *state;
+	const struct lfv_rdm_rts *rts;
+	struct fake_pkt *stale;
+	uint64_t cookie;
+	size_t i;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = step_until(w, FAKE_PKT_SEND, LFV_RDM_FIN);
+	fake_net_dup(i);
+	stale = fake_net_take(fake_net_count() - 1);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_non_null(ok_of(&w->b, rx2));
+	assert_memory_equal(w->dst, w->src, w->big);
+
+	/* The second rendezvous takes the same request, a new use. */
+	memset(w->dst, 0, w->big);
+	send_to_peer(&w->a, w->src, w->big, tx2);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_RTS_MSG, 0),
+			 1);
+	i = (size_t)fake_net_find(0, FAKE_PKT_SEND, LFV_RDM_RTS_MSG, 0);
+	rts = (const void *)(fake_net_peek(i)->data +
+			     sizeof(struct lfv_rdm_hdr));
+	cookie = ((const struct lfv_rdm_hdr *)stale->data)->tag;
+	assert_int_equal((uint32_t)rts->cookie, (uint32_t)cookie);
+	assert_int_not_equal(rts->cookie >> 32, cookie >> 32);
+	pump(w);			/* B holds the RTS: no receive yet */
+	assert_int_equal(oks(&w->a, tx2) + (err_of(&w->a, tx2) != NULL),
+			 0);
+
+	fake_net_put(stale);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx2), 0);
+	assert_null(err_of(&w->a, tx2));
+
+	post_recv(&w->b, w->dst, w->big, rx1);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	assert_int_equal(oks(&w->b, rx1), 1);
+	assert_int_equal(ok_of(&w->b, rx1)->len, w->big);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
+/* The receiver's RDMA read of a rendezvous payload fails: the receive
+ * completes with FI_EIO (not with the bytes it does not have), the
+ * sender's send fails (its probe finds the connection dead), and the
+ * next send connects again. */
+static void test_read_fails(void **state)
+{
+	struct world *w = *state;
+	static const char again[] = "again";
+	const struct fi_cq_err_entry *e;
+	char *buf = w->small_b;
+	size_t i;
+	int k;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = step_until(w, FAKE_PKT_READ, -1);
+	fake_net_fail(i, IBV_WC_REM_ACCESS_ERR);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 0);
+	e = err_of(&w->b, rx2);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_EIO);
+
+	/* A's send waits for a FIN that will not come: its probe, a second
+	 * on, meets B's dead QP (the timers look every 256 reads). */
+	for (i = 0; i < 2 && !err_of(&w->a, tx1); i++) {
+		fake_net_advance(3 * LFV_RDM_PING_NS / 2);
+		for (k = 0; k < 256; k++)
+			poll_node(&w->a);
+		pump(w);
+	}
+	assert_int_equal(oks(&w->a, tx1), 0);
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ECONNRESET);
+
+	post_recv(&w->b, buf, SMALL, rx1);
+	send_to_peer(&w->a, again, sizeof(again), tx2);
+	pump(w);
+	assert_got(&w->b, rx1, buf, again);
+	assert_int_equal(oks(&w->a, tx2), 1);
+}
+
+/* B exits and starts again at the same address (its control QP number
+ * again): its REQ carries a new incarnation. A drops the old connection
+ * (the rendezvous send that waited on it fails with FI_ECONNRESET) and
+ * accepts the new one, both ways. */
+static void test_restart_same_address(void **state)
+{
+	struct world *w = *state;
+	static const char reborn[] = "reborn", welcome[] = "welcome";
+	uint8_t old_name[64];
+	size_t old_len = w->b.namelen;
+	char *buf_a = w->small_a, *buf_b = w->small_b;
+	const struct fi_cq_err_entry *e;
+
+	connect_a_to_b(w);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	pump(w);			/* B holds the RTS, A waits for FIN */
+	assert_int_equal(oks(&w->a, tx1), 0);
+	memcpy(old_name, w->b.name, old_len);
+
+	node_close(&w->b);
+	fake_net_next_qpn(((struct lfv_ud_name *)old_name)->qpn);
+	node_open(w, &w->b);
+	assert_int_equal(w->b.namelen, old_len);
+	assert_memory_equal(w->b.name, old_name, old_len);
+	node_meet(&w->b, &w->a);
+
+	post_recv(&w->a, buf_a, SMALL, rx1);
+	send_to_peer(&w->b, reborn, sizeof(reborn), tx2);
+	fake_net_deliver_all();
+	poll_node(&w->a);		/* the new incarnation's REQ */
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ECONNRESET);
+	pump(w);
+	assert_got(&w->a, rx1, buf_a, reborn);
+	assert_int_equal(oks(&w->b, tx2), 1);
+
+	post_recv(&w->b, buf_b, SMALL, rx2);
+	send_to_peer(&w->a, welcome, sizeof(welcome), tx2);
+	pump(w);
+	assert_got(&w->b, rx2, buf_b, welcome);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_simultaneous_reqs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_lost_rep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_req, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_rtu_gates_acceptor, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stale_fin, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_read_fails, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_restart_same_address,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
