@@ -25,6 +25,9 @@
 
 #include "fake_net.h"
 #include "fi_lfverbs.h"
+#include "lfv_device.h"
+#include "lfv_fabric.h"
+#include "lfv_getinfo.h"
 #include "lfv_param.h"
 #include "lfv_rdm_ep.h"
 
