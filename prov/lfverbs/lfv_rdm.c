@@ -156,6 +156,9 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	case LFV_RDM_K_PING:
 		lfv_rdm_ping_done(ep, wc);
 		return;
+	case LFV_RDM_K_RTU:
+		lfv_rdm_rtu_failed(ep, wc);
+		return;
 	}
 }
 
@@ -469,6 +472,8 @@ static int lfv_rdm_alloc_bufs(struct lfv_rdm_ep *ep)
 	}
 	ep->ping.op.q = &ep->wq;
 	ep->ping.kind = LFV_RDM_K_PING;
+	ep->rtu.op.q = &ep->wq;
+	ep->rtu.kind = LFV_RDM_K_RTU;
 	for (i = 0; i < ep->ntx + ep->nrx + nctl; i++) {
 		r = &ep->reqs[i];
 		r->op.q = &ep->wq;

@@ -425,13 +425,16 @@ static void lfv_rdm_arm_retry(struct lfv_rdm_conn *c)
 
 /* The requester's first message on its new QP (inline, unsignaled: the
  * QP has a send slot for it). RC delivers it before anything sent after
- * it, and only once the acceptor's QP receives. */
-static int lfv_rdm_send_rtu(struct lfv_rdm_conn *c)
+ * it, and only once the acceptor's QP receives. Unsignaled requests still
+ * complete when they fail or are flushed (the QP in error, or closing
+ * before the acceptor acknowledged it): its wr_id names ep->rtu. */
+static int lfv_rdm_send_rtu(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 {
 	struct lfv_rdm_hdr h = { .op = LFV_RDM_RTU };
 	struct ibv_sge sge = { .addr = (uintptr_t)&h, .length = sizeof(h) };
 	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.wr_id = (uintptr_t)&ep->rtu.op, .sg_list = &sge,
+		.num_sge = 1, .opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_INLINE,
 	}, *bad;
 
@@ -465,7 +468,7 @@ static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	c->peer_inc = m->incarnation;
 	ret = lfv_rdm_qp_connect(ep, c);
 	if (!ret && requester)
-		ret = lfv_rdm_send_rtu(c);
+		ret = lfv_rdm_send_rtu(ep, c);
 	if (ret) {
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM connect: %s\n",
 			 fi_strerror(-ret));
@@ -725,6 +728,20 @@ static void lfv_rdm_ping(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	c->pinged = ep->ping_round;
 	if (!ibv_post_send(c->qp, &wr, &bad))
 		c->posted++;
+}
+
+/* An RTU that failed or was flushed: its QP is in error, so is the
+ * connection (the sends behind it flush too; this covers an RTU with
+ * nothing behind it). Not counted in posted: the QP's spare slot. */
+void lfv_rdm_rtu_failed(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
+{
+	struct lfv_rdm_conn *c;
+
+	lfv_spin_lock(&ep->lock);
+	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
+	if (c && c->state == LFV_RDM_CONNECTED)
+		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
+	lfv_spin_unlock(&ep->lock);
 }
 
 /* A header-only message (FIN, ASK, HELD) that needs no request: inline,

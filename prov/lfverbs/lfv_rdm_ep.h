@@ -60,6 +60,8 @@ enum lfv_rdm_kind {
 	LFV_RDM_K_FIN,			/* rendezvous: telling the sender */
 	LFV_RDM_K_RMA,			/* fi_rma / fi_atomic */
 	LFV_RDM_K_PING,			/* a probe of an idle connection */
+	LFV_RDM_K_RTU,			/* a requester's RTU: unsignaled, so
+					 * only its failure or flush comes */
 };
 
 /* Local memory of a transfer that may be posted in chunks (an SGE's
@@ -300,6 +302,7 @@ struct lfv_rdm_ep {
 	uint32_t ping_polls;		/* timer calls: the clock every 256 */
 	uint32_t progress_polls;	/* CQ progress calls, the same */
 	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
+	struct lfv_rdm_req rtu;		/* K_RTU: the RTUs' wr_id */
 	struct fid_ep *srx;		/* where receives match (NULL: an
 					 * owner's, imported) */
 	bool own_srx;
@@ -324,6 +327,7 @@ void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
+void lfv_rdm_rtu_failed(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
 int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		     const struct lfv_rdm_hdr *h);
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);

@@ -475,6 +475,30 @@ static void test_rtu_gates_acceptor(void **state)
 	assert_int_equal(drops(w), 0);
 }
 
+/* The requester closes with its RTU not yet acknowledged: closing puts
+ * the QP in error, which flushes the RTU (unsignaled, but a flushed
+ * request completes all the same). Its completion must name something
+ * the endpoint knows: an RTU without a work request id made the
+ * completion handler follow a NULL request. */
+static void test_close_with_rtu_in_flight(void **state)
+{
+	struct world *w = *state;
+	static const char hi[] = "hi";
+	int i;
+
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, hi, sizeof(hi), tx1);
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* B accepts: REP out */
+	fake_net_deliver_all();
+	poll_node(&w->a);		/* A takes the REP: RTU, then "hi" */
+	i = fake_net_find(0, FAKE_PKT_SEND, LFV_RDM_RTU, 0);
+	assert_true(i >= 0);
+	node_close(&w->a);		/* flushes the RTU and "hi" */
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, -1, 0), 0);
+	node_open(w, &w->a);		/* for teardown */
+}
+
 /* A FIN of an earlier use of a transmit request (a replay of the first
  * rendezvous' FIN) arrives while the request serves a second rendezvous
  * to the same peer: it must not complete the second one, whose payload
@@ -627,6 +651,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_rtu_gates_acceptor, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_close_with_rtu_in_flight,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_fin, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_read_fails, setup,
