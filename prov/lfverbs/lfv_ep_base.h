@@ -20,6 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sys/uio.h>
+
+#include <infiniband/verbs.h>
 #include <rdma/fi_endpoint.h>
 
 #include "lfv_atomic.h"
@@ -29,7 +32,31 @@
 
 struct lfv_domain;
 struct lfv_av;
-struct lfv_rma_req;
+
+/* What one transmit call asks for. */
+struct lfv_tx_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	uint64_t data;
+	fi_addr_t dest;
+	void *context;
+	uint64_t flags;			/* operation flags (FI_INJECT, ...) */
+	uint64_t comp_flags;		/* FI_SEND | FI_MSG, FI_RMA | ... */
+	bool no_report;			/* never a CQ entry (atomic inject) */
+};
+
+/* One fi_rma or fi_atomic operation, decoded (lfv_rma.c, lfv_amo.c) for
+ * the transport that posts it: wr has the opcode and the remote side
+ * (address, key, atomic operands); the local memory is r's iovs, the
+ * result of an atomic (none: nobody wants it). The transport sets the
+ * SGEs, and the immediate data of a write with remote CQ data. */
+struct lfv_rma_req {
+	struct lfv_tx_req r;
+	struct ibv_send_wr wr;
+	uint64_t key;			/* as given: checked to fit */
+};
+
 
 /* The counters an endpoint may bind, by fi_ep_bind flag. */
 enum lfv_cntr_kind {

@@ -9,10 +9,13 @@ function or variable of a .c file; anything a header defines, static inline
 functions included). Names are found with Universal Ctags; uses are the
 identifiers of a file once comments and strings are stripped.
 
-  modgraph.py [--max-scc N] [--edges] [--table] FILE...
+  modgraph.py [--max-scc N] [--edges] [--table] [--layers] [--includes] FILE...
 
 Prints every cycle (strongly connected component of more than one module)
-and, with --max-scc, exits 1 when one is larger than N.
+and, with --max-scc, exits 1 when one is larger than N. --layers prints
+the modules by layer (a module's layer is one more than the highest of
+those it uses; a cycle is one node). --includes does the same for the
+files' #include "..." lines instead of names (files, not modules).
 """
 import json
 import os
@@ -72,6 +75,44 @@ def graph(files):
     return {module(p) for p in files}, edges
 
 
+def include_graph(files):
+    names = {os.path.basename(p): p for p in files}
+    edges = defaultdict(lambda: defaultdict(set))
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read(),
+                                  re.M):
+                if inc in names and inc != os.path.basename(path):
+                    edges[os.path.basename(path)][inc].add(inc)
+    return set(names), edges
+
+
+def layers(nodes, edges, comps):
+    comp_of = {}
+    for c in comps:
+        for v in c:
+            comp_of[v] = tuple(c)
+    for v in nodes:
+        comp_of.setdefault(v, (v,))
+    level = {}
+
+    def depth(c):
+        if c in level:
+            return level[c]
+        level[c] = 0		# cycles are one node: no recursion back
+        below = [comp_of[w] for v in c for w in edges.get(v, {})
+                 if comp_of[w] != c]
+        level[c] = 1 + max((depth(b) for b in below), default=-1)
+        return level[c]
+
+    for c in set(comp_of.values()):
+        depth(c)
+    by = defaultdict(list)
+    for c, lv in level.items():
+        by[lv].append("{" + " ".join(c) + "}" if len(c) > 1 else c[0])
+    return [sorted(by[lv]) for lv in sorted(by)]
+
+
 def sccs(nodes, edges):
     index, low, stack, on, out = {}, {}, [], set(), []
     counter = [0]
@@ -106,6 +147,7 @@ def sccs(nodes, edges):
 
 def main(argv):
     max_scc, show_edges, table, files = None, False, False, []
+    show_layers, includes = False, False
     it = iter(argv)
     for arg in it:
         if arg == "--max-scc":
@@ -114,9 +156,13 @@ def main(argv):
             show_edges = True
         elif arg == "--table":
             table = True
+        elif arg == "--layers":
+            show_layers = True
+        elif arg == "--includes":
+            includes = True
         else:
             files.append(arg)
-    nodes, edges = graph(files)
+    nodes, edges = include_graph(files) if includes else graph(files)
     comps = [c for c in sccs(nodes, edges) if len(c) > 1]
     comps.sort(key=len, reverse=True)
     for c in comps:
@@ -130,8 +176,12 @@ def main(argv):
     if table:
         for a in sorted(nodes):
             print("%s: %s" % (a, " ".join(sorted(edges.get(a, {})))))
+    if show_layers:
+        for i, row in enumerate(layers(nodes, edges, comps)):
+            print("layer %d: %s" % (i, " ".join(row)))
     biggest = max((len(c) for c in comps), default=1)
-    print("largest cycle: %d modules (of %d)" % (biggest, len(nodes)))
+    print("largest cycle: %d %s (of %d)" % (
+        biggest, "files" if includes else "modules", len(nodes)))
     return 1 if max_scc is not None and biggest > max_scc else 0
 
 
