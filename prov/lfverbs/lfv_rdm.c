@@ -29,6 +29,11 @@
 #include "lfv_wire.h"
 #include "lfv_amo.h"
 #include "lfv_rma.h"
+#include "lfv_rdm_conn.h"
+#include "lfv_rdm_ops.h"
+#include "lfv_rdm_rma.h"
+#include "lfv_rdm_rx.h"
+#include "lfv_rdm_tx.h"
 
 #define LFV_RDM_DRAIN_NS (2 * 1000 * 1000 * 1000LL)
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_rdm_conn.h"
 #include "lfv_av.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
@@ -16,6 +17,7 @@
 #include "lfv_rdm_ep.h"
 #include "lfv_ud.h"
 #include "lfv_wait.h"
+#include "lfv_rdm_tx.h"
 
 /* ---- lookup tables ---------------------------------------------------------- */
 

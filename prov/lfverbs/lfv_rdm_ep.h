@@ -72,9 +72,6 @@ struct lfv_rdm_seg {
 	uint32_t lkey;
 };
 
-int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
-		  size_t n, struct ibv_sge *sge);
-
 static inline size_t lfv_rdm_iov_len(const struct iovec *iov, size_t count)
 {
 	size_t i, len = 0;
@@ -311,142 +308,9 @@ struct lfv_rdm_ep {
 	bool enabled;
 };
 
-/* lfv_rdm_conn.c */
-struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
-				      int *err);
-struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
-					  fi_addr_t addr);
-struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
-				       uint64_t seen);
-struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
-void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m);
-void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted);
-void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
-void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			     fi_addr_t addr);
-void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
-void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
-void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
-void lfv_rdm_rtu_failed(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
-int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-		     const struct lfv_rdm_hdr *h);
-void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
-
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 {
 	return lfv_container_of(fid, struct lfv_rdm_ep, base.ep_fid.fid);
 }
-
-/* One send call, whichever API it came through. */
-struct lfv_rdm_send {
-	const struct iovec *iov;
-	void **desc;			/* may be NULL */
-	size_t count;
-	fi_addr_t dest;
-	uint64_t tag, data;
-	uint64_t flags;			/* operation flags */
-	void *context;
-	bool tagged;
-	bool inject;			/* fi_inject*: never a completion */
-};
-
-/* lfv_rdm_tx.c */
-ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
-
-/* Where the receiver reads a rendezvous payload from: the application's
- * registration when it gave one with FI_REMOTE_READ, else one of ours
- * for this send alone (never the cache's: the peer's key must die with
- * the send), over a gathered copy when there are several iovs. The
- * request keeps own_reg and own_copy until the send finishes, fails or
- * is dropped; lfv_rdm_src_free gives them back. */
-struct lfv_rdm_src {
-	uint64_t addr;
-	uint32_t rkey;
-	struct lfv_reg own_reg;
-	void *own_copy;
-};
-
-int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
-		     size_t len, struct lfv_rdm_src *src);
-void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy);
-
-/* The one-buffer sends of fi_msg and fi_tagged, with a fast path for
- * eager messages to a connected peer (lfv_rdm_ops.c's tables). */
-ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
-			 void *desc, fi_addr_t dest, void *context);
-ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
-			   size_t len, fi_addr_t dest);
-ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
-			     size_t len, void *desc, uint64_t data,
-			     fi_addr_t dest, void *context);
-ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
-			       size_t len, uint64_t data, fi_addr_t dest);
-ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
-		      void *desc, fi_addr_t dest, uint64_t tag, void *context);
-ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
-			fi_addr_t dest, uint64_t tag);
-ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
-			  size_t len, void *desc, uint64_t data,
-			  fi_addr_t dest, uint64_t tag, void *context);
-ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
-			    size_t len, uint64_t data, fi_addr_t dest,
-			    uint64_t tag);
-struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
-				    int *err);
-void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
-		     int prov_errno);
-void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-		       int err);
-void lfv_rdm_post_or_queue(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, bool ok);
-void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
-void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			  int err);
-void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
-		    const struct lfv_rdm_hdr *h);
-void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-		       int err);
-void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);
-int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
-		 size_t count, size_t want, struct lfv_rdm_seg *seg,
-		 int *nseg, struct lfv_reg *regs, size_t *got);
-void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs);
-void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-			   const struct ibv_wc *wc);
-
-/* lfv_rdm_rx.c */
-extern struct fi_ops_srx_peer lfv_rdm_srx_peer_ops;
-void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
-		     const uint8_t *buf);
-void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-			     bool ok);
-void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep);
-void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
-
-void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
-void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-
-/* lfv_rdm_rma.c */
-/* lfv_rdm_type's rma_post: an fi_rma / fi_atomic on an RDM endpoint. */
-ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q);
-int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			struct lfv_rdm_req *r);
-void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-			    const struct ibv_wc *wc);
-void lfv_rdm_rma_release(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err);
-void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
-		      fi_addr_t src);
-void lfv_rdm_on_event(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
-		      const uint8_t *payload, fi_addr_t src);
-
-/* lfv_rdm_ops.c */
-extern struct fi_ops_msg lfv_rdm_msg_ops;
-extern struct fi_ops_tagged lfv_rdm_tagged_ops;
 
 #endif /* LFV_RDM_EP_H */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_rdm_rma.h"
 #include "lfv_errno.h"
 #include "lfv_ep_base.h"
 #include "lfv_log.h"
@@ -28,6 +29,7 @@
 #include "lfv_rdm_ep.h"
 #include "lfv_rma.h"
 #include "lfv_vcq.h"
+#include "lfv_rdm_tx.h"
 
 /* Where the local data of the request lives. */
 enum lfv_rdm_rma_mem { LFV_RMA_APP, LFV_RMA_BOUNCE, LFV_RMA_OURS };

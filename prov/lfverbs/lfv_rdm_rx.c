@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_rdm_rx.h"
 #include "lfv_errno.h"
 #include "lfv_av.h"
 #include "lfv_drop.h"
@@ -19,6 +20,9 @@
 #include "lfv_rdm_ep.h"
 #include "lfv_valgrind.h"
 #include "lfv_wire.h"
+#include "lfv_rdm_conn.h"
+#include "lfv_rdm_rma.h"
+#include "lfv_rdm_tx.h"
 
 /* ---- receiving ------------------------------------------------------------ */
 

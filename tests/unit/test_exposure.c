@@ -25,6 +25,7 @@
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"
 #include "lfv_mr.h"
+#include "lfv_rdm_tx.h"
 
 #define PAGES 4
 

@@ -30,6 +30,7 @@
 #include "lfv_getinfo.h"
 #include "lfv_param.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rdm_conn.h"
 
 #define MAX_COMPS 32
 #define SMALL 64

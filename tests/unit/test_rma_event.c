@@ -25,6 +25,7 @@
 #include "lfv_getinfo.h"
 #include "lfv_mr.h"
 #include "lfv_msg_rma.h"
+#include "lfv_rdm_rma.h"
 
 /* The MSG notes' bits (lfv_rma.c): the wire format under test. */
 #define NOTE_READ (1U << 31)

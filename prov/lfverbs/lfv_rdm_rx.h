@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * RDM receives (lfv_rdm_rx.c): arrivals, the SRX's peer ops, rendezvous
+ * reads.
+ */
+#ifndef LFV_RDM_RX_H
+#define LFV_RDM_RX_H
+
+#include <rdma/fi_ext.h>
+
+#include "lfv_rdm_ep.h"
+
+extern struct fi_ops_srx_peer lfv_rdm_srx_peer_ops;
+void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
+		     const uint8_t *buf);
+void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     bool ok);
+void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep);
+void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
+
+void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
+void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
+
+#endif /* LFV_RDM_RX_H */
