@@ -6,6 +6,7 @@ set -eu
 
 # python3-minimal and procps: fabtests' runfabtests.sh (errno values, ps).
 # clang: the fuzz targets (libFuzzer; tests/fuzz/).
+# python3 and universal-ctags: the module graph (tests/unit/modgraph.py).
 PACKAGES="
 build-essential autoconf automake libtool pkg-config
 libfabric-dev libfabric-bin
@@ -15,6 +16,7 @@ openmpi-bin libopenmpi-dev
 qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
 python3-minimal procps
 clang
+python3 universal-ctags
 "
 
 missing=""
