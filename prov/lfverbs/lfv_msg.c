@@ -13,11 +13,9 @@
 #include "lfv_ep_base.h"
 #include "lfv_msg.h"
 #include "lfv_queue.h"
-#include "lfv_rma.h"
 #include "lfv_srx.h"
 #include "lfv_stubs.h"
 #include "lfv_ud.h"
-#include "lfv_vcq.h"
 #include "lfv_sge.h"
 
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
@@ -34,7 +32,7 @@ static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
 	if (op || !q->vcq)
 		return op;
 	lfv_spin_unlock(&q->lock);
-	lfv_vcq_progress(q->vcq);
+	lfv_progress_run(&q->vcq->progress);
 	lfv_spin_lock(&q->lock);
 	return lfv_queue_next(q);
 }
@@ -180,7 +178,7 @@ static struct lfv_op *lfv_queue_take_two(struct lfv_queue *q)
 	if (q->tail + 1 - lfv_load_acquire64(&q->head) >= q->size &&
 	    q->vcq) {
 		lfv_spin_unlock(&q->lock);
-		lfv_vcq_progress(q->vcq);
+		lfv_progress_run(&q->vcq->progress);
 		lfv_spin_lock(&q->lock);
 	}
 	if (q->tail + 1 - lfv_load_acquire64(&q->head) >= q->size)

@@ -32,6 +32,7 @@
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_list.h"
+#include "lfv_progress.h"
 #include "lfv_prov.h"
 
 /* Set on an op that must show up in the CQ (not only in counters). */
@@ -102,6 +103,9 @@ struct lfv_vcq {
 	uint32_t unacked;		/* channel events not yet acked (lock) */
 	bool auto_on;			/* the progress thread watches it */
 	lfv_atomic32_t ref;		/* queues bound */
+	/* Polls it (lfv_vcq_progress), for posters that find their queue
+	 * full: they reach the poller through the object, not by name. */
+	struct lfv_progress_hook progress;
 };
 
 struct lfv_queue {

@@ -498,6 +498,11 @@ static int lfv_vcq_open_channel(struct lfv_vcq *vcq)
 	return ret;
 }
 
+static void lfv_vcq_progress_hook(void *vcq)
+{
+	lfv_vcq_progress(vcq);
+}
+
 static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 			  int size, struct lfv_vcq **out)
 {
@@ -509,6 +514,8 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 		return -FI_ENOMEM;
 	vcq->domain = domain;
 	vcq->cq = cq;
+	vcq->progress = (struct lfv_progress_hook){
+		.fn = lfv_vcq_progress_hook, .arg = vcq };
 	/* A progress thread polls beside the application: lock then. */
 	ret = lfv_spin_init(&vcq->lock, domain->locked ||
 			    lfv_vcq_wants_thread(domain, cq));
