@@ -94,6 +94,43 @@ else
 	status=1
 fi
 
+# The RDM functional tests again, programs and lfverbs built with
+# ThreadSanitizer (build-tsan: `make check` in the unit step built them).
+# A data race or a lock-order inversion (prov/lfverbs/lfv_lock_order.h)
+# fails its program (exit 66) and the step; the reports are printed. The
+# huge message is 16 MiB here: TSan's shadow of 1 GiB would not fit the
+# bed. About 5 minutes.
+tsan_func() {
+	tests="tests/func/func_rdm tests/func/func_rdm_peers"
+	tests="$tests tests/func/func_rdm_restart tests/func/func_peer_prov"
+	tests="$tests tests/func/func_rdm_threads"
+	if [ ! -f build-tsan/.libs/liblfverbs-fi.so ] ||
+	   [ ! -x build-tsan/tests/func/func_rdm ]; then
+		echo "no TSan build of lfverbs and its tests: not run"
+		fail=$((fail + 1))
+		return 1
+	fi
+	rm -f build-tsan/test-suite.log
+	LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" \
+		--env TSAN_OPTIONS="exitcode=66 halt_on_error=0" \
+		--env FUNC_RDM_HUGE=16777216 -- \
+		make -C build-tsan -s check TESTS="$tests"
+	rc=$?
+	tally build-tsan
+	# A report in a forked peer whose parent did not fail counts too.
+	# shellcheck disable=SC2086 # one word per test
+	if grep -l 'WARNING: ThreadSanitizer' $(for t in $tests; do
+		echo "build-tsan/$t.log"; done) 2>/dev/null; then
+		grep -h -A30 'WARNING: ThreadSanitizer' build-tsan/tests/func/*.log
+		fail=$((fail + 1))
+		return 1
+	fi
+	[ "$rc" = 0 ]
+}
+
+step "RDM functional tests under TSan (soft-RoCE)"
+tsan_func || status=1
+
 # Upstream fabtests over lfverbs on the bed, built once into the bed's
 # cache (tests/fabtests/README.md); failures listed in
 # tests/fabtests/lfverbs.xfail count as skipped. Skipped, with one line,
