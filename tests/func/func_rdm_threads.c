@@ -4,8 +4,9 @@
  * reader that does nothing but read the endpoint's CQ, which drives its
  * progress (lfv_rdm_cq_progress), while the main thread sends on it: the
  * first send starts the handshake and rendezvous sends wait for their FIN,
- * state that both threads touch. Every message must arrive whole, every
- * send complete once. Run under ThreadSanitizer (tests/run-all.sh) this is
+ * state that both threads touch; then again with the domain's progress
+ * thread polling as well. Every message must arrive whole, every send
+ * complete once. Run under ThreadSanitizer (tests/run-all.sh) this is
  * what shows an unlocked read of the endpoint's state.
  */
 #include <pthread.h>
@@ -77,7 +78,9 @@ static void send_all(struct fab *f, struct node *a, struct node *b,
 	}
 }
 
-static void test_send_while_reading(void **state)
+/* Sends NMSG messages from a to b while the reader thread reads a's CQ;
+ * checks every message and every completion. */
+static void send_while_reading(enum fi_progress progress)
 {
 	struct reader rd = { .stop = false, .done = 0 };
 	uint8_t *src[NMSG], *dst[NMSG];
@@ -89,12 +92,10 @@ static void test_send_while_reading(void **state)
 	int64_t deadline;
 	int i, got, rdone = 0, stray = 0;
 
-	(void)state;
-	/* lfverbs' default model: locks on, and progress by the readers. */
-	assert_int_equal(fab_open(&f, 0), 0);
+	/* lfverbs' default threading: its locks on. */
+	assert_int_equal(fab_open_progress(&f, 0, progress), 0);
 	assert_int_equal(f.info->domain_attr->threading, FI_THREAD_SAFE);
-	assert_int_equal(f.info->domain_attr->data_progress,
-			 FI_PROGRESS_MANUAL);
+	assert_int_equal(f.info->domain_attr->data_progress, progress);
 	assert_int_equal(node_open(&f, NULL, &a), 0);
 	assert_int_equal(node_open(&f, NULL, &b), 0);
 	assert_int_equal(fi_av_insert(a.av, b.name, 1, &to, 0, NULL), 1);
@@ -145,10 +146,25 @@ static void test_send_while_reading(void **state)
 	assert_int_equal(fab_close(&f), 0);
 }
 
+/* Progress by the readers of the CQs. */
+static void test_send_while_reading(void **state)
+{
+	(void)state;
+	send_while_reading(FI_PROGRESS_MANUAL);
+}
+
+/* The domain's progress thread polls too (lfv_auto.c). */
+static void test_send_while_reading_auto(void **state)
+{
+	(void)state;
+	send_while_reading(FI_PROGRESS_AUTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_while_reading),
+		cmocka_unit_test(test_send_while_reading_auto),
 	};
 
 	func_require_device();
