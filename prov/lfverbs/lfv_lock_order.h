@@ -3,27 +3,34 @@
  * The locks of lfverbs: the order they are taken in, what each protects,
  * who takes it, and what may be taken under it. This is the one place
  * that says so; a function that expects one of them held says "Caller
- * holds X" in its comment, or asserts it with lfv_spin_assert_held /
- * lfv_mutex_assert_held (debug builds).
+ * holds X" in its comment, and the RDM files' entry points assert it
+ * with lfv_spin_assert_held (debug builds).
  *
  * The order, outermost first. A thread holding a lock takes only locks
  * further down the list; locks on the same level are never nested.
  *
- *   1. fabric->cm_lock                      (MSG control path)
+ *   1. fabric->cm_auto_lock > a cm source's lock > fabric->cm_lock
+ *                                           (MSG control path, lfv_cm.c)
  *   2. domain->vcq_lock
  *   3. vcq->lock                            (a verbs CQ's poll lock)
  *   4. an owner's SRX lock                  (FI_PEER: another provider's)
  *   5. RDM ep->lock | MSG/DGRAM q->lock | srx->lock (lfv_srx.c) |
  *      brx->lock | lfv_peer_srx lock
- *   6. av->lock | domain->ev_lock | mr_cache lock
- *   7. cq->err_lock | eq->lock | ring ovf_lock | cntr follow_lock |
- *      memmon lock | wait mutex                           (leaves)
+ *   6. av->lock | domain->ev_lock | memmon lock > mr_cache lock
+ *   7. cq->err_lock | eq->lock | ring ovf_lock |
+ *      a wait object's mutex > cntr follow_lock           (leaves)
  *
  * The locks, one by one.
  *
+ * fabric->cm_auto_lock (pthread mutex): the sources the control progress
+ *   thread reads; its run holds it while reading them. A cm source's lock
+ *   (struct lfv_cm_source): one reader of an EQ's event channel at a time,
+ *   in order; events are dispatched under it.
+ *
  * fabric->cm_lock (pthread mutex): rdma_cm event dispatch against MSG
  *   endpoints changing state or closing (lfv_cm.c). Under it: the
- *   endpoint's EQ (eq->lock). Never taken on the data path.
+ *   endpoint's EQ (eq->lock). Never taken on the data path; the EQ runs
+ *   its source's progress before taking eq->lock, never under it.
  *
  * domain->vcq_lock (pthread mutex, always on): the domain's lists of
  *   verbs CQs (domain->vcqs) and of RDM endpoints (domain->rdm_eps), and
@@ -56,11 +63,14 @@
  *   timers (lfv_rdm_timers). Under it: av->lock (lfv_av_reverse,
  *   lfv_av_name), the mr cache lock (registrations put back), and the
  *   CQ's error lock and counters (a request failed under it reports at
- *   once). Never under it: an SRX call, polling a CQ, domain->vcq_lock.
+ *   once; with FI_PEER that is the owner's CQ, the other provider's
+ *   locks). Never under it: an SRX call, polling a CQ, domain->vcq_lock.
  *   Progress (lfv_rdm_ep_progress) reads what it has to do, handshakes,
  *   rndv_out, reap_due, aborted and its poll count, under it too: they
  *   change on other threads (a send starting a handshake, a completion
- *   on the endpoint's other CQ).
+ *   on the endpoint's other CQ). Not yet so: ep->enabled, which close
+ *   clears without a lock while another endpoint sharing a CQ may run
+ *   this one's completion handler on another thread.
  *
  * MSG/DGRAM q->lock (lfv_spin): posting on one queue (tail, FI_MORE
  *   chains). Under it: nothing but verbs.
@@ -80,6 +90,15 @@
  *   to the lock-free ring (its overflow list: ovf_lock, a leaf).
  *
  * eq->lock (lfv_mutex): an EQ's events. A leaf.
+ *
+ * The memory monitor's lock (src/lfv_memmon.c) > a domain's mr cache lock
+ *   (src/lfv_mr_cache.c): the monitor thread tells the caches of unmapped
+ *   memory with its lock held. A cache calls the monitor (and registers)
+ *   with its own lock released; putting a registration back takes only
+ *   the cache's lock, so that may happen under ep->lock.
+ *
+ * A counter's follow_lock nests under its wait object's mutex
+ *   (src/lfv_cntr.c).
  *
  * TSan (configure --enable-tsan) checks this order at run time: the RDM
  * functional tests run under it in CI (tests/run-all.sh), where a
