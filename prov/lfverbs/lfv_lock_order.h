@@ -42,8 +42,10 @@
  *
  * vcq->lock (lfv_spin, off without internal locking): polling one verbs
  *   CQ and translating its completions; the heads of the queues it serves
- *   (q->head, released for posters), q->closing, q->cancelling and
- *   vcq->unacked. Taken by lfv_vcq_progress and the CQ's hardware poll.
+ *   (q->head, released for posters), q->closing, q->cancelling,
+ *   vcq->unacked, and the rx_live / tx_live of the RDM endpoints it
+ *   serves (whether their handlers act: lfv_rdm_set_live; ep->enabled
+ *   is the calls', which the application orders against close). Taken by lfv_vcq_progress and the CQ's hardware poll.
  *   Completion handlers (lfv_rdm_completion, the MSG translations) run
  *   under it and take the locks below it: the endpoint's lock, an SRX's,
  *   the CQ's error lock.
@@ -68,9 +70,7 @@
  *   Progress (lfv_rdm_ep_progress) reads what it has to do, handshakes,
  *   rndv_out, reap_due, aborted and its poll count, under it too: they
  *   change on other threads (a send starting a handshake, a completion
- *   on the endpoint's other CQ). Not yet so: ep->enabled, which close
- *   clears without a lock while another endpoint sharing a CQ may run
- *   this one's completion handler on another thread.
+ *   on the endpoint's other CQ).
  *
  * MSG/DGRAM q->lock (lfv_spin): posting on one queue (tail, FI_MORE
  *   chains). Under it: nothing but verbs.

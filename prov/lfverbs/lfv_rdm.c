@@ -98,7 +98,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_tx_completion(ep, r, wc);
 		return;
 	case LFV_RDM_K_RX:
-		if (!ep->enabled)
+		if (!ep->rx_live)
 			return; /* flushed at close: the SRQ goes with it */
 		if (!ok) {
 			lfv_rdm_rx_failed(ep, r, wc);
@@ -120,7 +120,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_post_rx(ep, r);
 		return;
 	case LFV_RDM_K_CTRL_RX:
-		if (!ep->enabled)
+		if (!ep->rx_live)
 			return; /* flushed at close */
 		if (!ok) {
 			/* A datagram longer than a control buffer, say. */
@@ -674,6 +674,18 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 	return ms;
 }
 
+/* Turns the completion handlers on or off (rx_live, tx_live): each side
+ * under the lock its handlers run under, taken one after the other. */
+static void lfv_rdm_set_live(struct lfv_rdm_ep *ep, bool live)
+{
+	lfv_spin_lock(&ep->rx_vcq->lock);
+	ep->rx_live = live;
+	lfv_spin_unlock(&ep->rx_vcq->lock);
+	lfv_spin_lock(&ep->tx_vcq->lock);
+	ep->tx_live = live;
+	lfv_spin_unlock(&ep->tx_vcq->lock);
+}
+
 /* CQ reads drive the endpoint (lfv_rdm_cq_progress). */
 static void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
 {
@@ -725,6 +737,7 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	pthread_mutex_unlock(&ep->domain->vcq_lock);
 	lfv_rdm_hook_cq(ep->tx_cq, ep->tx_vcq);
 	lfv_rdm_hook_cq(ep->rx_cq, ep->rx_vcq);
+	lfv_rdm_set_live(ep, true);
 	ep->enabled = true;
 	return 0;
 
@@ -794,7 +807,8 @@ static void lfv_rdm_quiesce(struct lfv_rdm_ep *ep)
 			ibv_modify_qp(c->qp, &attr, IBV_QP_STATE);
 	}
 	lfv_spin_unlock(&ep->lock);
-	ep->enabled = false; /* receives that still come are dropped */
+	ep->enabled = false;
+	lfv_rdm_set_live(ep, false); /* what still comes is dropped */
 	do {
 		lfv_vcq_progress(ep->tx_vcq);
 		lfv_vcq_progress(ep->rx_vcq);

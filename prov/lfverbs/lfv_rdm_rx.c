@@ -320,7 +320,7 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 	lfv_rdm_sq_done(ep, r->conn, ok);
 	if (!last)
 		return;
-	if (!ep->enabled) { /* closing: nobody to tell */
+	if (!ep->tx_live) { /* closing: nobody to tell */
 		lfv_rdm_read_unreg(ep, rd);
 		lfv_rdm_rreq_free(ep, r);
 		return;
