@@ -98,8 +98,9 @@ fi
 # ThreadSanitizer (build-tsan: `make check` in the unit step built them).
 # A data race or a lock-order inversion (prov/lfverbs/lfv_lock_order.h)
 # fails its program (exit 66) and the step; the reports are printed. The
-# huge message is 16 MiB here: TSan's shadow of 1 GiB would not fit the
-# bed. About 5 minutes.
+# huge message is 16 MiB here, not 1 GiB: TSan checks every byte copied
+# and the bed's CPUs are emulated. About 3.5 minutes (168-190 s of tests
+# measured on a shared host, plus the bed's boot).
 tsan_func() {
 	tsan_tests="tests/func/func_rdm tests/func/func_rdm_peers"
 	tsan_tests="$tsan_tests tests/func/func_rdm_restart"
