@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-/* Locks for control paths (object lists, EQs). The data path uses lfv_atomic.h. */
+/* Locks for control paths (object lists, EQs). The data path uses lfv_atomic.h.
+ * The order every lock of lfverbs is taken in, and what each protects, is
+ * in prov/lfverbs/lfv_lock_order.h (the core's, src/, are inner ones
+ * there). */
 #ifndef LFV_LOCK_H
 #define LFV_LOCK_H
 

@@ -22,9 +22,9 @@
 #include "lfv_ep.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_msg_rma.h"
 #include "lfv_param.h"
 #include "lfv_queue.h"
-#include "lfv_msg_rma.h"
 
 struct lfv_brecv {
 	struct lfv_list node;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lfv_amo.h"
 #include "lfv_auto.h"
 #include "lfv_av.h"
 #include "lfv_cntr.h"
@@ -13,6 +14,7 @@
 #include "lfv_getinfo.h"
 #include "lfv_log.h"
 #include "lfv_mr.h"
+#include "lfv_msg_ep.h"
 #include "lfv_poll.h"
 #include "lfv_prov.h"
 #include "lfv_rdm.h"
@@ -21,8 +23,6 @@
 #include "lfv_stubs.h"
 #include "lfv_stx.h"
 #include "lfv_vcq.h"
-#include "lfv_amo.h"
-#include "lfv_msg_ep.h"
 
 static int lfv_domain_close(struct fid *fid)
 {

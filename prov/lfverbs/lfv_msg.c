@@ -13,10 +13,10 @@
 #include "lfv_ep_base.h"
 #include "lfv_msg.h"
 #include "lfv_queue.h"
+#include "lfv_sge.h"
 #include "lfv_srx.h"
 #include "lfv_stubs.h"
 #include "lfv_ud.h"
-#include "lfv_sge.h"
 
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \

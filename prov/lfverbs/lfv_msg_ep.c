@@ -12,28 +12,28 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "lfv_amo.h"
 #include "lfv_brx.h"
 #include "lfv_cm.h"
 #include "lfv_dgram.h"
 #include "lfv_ep.h"
-#include "lfv_msg_ep.h"
 #include "lfv_ep_base.h"
 #include "lfv_log.h"
 #include "lfv_msg.h"
 #include "lfv_msg_cm.h"
+#include "lfv_msg_ep.h"
+#include "lfv_msg_rma.h"
 #include "lfv_param.h"
 #include "lfv_queue.h"
+#include "lfv_rma.h"
 #include "lfv_sep.h"
 #include "lfv_srx.h"
 #include "lfv_stubs.h"
 #include "lfv_stx.h"
 #include "lfv_svc.h"
+#include "lfv_ud_cancel.h"
 #include "lfv_vcq.h"
 #include "lfv_wire.h"
-#include "lfv_msg_rma.h"
-#include "lfv_ud_cancel.h"
-#include "lfv_amo.h"
-#include "lfv_rma.h"
 
 /* ---- binding ---------------------------------------------------------------- */
 

@@ -11,15 +11,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lfv_amo.h"
 #include "lfv_av.h"
 #include "lfv_ep_base.h"
 #include "lfv_errno.h"
+#include "lfv_lock_order.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_peer_srx.h"
 #include "lfv_queue.h"
 #include "lfv_rdm.h"
+#include "lfv_rdm_conn.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rdm_ops.h"
+#include "lfv_rdm_rma.h"
+#include "lfv_rdm_rx.h"
+#include "lfv_rdm_tx.h"
+#include "lfv_rma.h"
 #include "lfv_stubs.h"
 #include "lfv_svc.h"
 #include "lfv_ud.h"
@@ -27,13 +35,6 @@
 #include "lfv_vcq.h"
 #include "lfv_wait.h"
 #include "lfv_wire.h"
-#include "lfv_amo.h"
-#include "lfv_rma.h"
-#include "lfv_rdm_conn.h"
-#include "lfv_rdm_ops.h"
-#include "lfv_rdm_rma.h"
-#include "lfv_rdm_rx.h"
-#include "lfv_rdm_tx.h"
 
 #define LFV_RDM_DRAIN_NS (2 * 1000 * 1000 * 1000LL)
 
@@ -93,6 +94,9 @@ static void lfv_rdm_ctrl_datagram(struct lfv_rdm_ep *ep,
 	lfv_spin_unlock(&ep->lock);
 }
 
+/* Every completion of the endpoint's requests (its wq's handler). Caller
+ * holds the vcq->lock of the verbs CQ it came from (lfv_vcq.c); the cases
+ * take ep->lock themselves, and call the SRX and write CQs without it. */
 static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 			       const struct ibv_wc *wc)
 {
@@ -106,7 +110,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_tx_completion(ep, r, wc);
 		return;
 	case LFV_RDM_K_RX:
-		if (!ep->enabled)
+		if (!ep->rx_live)
 			return; /* flushed at close: the SRQ goes with it */
 		if (!ok) {
 			lfv_rdm_rx_failed(ep, r, wc);
@@ -128,7 +132,7 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_post_rx(ep, r);
 		return;
 	case LFV_RDM_K_CTRL_RX:
-		if (!ep->enabled)
+		if (!ep->rx_live)
 			return; /* flushed at close */
 		if (!ok) {
 			/* A datagram longer than a control buffer, say. */
@@ -167,6 +171,28 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	}
 }
 
+/* What one CQ read does for one of its RDM endpoints besides polling:
+ * the aborted rendezvous reads reported, the timers run when something
+ * waits on them. All of it read under ep->lock (issue 15: these fields
+ * change under it on other threads, a send's handshake or a completion
+ * on the endpoint's other CQ). The probes' clock every 256 polls:
+ * progress_polls is ep->lock's too. */
+static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
+{
+	bool drain;
+
+	lfv_spin_lock(&ep->lock);
+	if (ep->handshakes ||
+	    ((ep->rndv_out || ep->reap_due) && !(++ep->progress_polls & 255)))
+		lfv_rdm_timers(ep, true);
+	/* After the timers: a handshake they gave up on aborts reads. */
+	drain = !lfv_list_empty(&ep->aborted);
+	lfv_spin_unlock(&ep->lock);
+	/* Outside the lock: the reports free SRX entries. */
+	if (drain)
+		lfv_rdm_aborted_drain(ep);
+}
+
 /* The CQs' progress hook (arg: the CQ's verbs CQ). Reading a CQ of an RDM
  * endpoint drives the endpoint: send completions give back the buffers and
  * the per-connection room that later sends (and those queued behind them)
@@ -174,7 +200,8 @@ static void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
  * makes no completion to read); handshakes that wait for an answer are
  * resent. Under FI_THREAD_COMPLETION another thread may own the endpoint's
  * other CQ: only this one is polled then (sends poll their own when out of
- * buffers). */
+ * buffers). Takes domain->vcq_lock (when locked), then each endpoint's
+ * vcq->lock and ep->lock, one at a time (lfv_lock_order.h). */
 static void lfv_rdm_cq_progress(void *arg)
 {
 	struct lfv_vcq *vcq = arg;
@@ -195,20 +222,7 @@ static void lfv_rdm_cq_progress(void *arg)
 			lfv_vcq_progress(ep->tx_vcq);
 		if (ep->rx_vcq != ep->tx_vcq && (both || ep->rx_vcq == vcq))
 			lfv_vcq_progress(ep->rx_vcq);
-		/* Relaxed reads: hints; the lists and timers are read under
-		 * the lock. */
-		if (!lfv_list_empty(&ep->aborted))
-			lfv_rdm_aborted_drain(ep);
-		/* The probes' clock every 256 polls, counted here so that
-		 * the polls in between take no lock (progress is serialised:
-		 * vcq_lock, or the application). */
-		if (!ep->handshakes &&
-		    ((!ep->rndv_out && !ep->reap_due) ||
-		     (++ep->progress_polls & 255)))
-			continue;
-		lfv_spin_lock(&ep->lock);
-		lfv_rdm_timers(ep, true);
-		lfv_spin_unlock(&ep->lock);
+		lfv_rdm_ep_progress(ep);
 	}
 	if (domain->locked)
 		pthread_mutex_unlock(&domain->vcq_lock);
@@ -641,6 +655,18 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 	return ms;
 }
 
+/* Turns the completion handlers on or off (rx_live, tx_live): each side
+ * under the lock its handlers run under, taken one after the other. */
+static void lfv_rdm_set_live(struct lfv_rdm_ep *ep, bool live)
+{
+	lfv_spin_lock(&ep->rx_vcq->lock);
+	ep->rx_live = live;
+	lfv_spin_unlock(&ep->rx_vcq->lock);
+	lfv_spin_lock(&ep->tx_vcq->lock);
+	ep->tx_live = live;
+	lfv_spin_unlock(&ep->tx_vcq->lock);
+}
+
 /* CQ reads drive the endpoint (lfv_rdm_cq_progress). */
 static void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
 {
@@ -692,6 +718,7 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	pthread_mutex_unlock(&ep->base.domain->vcq_lock);
 	lfv_rdm_hook_cq(ep->base.tx_cq, ep->tx_vcq);
 	lfv_rdm_hook_cq(ep->base.rx_cq, ep->rx_vcq);
+	lfv_rdm_set_live(ep, true);
 	ep->enabled = true;
 	return 0;
 
@@ -736,12 +763,17 @@ static void lfv_rdm_quiesce(struct lfv_rdm_ep *ep)
 	size_t busy;
 
 	ibv_modify_qp(ep->ctl_qp, &attr, IBV_QP_STATE);
+	/* Under the lock: a CQ shared with another endpoint may be read on
+	 * another thread, whose completions of ours (a REQ) add to conns. */
+	lfv_spin_lock(&ep->lock);
 	lfv_list_foreach(item, &ep->conns) {
 		c = lfv_container_of(item, struct lfv_rdm_conn, node);
 		if (c->qp)
 			ibv_modify_qp(c->qp, &attr, IBV_QP_STATE);
 	}
-	ep->enabled = false; /* receives that still come are dropped */
+	lfv_spin_unlock(&ep->lock);
+	ep->enabled = false;
+	lfv_rdm_set_live(ep, false); /* what still comes is dropped */
 	do {
 		lfv_vcq_progress(ep->tx_vcq);
 		lfv_vcq_progress(ep->rx_vcq);

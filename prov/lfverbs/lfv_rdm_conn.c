@@ -3,21 +3,26 @@
  * RDM connections: one RC QP per peer, made on demand through a handshake
  * over the endpoints' UD control QPs (the protocol is in lfv_rdm_proto.h).
  *
- * Locking: everything here runs under the endpoint's lock (ep->lock).
+ * Locking: everything here runs with the endpoint's lock (ep->lock) held
+ * by the caller, but lfv_rdm_ping_done, which takes it, and
+ * lfv_rdm_conns_free (closing, quiesced). The exported entry points
+ * assert it (lfv_spin_assert_held, debug builds); lfv_lock_order.h says
+ * what may be taken under it.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_rdm_conn.h"
 #include "lfv_av.h"
 #include "lfv_errno.h"
+#include "lfv_lock_order.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_queue.h"
+#include "lfv_rdm_conn.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rdm_tx.h"
 #include "lfv_ud.h"
 #include "lfv_wait.h"
-#include "lfv_rdm_tx.h"
 
 /* ---- lookup tables ---------------------------------------------------------- */
 
@@ -55,6 +60,8 @@ static int lfv_rdm_name_cmp(const struct lfv_ud_name *a,
 	return a->qpn < b->qpn ? -1 : a->qpn > b->qpn;
 }
 
+/* Caller holds ep->lock (or the domain has none: the application
+ * serialises). */
 struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
 					  fi_addr_t addr)
 {
@@ -66,10 +73,12 @@ struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
 	return NULL;
 }
 
+/* Caller holds ep->lock. */
 struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn)
 {
 	struct lfv_rdm_conn *c = ep->by_qpn[lfv_rdm_hash64(qpn)];
 
+	lfv_spin_assert_held(&ep->lock);
 	for (; c; c = c->next_qpn)
 		if (c->qp && c->qp->qp_num == qpn)
 			return c;
@@ -116,10 +125,11 @@ static void lfv_rdm_unlink(struct lfv_rdm_conn **head, struct lfv_rdm_conn *c,
 }
 
 /* A connection made by a peer's request before its address was in the AV
- * gets its fi_addr_t now. */
+ * gets its fi_addr_t now. Caller holds ep->lock. */
 void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     fi_addr_t addr)
 {
+	lfv_spin_assert_held(&ep->lock);
 	if (c->addr != FI_ADDR_NOTAVAIL || addr == FI_ADDR_NOTAVAIL)
 		return;
 	c->addr = addr;
@@ -167,11 +177,13 @@ static bool lfv_rdm_conn_forget_addr(struct lfv_rdm_ep *ep,
 }
 
 /* For receives: a peer not yet in the AV may have been inserted since, and
- * one that was may have been removed. */
+ * one that was may have been removed. Caller holds ep->lock (the AV's lock
+ * is taken under it). */
 void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 {
 	union ibv_gid gid;
 
+	lfv_spin_assert_held(&ep->lock);
 	lfv_rdm_conn_forget_addr(ep, c);
 	if (c->addr != FI_ADDR_NOTAVAIL)
 		return;
@@ -500,7 +512,8 @@ static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	return 0;
 }
 
-/* The RTU on an accepted connection's QP: its sends may go. */
+/* The RTU on an accepted connection's QP: its sends may go. Caller holds
+ * ep->lock. */
 void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn)
 {
 	struct lfv_rdm_conn *c = lfv_rdm_conn_by_qpn(ep, qpn);
@@ -545,13 +558,15 @@ static struct lfv_rdm_conn *lfv_rdm_conn_new(struct lfv_rdm_ep *ep,
 	return c;
 }
 
-/* The connection to addr, started if there is none (or the last failed). */
+/* The connection to addr, started if there is none (or the last failed).
+ * Caller holds ep->lock. */
 struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				      int *err)
 {
 	struct lfv_rdm_conn *c;
 	struct lfv_ud_name name;
 
+	lfv_spin_assert_held(&ep->lock);
 	/* A removed address still names its connection here: sends to it
 	 * fail like sends to any address the AV does not have. */
 	c = lfv_rdm_conn_by_addr(ep, addr);
@@ -676,8 +691,10 @@ static void lfv_rdm_on_rep(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 		lfv_rdm_established(ep, c, m, true);
 }
 
+/* A checked handshake datagram. Caller holds ep->lock. */
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 {
+	lfv_spin_assert_held(&ep->lock);
 	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: %s from %x (qp %x)\n", ep->name.qpn,
 		 m->op == LFV_RDM_CTRL_REQ ? "REQ" : "REP", m->name.qpn,
 		 m->qpn);
@@ -748,8 +765,8 @@ void lfv_rdm_rtu_failed(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
 
 /* A header-only message (FIN, ASK, HELD) that needs no request: inline,
  * so from the caller's stack; its completion is a probe's (K_PING gives
- * the room back). -FI_EAGAIN when the connection is not up or has no room
- * (ep->lock). */
+ * the room back). -FI_EAGAIN when the connection is not up or has no room.
+ * Caller holds ep->lock. */
 int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		     const struct lfv_rdm_hdr *h)
 {
@@ -761,6 +778,7 @@ int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	}, *bad;
 	int ret;
 
+	lfv_spin_assert_held(&ep->lock);
 	if (c->state != LFV_RDM_CONNECTED || c->posted >= LFV_RDM_SQ_DEPTH)
 		return -FI_EAGAIN;
 	ret = lfv_post_ret(ibv_post_send(c->qp, &wr, &bad));
@@ -798,15 +816,16 @@ void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
 		lfv_rdm_sq_done(ep, c, wc->status == IBV_WC_SUCCESS);
 }
 
-/* The endpoint's timers (ep->lock): handshakes, connections to free, and
- * probes of idle connections a rendezvous send waits on. For the probes the clock is
+/* The endpoint's timers: handshakes, connections to free, and probes of
+ * idle connections a rendezvous send waits on. For the probes the clock is
  * read once every 256 calls (counted: the caller counted them already):
  * a rendezvous stream polls all the time, and reading the clock may be a
- * system call (a VM's clock source). */
+ * system call (a VM's clock source). Caller holds ep->lock. */
 void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)
 {
 	int64_t now = 0;
 
+	lfv_spin_assert_held(&ep->lock);
 	if (ep->handshakes) {
 		now = lfv_now_ns();
 		lfv_rdm_handshake_timers(ep, now);
@@ -831,9 +850,10 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)
 }
 
 /* A connection whose QP broke: its waiting sends fail; the next send to the
- * peer connects again. */
+ * peer connects again. Caller holds ep->lock. */
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 {
+	lfv_spin_assert_held(&ep->lock);
 	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
 	lfv_rdm_conn_set_failed(ep, c);
@@ -841,6 +861,7 @@ void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 	lfv_rdm_fail_rndv(ep, c, err);
 }
 
+/* Closing, quiesced (no other thread reaches the endpoint): no lock. */
 void lfv_rdm_conns_free(struct lfv_rdm_ep *ep)
 {
 	struct lfv_list *item;

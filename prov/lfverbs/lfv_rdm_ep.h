@@ -306,6 +306,12 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_isrx *imported;	/* bound FI_PEER SRX, if any */
 	struct fid_peer_srx *peer_srx;	/* our handle on it */
 	bool enabled;
+	/* Whether the completion handlers act on what arrives (receives,
+	 * handshakes: rx) and finish rendezvous reads (tx): set by enable,
+	 * cleared by close, each under the vcq->lock of its side, which the
+	 * handlers hold (lfv_rdm_set_live: a progress thread, or a reader of
+	 * a CQ shared with another endpoint, runs them on other threads). */
+	bool rx_live, tx_live;
 };
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)

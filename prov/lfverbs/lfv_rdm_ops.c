@@ -4,8 +4,8 @@
  * the SRX the endpoint matches with. */
 #include <rdma/fi_tagged.h>
 
-#include "lfv_rdm_ops.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rdm_ops.h"
 #include "lfv_rdm_tx.h"
 
 #define LFV_RDM_TX_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \

@@ -20,16 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_rdm_rma.h"
-#include "lfv_errno.h"
 #include "lfv_ep_base.h"
+#include "lfv_errno.h"
+#include "lfv_lock_order.h"
 #include "lfv_log.h"
 #include "lfv_mr.h"
 #include "lfv_queue.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rdm_rma.h"
+#include "lfv_rdm_tx.h"
 #include "lfv_rma.h"
 #include "lfv_vcq.h"
-#include "lfv_rdm_tx.h"
 
 /* Where the local data of the request lives. */
 enum lfv_rdm_rma_mem { LFV_RMA_APP, LFV_RMA_BOUNCE, LFV_RMA_OURS };
@@ -149,7 +150,7 @@ static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
 /* Posts the request's chunks (of at most the port's max_msg_sz: reads
  * and writes have verbs' limit, atomics are one) while the connection has
  * room, and behind the last one the WDATA or EVENT message; 0 once all
- * are posted, -FI_EAGAIN while some wait (ep->lock held). */
+ * are posted, -FI_EAGAIN while some wait. Caller holds ep->lock. */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r)
 {
@@ -160,6 +161,7 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	size_t n;
 	int ret;
 
+	lfv_spin_assert_held(&ep->lock);
 	if (rma->notify)
 		lfv_rdm_rma_note_wr(r, &note, &hsge);
 	do {
@@ -190,8 +192,8 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	return 0;
 }
 
-/* The connection failed before all of the request was posted (ep->lock
- * held). True: nothing is in flight, the caller reports it now; false:
+/* The connection failed before all of the request was posted. Caller
+ * holds ep->lock. True: nothing is in flight, the caller reports it now; false:
  * the completions of what was posted (flushed in error) finish it. */
 bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err)
 {
@@ -236,11 +238,12 @@ void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	if (!ok && !r->rma.err)
 		r->rma.err = -lfv_wc_errno(wc->status);
 	done = !--r->rma.cqes;
+	/* Under the lock: lfv_rdm_rma_abort writes it under it. */
+	err = r->rma.err;
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_sq_done(ep, r->conn, ok);
 	if (!done)
 		return;
-	err = r->rma.err;
 	if (!err)
 		lfv_rdm_rma_copy_out(r);
 	lfv_rdm_rma_release(ep, r);

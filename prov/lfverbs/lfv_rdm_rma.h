@@ -5,8 +5,8 @@
 #ifndef LFV_RDM_RMA_H
 #define LFV_RDM_RMA_H
 
-#include "lfv_rma.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rma.h"
 
 /* lfv_rdm_type's rma_post: an fi_rma / fi_atomic on an RDM endpoint. */
 ssize_t lfv_rdm_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q);

@@ -5,24 +5,31 @@
  * the bounce buffer straight into it (eager) or read into it (rendezvous);
  * one that does not is copied out (the bounce buffer goes back to the SRQ
  * at once) and queued with the SRX until a receive starts it.
+ *
+ * Locking (lfv_lock_order.h): arrivals run in the completion handler
+ * (rx vcq->lock held); they take ep->lock only around the endpoint's
+ * tables and accounting, and call the SRX (get_*, queue_*, free_entry)
+ * and write the CQ with it released: an owner's SRX calls back into
+ * lfv_rdm_start with its own lock held.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_rdm_rx.h"
-#include "lfv_errno.h"
 #include "lfv_av.h"
 #include "lfv_drop.h"
 #include "lfv_ep_base.h"
+#include "lfv_errno.h"
+#include "lfv_lock_order.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
 #include "lfv_queue.h"
+#include "lfv_rdm_conn.h"
 #include "lfv_rdm_ep.h"
+#include "lfv_rdm_rma.h"
+#include "lfv_rdm_rx.h"
+#include "lfv_rdm_tx.h"
 #include "lfv_valgrind.h"
 #include "lfv_wire.h"
-#include "lfv_rdm_conn.h"
-#include "lfv_rdm_rma.h"
-#include "lfv_rdm_tx.h"
 
 /* ---- receiving ------------------------------------------------------------ */
 
@@ -188,11 +195,11 @@ static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
 	return q;
 }
 
-/* A rendezvous receive request goes (ep->lock held): it no longer holds
- * the sender's RTS. */
+/* A rendezvous receive request goes: it no longer holds the sender's RTS.
+ * Caller holds ep->lock. */
 void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
-	(void)ep;
+	lfv_spin_assert_held(&ep->lock);
 	lfv_list_remove(&r->read->held);
 	r->conn->rreqs--;
 	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
@@ -319,7 +326,7 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 	lfv_rdm_sq_done(ep, r->conn, ok);
 	if (!last)
 		return;
-	if (!ep->enabled) { /* closing: nobody to tell */
+	if (!ep->tx_live) { /* closing: nobody to tell */
 		lfv_rdm_read_unreg(ep, rd);
 		lfv_rdm_rreq_free(ep, r);
 		return;
@@ -353,8 +360,8 @@ static void lfv_rdm_matched(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 
 /* Unexpected messages an endpoint may hold (FI_LFVERBS_RDM_UNEXP_MAX and
  * _BYTES), and one peer up to half of that (then one more message): a
- * flood from one peer neither exhausts memory nor crowds out the others
- * (ep->lock). */
+ * flood from one peer neither exhausts memory nor crowds out the others.
+ * Caller holds ep->lock. */
 static bool lfv_rdm_unexp_room(const struct lfv_rdm_ep *ep,
 			       const struct lfv_rdm_conn *c, size_t cost)
 {
@@ -365,7 +372,7 @@ static bool lfv_rdm_unexp_room(const struct lfv_rdm_ep *ep,
 	return !c || (c->unexp_n <= n / 2 && c->unexp_bytes <= bytes / 2);
 }
 
-/* Counts a queued copy in (delta 1) or out (-1) (ep->lock). */
+/* Counts a queued copy in (delta 1) or out (-1). Caller holds ep->lock. */
 static void lfv_rdm_unexp_count(struct lfv_rdm_ep *ep, struct lfv_rdm_unexp *m,
 				int delta)
 {
@@ -391,7 +398,7 @@ static void lfv_rdm_unexp_count(struct lfv_rdm_ep *ep, struct lfv_rdm_unexp *m,
 }
 
 /* Whether the RTS cookie from c is one we hold: queued for a receive, or
- * being read (ep->lock). */
+ * being read. Caller holds ep->lock. */
 static bool lfv_rdm_holds(const struct lfv_rdm_ep *ep,
 			  const struct lfv_rdm_conn *c, uint64_t cookie)
 {
@@ -628,7 +635,9 @@ struct fi_ops_srx_peer lfv_rdm_srx_peer_ops = {
 	.discard_tag = lfv_rdm_discard,
 };
 
-/* Posts the waiting chain of receive buffers. */
+/* Posts the waiting chain of receive buffers. Caller holds the rx
+ * vcq->lock (the completion handler), or the endpoint is not yet
+ * published (enable). */
 void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep)
 {
 	struct ibv_recv_wr *bad;
@@ -645,7 +654,8 @@ void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep)
  * A receive buffer goes back to the SRQ in a chain of repost_batch: one
  * ibv_post_srq_recv, and one device lock, per chain instead of per
  * buffer. At most repost_batch - 1 of the nrx buffers wait out of the
- * SRQ (repost_batch is 1 for small SRQs).
+ * SRQ (repost_batch is 1 for small SRQs). Caller holds the rx vcq->lock,
+ * as lfv_rdm_flush_rx.
  */
 void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {

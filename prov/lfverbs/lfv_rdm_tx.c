@@ -8,19 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lfv_rdm_tx.h"
-#include "lfv_errno.h"
 #include "lfv_av.h"
 #include "lfv_ep_base.h"
+#include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_mr.h"
 #include "lfv_param.h"
 #include "lfv_queue.h"
-#include "lfv_rdm_ep.h"
-#include "lfv_vcq.h"
 #include "lfv_rdm_conn.h"
+#include "lfv_rdm_ep.h"
 #include "lfv_rdm_rma.h"
 #include "lfv_rdm_rx.h"
+#include "lfv_rdm_tx.h"
+#include "lfv_vcq.h"
 
 #define LFV_RDM_LIKELY(x) __builtin_expect(!!(x), 1)
 

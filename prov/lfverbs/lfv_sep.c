@@ -25,10 +25,10 @@
 #include "lfv_lock.h"
 #include "lfv_log.h"
 #include "lfv_msg.h"
+#include "lfv_msg_ep.h"
 #include "lfv_sep.h"
 #include "lfv_stubs.h"
 #include "lfv_ud.h"
-#include "lfv_msg_ep.h"
 
 struct lfv_sep {
 	struct lfv_ep_base base;	/* FI_CLASS_SEP; its AV (lock) */

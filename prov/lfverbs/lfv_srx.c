@@ -13,9 +13,9 @@
 #include "lfv_errno.h"
 #include "lfv_param.h"
 #include "lfv_queue.h"
+#include "lfv_sge.h"
 #include "lfv_srx.h"
 #include "lfv_stubs.h"
-#include "lfv_sge.h"
 
 #define LFV_SRX_MAX_EPS 4096
 

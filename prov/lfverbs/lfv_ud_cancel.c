@@ -30,10 +30,10 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_queue.h"
+#include "lfv_sge.h"
 #include "lfv_ud.h"
 #include "lfv_vcq.h"
 #include "lfv_wait.h"
-#include "lfv_sge.h"
 
 /* How long the flush may take before cancel gives up on the QP. */
 #define LFV_CANCEL_TIMEOUT_NS (2 * 1000 * 1000 * 1000LL)

@@ -103,8 +103,9 @@ struct fab {
 	size_t eager;			/* inject_size: the eager limit */
 };
 
-/* tx_size 0: the provider's default. */
-static inline int fab_open(struct fab *f, size_t tx_size)
+/* tx_size 0: the provider's default; progress FI_PROGRESS_UNSPEC too. */
+static inline int fab_open_progress(struct fab *f, size_t tx_size,
+				    enum fi_progress progress)
 {
 	struct fi_info *hints = func_hints(FI_EP_RDM);
 	int ret;
@@ -112,6 +113,7 @@ static inline int fab_open(struct fab *f, size_t tx_size)
 	memset(f, 0, sizeof(*f));
 	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
 	hints->tx_attr->size = tx_size;
+	hints->domain_attr->data_progress = progress;
 	ret = fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &f->info);
 	fi_freeinfo(hints);
 	if (ret)
@@ -121,6 +123,11 @@ static inline int fab_open(struct fab *f, size_t tx_size)
 	if (!ret)
 		ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
 	return ret;
+}
+
+static inline int fab_open(struct fab *f, size_t tx_size)
+{
+	return fab_open_progress(f, tx_size, FI_PROGRESS_UNSPEC);
 }
 
 /* Closes fid if open, keeping the first error in *ret. */
