@@ -40,7 +40,8 @@ static inline void lfv_rdm_tx_report(struct lfv_rdm_ep *ep,
 		.flags = r->cflags,
 		.src = FI_ADDR_NOTAVAIL,
 	};
-	if (lfv_cq_write(ep->tx_cq, &comp))
+	/* The handler may run inside a read of tx_cq (its progress hook). */
+	if (lfv_cq_write_to_reader(ep->tx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 

@@ -188,7 +188,9 @@ static void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_sink *sink,
 		lfv_vcq_sink_put(vcq, sink, comp);
 		return;
 	}
-	if (lfv_cq_write(vcq->cq, comp))
+	/* Progress that a read of the CQ runs (an RDM endpoint's hook on a
+	 * CQ shared with this queue) fills that reader's buffer. */
+	if (lfv_cq_write_to_reader(vcq->cq, comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion: no memory\n");
 }
 
