@@ -722,6 +722,37 @@ lfv_rdm_small_try(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 	return true;
 }
 
+static ssize_t lfv_rdm_small_other(struct lfv_rdm_ep *ep, const void *buf,
+				   size_t len, void *desc, fi_addr_t dest,
+				   uint64_t tag, uint64_t data, void *context,
+				   unsigned int how);
+
+/* Inlined into each entry point below, where how is a constant. Without
+ * a lock (the domain's threading model serialises the calls) a send to
+ * the last send's peer calls nothing before the copy; everything else is
+ * lfv_rdm_small_other's (other: we are it). */
+static inline __attribute__((always_inline)) ssize_t
+lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+	      void *context, unsigned int how, bool other)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct lfv_rdm_send s = lfv_rdm_small_send(ep, &iov, &desc, dest, tag,
+						   data, context, how);
+	bool sent;
+
+	if (!other) {
+		if (!ep->lock.on && lfv_rdm_small_try(ep, &s, false))
+			return 0;
+		return lfv_rdm_small_other(ep, buf, len, desc, dest, tag,
+					   data, context, how);
+	}
+	lfv_spin_lock(&ep->lock);
+	sent = lfv_rdm_small_try(ep, &s, true);
+	lfv_spin_unlock(&ep->lock);
+	return sent ? 0 : lfv_rdm_send(ep, &s);
+}
+
 /* Out of line, so that the common case keeps its arguments in registers:
  * the fast path with ep->lock on (FI_THREAD_SAFE and the like) or to
  * another peer than the last send's, else lfv_rdm_send. */
@@ -730,33 +761,8 @@ lfv_rdm_small_other(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 		    void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
 		    void *context, unsigned int how)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_rdm_send s = lfv_rdm_small_send(ep, &iov, &desc, dest, tag,
-						   data, context, how);
-	bool sent;
-
-	lfv_spin_lock(&ep->lock);
-	sent = lfv_rdm_small_try(ep, &s, true);
-	lfv_spin_unlock(&ep->lock);
-	return sent ? 0 : lfv_rdm_send(ep, &s);
-}
-
-/* Inlined into each entry point below, where how is a constant. Without
- * a lock (the domain's threading model serialises the calls) a send to
- * the last send's peer calls nothing before the copy. */
-static inline __attribute__((always_inline)) ssize_t
-lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
-	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
-	      void *context, unsigned int how)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_rdm_send s = lfv_rdm_small_send(ep, &iov, &desc, dest, tag,
-						   data, context, how);
-
-	if (!ep->lock.on && lfv_rdm_small_try(ep, &s, false))
-		return 0;
-	return lfv_rdm_small_other(ep, buf, len, desc, dest, tag, data,
-				   context, how);
+	return lfv_rdm_small(ep, buf, len, desc, dest, tag, data, context,
+			     how, true);
 }
 
 /* The one-buffer calls of fi_msg and fi_tagged (lfv_rdm_ops.c's tables). */
@@ -764,14 +770,14 @@ ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			 void *desc, fi_addr_t dest, void *context)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
-			     0, 0, context, 0);
+			     0, 0, context, 0, false);
 }
 
 ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
 			   size_t len, fi_addr_t dest)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
-			     0, 0, NULL, LFV_RDM_SMALL_INJECT);
+			     0, 0, NULL, LFV_RDM_SMALL_INJECT, false);
 }
 
 ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -779,7 +785,7 @@ ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 			     fi_addr_t dest, void *context)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
-			     0, data, context, LFV_RDM_SMALL_DATA);
+			     0, data, context, LFV_RDM_SMALL_DATA, false);
 }
 
 ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -787,14 +793,14 @@ ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
 			     0, data, NULL,
-			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA, false);
 }
 
 ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 		      void *desc, fi_addr_t dest, uint64_t tag, void *context)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
-			     tag, 0, context, LFV_RDM_SMALL_TAGGED);
+			     tag, 0, context, LFV_RDM_SMALL_TAGGED, false);
 }
 
 ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -802,7 +808,7 @@ ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
 			     tag, 0, NULL,
-			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT);
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT, false);
 }
 
 ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
@@ -811,7 +817,7 @@ ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
 			     tag, data, context,
-			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA);
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA, false);
 }
 
 ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
@@ -820,7 +826,7 @@ ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
 			     tag, data, NULL, LFV_RDM_SMALL_TAGGED |
-			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA, false);
 }
 
 /* Posts r on its connection, or queues it behind what waits (ep->lock). */
@@ -866,6 +872,15 @@ static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	lfv_spin_unlock(&ep->lock);
 }
 
+/* One of the two events a rendezvous send waits for (its RTS sent, its
+ * FIN come), the first error kept; true when it was the last (ep->lock). */
+static bool lfv_rdm_rndv_seen(struct lfv_rdm_req *r, int err)
+{
+	if (err && !r->rndv_err)
+		r->rndv_err = err;
+	return !--r->rndv_wait;
+}
+
 /* One of the two events a rendezvous send waits for. */
 static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			       int err)
@@ -873,9 +888,7 @@ static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	bool done;
 
 	lfv_spin_lock(&ep->lock);
-	if (err && !r->rndv_err)
-		r->rndv_err = err;
-	done = !--r->rndv_wait;
+	done = lfv_rdm_rndv_seen(r, err);
 	lfv_spin_unlock(&ep->lock);
 	if (done)
 		lfv_rdm_rndv_finish(ep, r);
@@ -945,9 +958,7 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		return;
 	}
 	r->fin_seen = true;
-	if (err && !r->rndv_err)
-		r->rndv_err = err;
-	done = !--r->rndv_wait;
+	done = lfv_rdm_rndv_seen(r, err);
 	lfv_spin_unlock(&ep->lock);
 	if (done)
 		lfv_rdm_rndv_finish(ep, r);
