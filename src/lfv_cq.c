@@ -478,11 +478,12 @@ static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
 
+	/* First: an RDM endpoint's CQ reads here on every poll. */
+	if (cq->read_mode >= LFV_CQ_READ_HOOKED && buf && count)
+		return lfv_cq_read_hooked(cq, buf, count, NULL);
 	if (!buf || !count)
 		return count ? -FI_EINVAL :
 			       lfv_cq_read_common(cq, buf, count, NULL);
-	if (cq->read_mode >= LFV_CQ_READ_HOOKED)
-		return lfv_cq_read_hooked(cq, buf, count, NULL);
 	/* The polling loop's common case: a plain CQ with nothing in it. */
 	if (__builtin_expect(cq->read_mode == LFV_CQ_READ_PLAIN &&
 			     !lfv_ring_readable(&cq->ring), 1)) {

@@ -364,9 +364,10 @@ static void lfv_vcq_dispatch(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 
 /* Polls under the lock; returns entries placed in the sink's buffer.
  * Inlined into its two callers: fi_cq_read's direct path runs it once per
- * completion read. */
+ * completion read. reader: the sink is a reader's buffer (hw.poll), which
+ * only the fast translation serves; progress (no buffer) leaves it out. */
 static inline __attribute__((always_inline)) size_t
-lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink)
+lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink, bool reader)
 {
 	struct ibv_wc wc[LFV_VCQ_POLL_BATCH];
 	int n, i, want;
@@ -378,7 +379,8 @@ lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink)
 			want = (int)(sink->max - sink->count);
 		n = ibv_poll_cq(vcq->ibv_cq, want, wc);
 		for (i = 0; i < n; i++)
-			if (!lfv_vcq_translate_fast(vcq, &wc[i], sink))
+			if (!reader ||
+			    !lfv_vcq_translate_fast(vcq, &wc[i], sink))
 				lfv_vcq_dispatch(vcq, &wc[i], sink);
 		if (n < want || (sink->buf && sink->count >= sink->max))
 			return sink->count;
@@ -390,7 +392,7 @@ void lfv_vcq_progress(struct lfv_vcq *vcq)
 	struct lfv_sink sink = { 0 };
 
 	lfv_spin_lock(&vcq->lock);
-	lfv_vcq_poll_locked(vcq, &sink);
+	lfv_vcq_poll_locked(vcq, &sink, false);
 	lfv_spin_unlock(&vcq->lock);
 }
 
@@ -406,10 +408,10 @@ static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
 	/* Unlocked, nobody else moves completions into the ring: the
 	 * caller's check that it is empty still holds. */
 	if (!vcq->lock.on)
-		return (ssize_t)lfv_vcq_poll_locked(vcq, &sink);
+		return (ssize_t)lfv_vcq_poll_locked(vcq, &sink, true);
 	lfv_spin_lock(&vcq->lock);
 	if (lfv_cq_ring_empty(vcq->cq))
-		n = lfv_vcq_poll_locked(vcq, &sink);
+		n = lfv_vcq_poll_locked(vcq, &sink, true);
 	lfv_spin_unlock(&vcq->lock);
 	return (ssize_t)n;
 }
