@@ -364,8 +364,9 @@ static void lfv_vcq_dispatch(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 
 /* Polls under the lock; returns entries placed in the sink's buffer.
  * Inlined into its two callers: fi_cq_read's direct path runs it once per
- * completion read. reader: the sink is a reader's buffer (hw.poll), which
- * only the fast translation serves; progress (no buffer) leaves it out. */
+ * completion read. reader: the sink is a reader's buffer (hw.poll), whose
+ * room bounds the poll and which only the fast translation serves;
+ * progress (no buffer) leaves both out. */
 static inline __attribute__((always_inline)) size_t
 lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink, bool reader)
 {
@@ -375,14 +376,14 @@ lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink, bool reader)
 	/* The sink has room (callers read at least one). */
 	for (;;) {
 		want = LFV_VCQ_POLL_BATCH;
-		if (sink->buf && sink->max - sink->count < (size_t)want)
+		if (reader && sink->max - sink->count < (size_t)want)
 			want = (int)(sink->max - sink->count);
 		n = ibv_poll_cq(vcq->ibv_cq, want, wc);
 		for (i = 0; i < n; i++)
 			if (!reader ||
 			    !lfv_vcq_translate_fast(vcq, &wc[i], sink))
 				lfv_vcq_dispatch(vcq, &wc[i], sink);
-		if (n < want || (sink->buf && sink->count >= sink->max))
+		if (n < want || (reader && sink->count >= sink->max))
 			return sink->count;
 	}
 }
