@@ -93,19 +93,19 @@ struct lfv_cq_params {
  * a hardware source attached or detached. Peer CQs (FI_PEER) have their
  * own ops and hold no entries: their writes go to the owner.
  *
- * | mode   | when                              | a read takes                  |
- * |--------|-----------------------------------|-------------------------------|
- * | PLAIN  | no hook, no hardware source, no   | the ring                      |
- * |        | FI_SOURCE                         |                               |
- * | DIRECT | a hardware source, no hook, no    | the ring; when empty, hw.poll |
- * |        | FI_SOURCE                         | translates into the buffer    |
- * | COMMON | any other hook, or FI_SOURCE      | lfv_cq_read_common: the hook  |
- * |        |                                   | (window open when the ring is |
- * |        |                                   | empty), the ring, hw.poll     |
- * | HOOKED | a hook that polls the hardware    | errors; the ring; when empty  |
- * |        | (lfv_cq_set_progress_polling)     | the hook, window open         |
- * | SPARE  | HOOKED, reads serialised          | the spare first, then as      |
- * |        | (serial_reads), FI_WAIT_NONE      | HOOKED                        |
+ * | mode   | when                             | a read takes                  |
+ * |--------|----------------------------------|-------------------------------|
+ * | PLAIN  | no hook, no hardware source, no  | the ring                      |
+ * |        | FI_SOURCE                        |                               |
+ * | DIRECT | a hardware source, no hook, no   | the ring; when empty, hw.poll |
+ * |        | FI_SOURCE                        | translates into the buffer    |
+ * | COMMON | any other hook, or FI_SOURCE     | lfv_cq_read_common: the hook  |
+ * |        |                                  | (window open when the ring is |
+ * |        |                                  | empty), the ring, hw.poll     |
+ * | HOOKED | a hook that polls the hardware   | errors; the ring; when empty  |
+ * |        | (lfv_cq_set_progress_polling)    | the hook, window open         |
+ * | SPARE  | HOOKED, reads serialised         | the spare first, then as      |
+ * |        | (serial_reads), FI_WAIT_NONE     | HOOKED                        |
  *
  * Where an entry lands:
  * - lfv_cq_write, lfv_cq_write_batch, lfv_cq_write_err (any thread):
