@@ -366,7 +366,7 @@ static void lfv_rdm_report_wdata(struct lfv_rdm_ep *ep,
 		.len = h->tag, .data = h->cq_data, .src = src,
 	};
 
-	if (ep->rx_cq && lfv_cq_write(ep->rx_cq, &comp))
+	if (ep->rx_cq && lfv_cq_write_to_reader(ep->rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 
