@@ -87,6 +87,49 @@ struct lfv_cq_params {
 	const char *(*prov_strerror)(int prov_errno);
 };
 
+/*
+ * How fi_cq_read (and fi_cq_readfrom) read a CQ: one mode per CQ, chosen
+ * by lfv_cq_update_mode (src/lfv_cq.c) whenever a progress hook is set or
+ * a hardware source attached or detached. Peer CQs (FI_PEER) have their
+ * own ops and hold no entries: their writes go to the owner.
+ *
+ * | mode   | when                             | a read takes                  |
+ * |--------|----------------------------------|-------------------------------|
+ * | PLAIN  | no hook, no hardware source, no  | the ring                      |
+ * |        | FI_SOURCE                        |                               |
+ * | DIRECT | a hardware source, no hook, no   | the ring; when empty, hw.poll |
+ * |        | FI_SOURCE                        | translates into the buffer    |
+ * | COMMON | any other hook, or FI_SOURCE     | lfv_cq_read_common: the hook  |
+ * |        |                                  | (window open when the ring is |
+ * |        |                                  | empty), the ring, hw.poll     |
+ * | HOOKED | a hook that polls the hardware   | errors; the ring; when empty  |
+ * |        | (lfv_cq_set_progress_polling)    | the hook, window open         |
+ * | SPARE  | HOOKED, reads serialised         | the spare first, then as      |
+ * |        | (serial_reads), FI_WAIT_NONE     | HOOKED                        |
+ *
+ * Where an entry lands:
+ * - lfv_cq_write, lfv_cq_write_batch, lfv_cq_write_err (any thread):
+ *   the ring (errors: their queue), or the owner of a peer CQ. Never the
+ *   reader's buffer.
+ * - lfv_cq_write_to_reader (a transport's completion handler, which the
+ *   CQ's own progress hook may be running): on the thread inside a read
+ *   whose window is open (lfv_cq_progress_into) with the ring empty, the
+ *   reader's buffer (the window); once that is full, the spare in mode
+ *   SPARE; else as lfv_cq_write. Called anywhere else, it is
+ *   lfv_cq_write.
+ * - hw.poll (DIRECT, COMMON): the reader's buffer, passed explicitly.
+ * Entries in the window or the spare are older than anything in the ring:
+ * both take entries only while the ring is empty, and reads take the
+ * spare first (SPARE) or return the window at once.
+ */
+enum lfv_cq_read_mode {
+	LFV_CQ_READ_PLAIN,
+	LFV_CQ_READ_DIRECT,
+	LFV_CQ_READ_COMMON,
+	LFV_CQ_READ_HOOKED,		/* and those after it: the hook's reads */
+	LFV_CQ_READ_SPARE,
+};
+
 /* One completion as a producer describes it. */
 struct lfv_cq_comp {
 	void *context;
@@ -101,13 +144,10 @@ struct lfv_cq_comp {
 struct lfv_cq {
 	struct fid_cq cq_fid;
 	struct lfv_ring ring;		/* successful completions */
-	bool plain;			/* read = ring only (no hooks, src) */
-	bool direct;			/* read = ring, then hw.poll */
+	enum lfv_cq_read_mode read_mode; /* the table above */
 	bool hook_polls_hw;		/* the progress hook polls the hardware
 					 * and its handlers write completions */
-	bool hooked;			/* read = the hook, into the buffer */
 	bool serial_reads;		/* lfv_cq_params.serial_reads */
-	bool spare_ok;			/* hooked, serial_reads, FI_WAIT_NONE */
 	enum fi_cq_format format;
 	uint32_t fmt_size;		/* bytes of one entry for the caller */
 	bool store_src;			/* slots end with a fi_addr_t */
@@ -137,8 +177,8 @@ struct lfv_cq {
 	 * the ring (a reader that takes one entry at a time gets its second
 	 * one without a ring write and read). Only the thread inside a read
 	 * touches it, so only when reads are serialised, no one sleeps on
-	 * the CQ (no waiter to wake) and the hook writes through a direct
-	 * window (spare_ok). Entries spare[spare_pos..spare_len) are older
+	 * the CQ (no waiter to wake) and the hook writes through the read
+	 * window (LFV_CQ_READ_SPARE). Entries spare[spare_pos..spare_len) are older
 	 * than anything in the ring: the spare fills only while the ring is
 	 * empty, and reads take it first.
 	 */
@@ -154,8 +194,13 @@ static inline struct lfv_cq *lfv_cq_from_fid(struct fid_cq *cq_fid)
 	return lfv_container_of(cq_fid, struct lfv_cq, cq_fid);
 }
 
-/* Writers: any thread. 0, or -FI_ENOMEM if overflow could not allocate. */
+/* Writers: any thread. 0, or -FI_ENOMEM if overflow could not allocate.
+ * Where their entries land: the table above. */
 int lfv_cq_write(struct lfv_cq *cq, const struct lfv_cq_comp *comp);
+/* A completion handler's write: into the reading thread's buffer when
+ * the CQ's own read runs this handler (the read window), else
+ * lfv_cq_write. */
+int lfv_cq_write_to_reader(struct lfv_cq *cq, const struct lfv_cq_comp *comp);
 int lfv_cq_write_err(struct lfv_cq *cq, const struct fi_cq_err_entry *err);
 /* n entries already in the slot layout (lfv_cq_slot_size bytes each). */
 ssize_t lfv_cq_write_batch(struct lfv_cq *cq, const void *slots, size_t n);

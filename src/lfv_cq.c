@@ -156,13 +156,13 @@ static int lfv_cq_forward(struct lfv_cq *cq, const struct lfv_cq_comp *c)
 }
 
 /*
- * A reader's buffer that completions written by its own progress go
- * straight into (lfv_cq_read_common): while fi_cq_read runs the CQ's
- * progress hook, a transport's handler on the same thread writes here
- * instead of the ring, as long as the ring is empty (nothing older waits)
- * and there is room. Writers on other threads use the ring.
+ * The read window: the buffer of a reader whose own progress is running
+ * (lfv_cq_progress_into opens it around the CQ's progress hook, on the
+ * reading thread). Handlers that the hook runs write there through
+ * lfv_cq_write_to_reader, never through lfv_cq_write: the entry skips the
+ * ring when nothing older waits in it and the window has room.
  */
-struct lfv_cq_direct {
+struct lfv_cq_window {
 	struct lfv_cq *cq;
 	char *buf;
 	fi_addr_t *src;			/* NULL: not wanted */
@@ -171,35 +171,17 @@ struct lfv_cq_direct {
 
 /* initial-exec: one pointer of the static TLS that the loader keeps for
  * libraries opened later, and no __tls_get_addr call per completion. */
-static __thread struct lfv_cq_direct *lfv_cq_direct_tls
+static __thread struct lfv_cq_window *lfv_cq_window_tls
 	__attribute__((tls_model("initial-exec")));
 
 /* Past the reader's buffer: into the spare, if the CQ keeps one and it has
  * room (the caller saw the ring empty). */
 static bool lfv_cq_keep_spare(struct lfv_cq *cq, const struct lfv_cq_comp *comp)
 {
-	if (!cq->spare_ok || cq->spare_len == LFV_CQ_SPARE)
+	if (cq->read_mode != LFV_CQ_READ_SPARE ||
+	    cq->spare_len == LFV_CQ_SPARE)
 		return false;
 	cq->spare[cq->spare_len++] = *comp;
-	return true;
-}
-
-static bool lfv_cq_write_direct(struct lfv_cq *cq,
-				const struct lfv_cq_comp *comp)
-{
-	struct lfv_cq_direct *d = lfv_cq_direct_tls;
-
-	/* A window opens only with the spare empty, and the spare fills only
-	 * once the window is full: a window with room has nothing older in
-	 * the spare. */
-	if (!d || d->cq != cq || !lfv_ring_empty(&cq->ring))
-		return false;
-	if (d->n == d->room)
-		return lfv_cq_keep_spare(cq, comp);
-	lfv_cq_format_entry(cq, d->buf + d->n * cq->fmt_size, comp);
-	if (d->src)
-		d->src[d->n] = cq->store_src ? comp->src : FI_ADDR_NOTAVAIL;
-	d->n++;
 	return true;
 }
 
@@ -208,14 +190,30 @@ int lfv_cq_write(struct lfv_cq *cq, const struct lfv_cq_comp *comp)
 	uint64_t slot[LFV_RING_MAX_ENTRY / sizeof(uint64_t)];
 	int ret;
 
-	if (lfv_cq_write_direct(cq, comp))
-		return 0;
 	if (cq->owner)
 		return lfv_cq_forward(cq, comp);
 	lfv_cq_format_slot(cq, slot, comp);
 	ret = lfv_ring_enqueue(&cq->ring, slot);
 	lfv_cq_wake(cq);
 	return ret;
+}
+
+int lfv_cq_write_to_reader(struct lfv_cq *cq, const struct lfv_cq_comp *comp)
+{
+	struct lfv_cq_window *w = lfv_cq_window_tls;
+
+	/* A window opens only with the spare empty, and the spare fills only
+	 * once the window is full: a window with room has nothing older in
+	 * the spare. */
+	if (!w || w->cq != cq || !lfv_ring_empty(&cq->ring))
+		return lfv_cq_write(cq, comp);
+	if (w->n == w->room)
+		return lfv_cq_keep_spare(cq, comp) ? 0 : lfv_cq_write(cq, comp);
+	lfv_cq_format_entry(cq, w->buf + w->n * cq->fmt_size, comp);
+	if (w->src)
+		w->src[w->n] = cq->store_src ? comp->src : FI_ADDR_NOTAVAIL;
+	w->n++;
+	return 0;
 }
 
 ssize_t lfv_cq_write_batch(struct lfv_cq *cq, const void *slots, size_t n)
@@ -333,19 +331,19 @@ static size_t lfv_cq_take(struct lfv_cq *cq, void *buf, size_t count,
 	return n;
 }
 
-/* Runs the progress hook with buf as where the completions it writes go
- * (the caller saw the ring empty: nothing older waits); how many it put
- * there. */
+/* Runs the progress hook with buf as the read window, where what its
+ * handlers write through lfv_cq_write_to_reader goes (the caller saw the
+ * ring empty: nothing older waits); how many they put there. */
 static size_t lfv_cq_progress_into(struct lfv_cq *cq, void *buf,
 				   fi_addr_t *src, size_t count)
 {
-	struct lfv_cq_direct d = { .cq = cq, .buf = buf, .src = src,
+	struct lfv_cq_window w = { .cq = cq, .buf = buf, .src = src,
 				   .room = count };
 
-	lfv_cq_direct_tls = &d;
+	lfv_cq_window_tls = &w;
 	cq->progress.fn(cq->progress.arg);
-	lfv_cq_direct_tls = NULL;
-	return d.n;
+	lfv_cq_window_tls = NULL;
+	return w.n;
 }
 
 /* The full read: progress, errors, ring, then the hardware source. */
@@ -425,54 +423,45 @@ static inline ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf,
 	return lfv_cq_read_hooked_poll(cq, buf, count, src);
 }
 
-/* Recomputed whenever a hook changes: no progress hook, no hardware source
- * and no source addresses means fi_cq_read is only the ring. */
-static void lfv_cq_update_plain(struct lfv_cq *cq)
+/* The read mode (the table in lfv_cq.h), recomputed whenever one of its
+ * inputs changes: a progress hook set, a hardware source attached or
+ * detached. The rest is fixed when the CQ opens. */
+static void lfv_cq_update_mode(struct lfv_cq *cq)
 {
-	cq->plain = !cq->progress.fn && !cq->hw.poll && !cq->store_src;
-	cq->direct = !cq->progress.fn && cq->hw.poll && !cq->store_src;
-	cq->hooked = cq->progress.fn && cq->hook_polls_hw && !cq->owner;
-	cq->spare_ok = cq->hooked && cq->serial_reads &&
-		       cq->wait.type == FI_WAIT_NONE;
+	if (cq->progress.fn && cq->hook_polls_hw && !cq->owner)
+		cq->read_mode = cq->serial_reads &&
+				cq->wait.type == FI_WAIT_NONE ?
+				LFV_CQ_READ_SPARE : LFV_CQ_READ_HOOKED;
+	else if (cq->progress.fn || cq->store_src)
+		cq->read_mode = LFV_CQ_READ_COMMON;
+	else
+		cq->read_mode = cq->hw.poll ? LFV_CQ_READ_DIRECT :
+					      LFV_CQ_READ_PLAIN;
 }
 
-/* Everything but the empty plain CQ; out of line so that the empty check
- * in lfv_cq_read needs no stack frame. */
+/* LFV_CQ_READ_PLAIN with something in the ring; out of line so that the
+ * empty check in lfv_cq_read needs no stack frame. */
 static __attribute__((noinline)) ssize_t
-lfv_cq_read_slow(struct lfv_cq *cq, void *buf, size_t count)
+lfv_cq_read_plain(struct lfv_cq *cq, void *buf, size_t count)
 {
 	size_t n;
 
-	if (cq->plain && buf && count) {
-		/* Relaxed: a hint; readerr takes err_lock. */
-		if (lfv_load_relaxed64(&cq->err_count))
-			return -FI_EAVAIL;
-		n = lfv_ring_dequeue(&cq->ring, buf, count);
-		if (n)
-			return (ssize_t)n;
-	}
-	if (!buf && count)
-		return -FI_EINVAL;
-	return lfv_cq_read_common(cq, buf, count, NULL);
+	/* Relaxed: a hint; readerr takes err_lock. */
+	if (lfv_load_relaxed64(&cq->err_count))
+		return -FI_EAVAIL;
+	n = lfv_ring_dequeue(&cq->ring, buf, count);
+	return n ? (ssize_t)n : lfv_cq_read_common(cq, buf, count, NULL);
 }
 
-static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+/* LFV_CQ_READ_DIRECT: the ring; when empty, the hardware source
+ * translates straight into buf. Relaxed: hints, as above; hw.poll
+ * re-checks the ring locked. */
+static inline ssize_t lfv_cq_read_direct(struct lfv_cq *cq, void *buf,
+					 size_t count)
 {
-	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
 	ssize_t n;
 
-	if (cq->hooked && buf && count)
-		return lfv_cq_read_hooked(cq, buf, count, NULL);
-	/* The polling loop's common case: a plain CQ with nothing in it. */
-	if (__builtin_expect(cq->plain && buf && count &&
-			     !lfv_ring_readable(&cq->ring), 1)) {
-		/* Relaxed: a hint; readerr takes err_lock. */
-		return lfv_load_relaxed64(&cq->err_count) ? -FI_EAVAIL :
-							    -FI_EAGAIN;
-	}
-	/* A hardware CQ with an empty ring: translate straight into buf.
-	 * Relaxed: hints, as above; hw.poll re-checks the ring locked. */
-	if (cq->direct && buf && count && !lfv_load_relaxed64(&cq->err_count) &&
+	if (!lfv_load_relaxed64(&cq->err_count) &&
 	    !lfv_ring_readable(&cq->ring)) {
 		n = cq->hw.poll(cq->hw.arg, buf, NULL, count);
 		if (n > 0)
@@ -482,7 +471,31 @@ static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 			return lfv_load_relaxed64(&cq->err_count) ?
 			       -FI_EAVAIL : -FI_EAGAIN;
 	}
-	return lfv_cq_read_slow(cq, buf, count);
+	return lfv_cq_read_common(cq, buf, count, NULL);
+}
+
+static ssize_t lfv_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	struct lfv_cq *cq = lfv_cq_from_fid(cq_fid);
+
+	/* First: an RDM endpoint's CQ reads here on every poll. */
+	if (cq->read_mode >= LFV_CQ_READ_HOOKED && buf && count)
+		return lfv_cq_read_hooked(cq, buf, count, NULL);
+	if (!buf || !count)
+		return count ? -FI_EINVAL :
+			       lfv_cq_read_common(cq, buf, count, NULL);
+	/* The polling loop's common case: a plain CQ with nothing in it. */
+	if (__builtin_expect(cq->read_mode == LFV_CQ_READ_PLAIN &&
+			     !lfv_ring_readable(&cq->ring), 1)) {
+		/* Relaxed: a hint; readerr takes err_lock. */
+		return lfv_load_relaxed64(&cq->err_count) ? -FI_EAVAIL :
+							    -FI_EAGAIN;
+	}
+	if (cq->read_mode == LFV_CQ_READ_PLAIN)
+		return lfv_cq_read_plain(cq, buf, count);
+	if (cq->read_mode == LFV_CQ_READ_DIRECT)
+		return lfv_cq_read_direct(cq, buf, count);
+	return lfv_cq_read_common(cq, buf, count, NULL);
 }
 
 static ssize_t lfv_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -490,7 +503,7 @@ static ssize_t lfv_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 {
 	if (count && (!buf || !src_addr))
 		return -FI_EINVAL;
-	if (lfv_cq_from_fid(cq_fid)->hooked && count)
+	if (lfv_cq_from_fid(cq_fid)->read_mode >= LFV_CQ_READ_HOOKED && count)
 		return lfv_cq_read_hooked(lfv_cq_from_fid(cq_fid), buf, count,
 					  src_addr);
 	return lfv_cq_read_common(lfv_cq_from_fid(cq_fid), buf, count,
@@ -890,7 +903,7 @@ void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook)
 {
 	cq->progress = hook;
 	cq->hook_polls_hw = false;
-	lfv_cq_update_plain(cq);
+	lfv_cq_update_mode(cq);
 }
 
 void lfv_cq_set_progress_polling(struct lfv_cq *cq,
@@ -898,7 +911,7 @@ void lfv_cq_set_progress_polling(struct lfv_cq *cq,
 {
 	cq->progress = hook;
 	cq->hook_polls_hw = true;
-	lfv_cq_update_plain(cq);
+	lfv_cq_update_mode(cq);
 }
 
 int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
@@ -913,7 +926,7 @@ int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
 			return ret;
 	}
 	cq->hw = *hw;
-	lfv_cq_update_plain(cq);
+	lfv_cq_update_mode(cq);
 	return 0;
 }
 
@@ -923,7 +936,7 @@ void lfv_cq_detach_hw(struct lfv_cq *cq)
 		lfv_wait_del_fd(&cq->wait, cq->hw.fd);
 	memset(&cq->hw, 0, sizeof(cq->hw));
 	cq->hw.fd = -1;
-	lfv_cq_update_plain(cq);
+	lfv_cq_update_mode(cq);
 }
 
 static int lfv_cq_check_attr(const struct fi_cq_attr *attr,
@@ -1037,7 +1050,7 @@ int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
 			goto destroy_lock;
 	}
 	lfv_list_init(&cq->errors);
-	lfv_cq_update_plain(cq);
+	lfv_cq_update_mode(cq);
 	atomic_init(&cq->ref, 1);
 	lfv_cq_init_fids(cq, context);
 	/* Last: a wait set's fi_wait may look at the CQ from now on. */

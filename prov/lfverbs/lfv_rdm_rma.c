@@ -373,7 +373,7 @@ static void lfv_rdm_report_wdata(struct lfv_rdm_ep *ep,
 		.len = h->tag, .data = h->cq_data, .src = src,
 	};
 
-	if (ep->base.rx_cq && lfv_cq_write(ep->base.rx_cq, &comp))
+	if (ep->base.rx_cq && lfv_cq_write_to_reader(ep->base.rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 

@@ -120,7 +120,7 @@ static void lfv_rdm_report(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 		.buf = e->count ? e->iov[0].iov_base : NULL,
 		.data = m->cq_data, .tag = m->tag, .src = m->src,
 	};
-	if (lfv_cq_write(ep->base.rx_cq, &comp))
+	if (lfv_cq_write_to_reader(ep->base.rx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 

@@ -48,7 +48,8 @@ static inline void lfv_rdm_tx_report(struct lfv_rdm_ep *ep,
 		.flags = r->cflags,
 		.src = FI_ADDR_NOTAVAIL,
 	};
-	if (lfv_cq_write(ep->base.tx_cq, &comp))
+	/* The handler may run inside a read of tx_cq (its progress hook). */
+	if (lfv_cq_write_to_reader(ep->base.tx_cq, &comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion\n");
 }
 
@@ -356,6 +357,13 @@ static void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov,
 	}
 }
 
+/* A buffer the application names: bytes need an address. The send
+ * paths' one check of it (the fast path's buffer, every iov here). */
+static inline bool lfv_rdm_buf_ok(const void *base, size_t len)
+{
+	return base || !len;
+}
+
 /* Checks the call; its payload length in *len. */
 static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 			      const struct lfv_rdm_send *s, size_t *lenp)
@@ -367,7 +375,7 @@ static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 	if (s->count > ep->base.info->tx_attr->iov_limit || (s->count && !s->iov))
 		return -FI_EINVAL;
 	for (i = 0; i < s->count; i++)
-		if (s->iov[i].iov_len && !s->iov[i].iov_base)
+		if (!lfv_rdm_buf_ok(s->iov[i].iov_base, s->iov[i].iov_len))
 			return -FI_EINVAL;
 	*lenp = len = lfv_rdm_iov_len(s->iov, s->count);
 	if (len > ep->base.info->ep_attr->max_msg_size)
@@ -378,24 +386,55 @@ static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 	return 0;
 }
 
-static void lfv_rdm_fill(struct lfv_rdm_req *r, const struct lfv_rdm_send *s,
-			 size_t len, bool report)
+/* The completion a send wants: its flags, 0 for none (fi_inject*, or
+ * FI_SELECTIVE_COMPLETION without FI_COMPLETION). Both send paths decide
+ * here. */
+static inline uint64_t lfv_rdm_send_cflags(const struct lfv_rdm_ep *ep,
+					   const struct lfv_rdm_send *s)
+{
+	if (s->inject || (ep->base.tx_selective && !(s->flags & FI_COMPLETION)))
+		return 0;
+	return FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG);
+}
+
+/*
+ * The one builder of what a send puts on the wire and keeps: the header
+ * (an eager message, or an RTS when rndv) and the request's bookkeeping,
+ * for the fast and the general path alike. body: the bytes behind the
+ * header (the payload, or the RTS), left to the caller; len: the payload,
+ * what the completion reports.
+ */
+static inline __attribute__((always_inline)) struct lfv_rdm_hdr *
+lfv_rdm_build(struct lfv_rdm_req *r, const struct lfv_rdm_send *s, bool rndv,
+	      uint32_t body, size_t len, uint64_t cflags)
 {
 	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
 
-	*h = (struct lfv_rdm_hdr){
-		.op = s->tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG,
-		.flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0,
-		.len = (uint32_t)len,
-		.tag = s->tag,
-		.cq_data = s->data,
-	};
-	lfv_rdm_gather(r->buf + sizeof(*h), s->iov, s->count);
-	r->len = (uint32_t)(sizeof(*h) + len);
+	/* Field by field, every one (the header has no padding): a
+	 * compound literal would zero it first. */
+	h->op = rndv ? (s->tagged ? LFV_RDM_RTS_TAG : LFV_RDM_RTS_MSG) :
+		       (s->tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG);
+	h->flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0;
+	h->reserved = 0;
+	h->len = body;
+	h->tag = s->tag;
+	h->cq_data = s->data;
+	r->len = (uint32_t)(sizeof(*h) + body);
 	r->paylen = len;
 	r->context = s->context;
-	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
-	r->rndv = false;
+	r->cflags = cflags;
+	r->rndv = rndv;
+	return h;
+}
+
+/* An eager message of the iovs. */
+static void lfv_rdm_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			 const struct lfv_rdm_send *s, size_t len)
+{
+	struct lfv_rdm_hdr *h = lfv_rdm_build(r, s, false, (uint32_t)len, len,
+					      lfv_rdm_send_cflags(ep, s));
+
+	lfv_rdm_gather((uint8_t *)(h + 1), s->iov, s->count);
 }
 
 int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
@@ -458,28 +497,17 @@ static uint32_t lfv_rdm_rndv_cap(const struct lfv_rdm_ep *ep)
 /* A rendezvous request: RTS {length, address, key, cookie}. */
 static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			     const struct lfv_rdm_send *s, size_t len,
-			     const struct lfv_rdm_src *src, bool report)
+			     const struct lfv_rdm_src *src)
 {
-	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
-	struct lfv_rdm_rts *rts = (struct lfv_rdm_rts *)(h + 1);
+	struct lfv_rdm_rts *rts = (struct lfv_rdm_rts *)
+		(lfv_rdm_build(r, s, true, sizeof(*rts), len,
+			       lfv_rdm_send_cflags(ep, s)) + 1);
 
-	*h = (struct lfv_rdm_hdr){
-		.op = s->tagged ? LFV_RDM_RTS_TAG : LFV_RDM_RTS_MSG,
-		.flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0,
-		.len = sizeof(*rts),
-		.tag = s->tag,
-		.cq_data = s->data,
-	};
 	++r->gen;
 	*rts = (struct lfv_rdm_rts){
 		.len = len, .addr = src->addr, .rkey = src->rkey,
 		.cookie = lfv_rdm_cookie(ep, r),
 	};
-	r->len = (uint32_t)(sizeof(*h) + sizeof(*rts));
-	r->paylen = len;
-	r->context = s->context;
-	r->cflags = report ? (FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG)) : 0;
-	r->rndv = true;
 	ep->rndv_out++;
 	r->conn->rndv_out++;
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
@@ -503,6 +531,20 @@ static inline void lfv_rdm_remember_conn(struct lfv_rdm_ep *ep,
 	ep->tx_last_seen = seen;
 }
 
+/* The first free transmit request (there is one), a send on c now; both
+ * send paths take theirs here (ep->lock). */
+static inline __attribute__((always_inline)) struct lfv_rdm_req *
+lfv_rdm_tx_pop(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_req *r = lfv_container_of(ep->tx_free.next,
+						 struct lfv_rdm_req, node);
+
+	lfv_list_remove(&r->node);
+	r->kind = LFV_RDM_K_TX;		/* fi_rma / fi_atomic reset it */
+	r->conn = c;
+	return r;
+}
+
 /* A free transmit request, its conn set to the connection to dest (made
  * if need be); NULL and *err when there is none. ep->lock held: dropped
  * and taken again to poll the send completions that free requests (the
@@ -511,7 +553,6 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 				    int *err)
 {
 	struct lfv_rdm_conn *c;
-	struct lfv_rdm_req *r;
 	/* Read before the lookup: a removal after it makes the remembered
 	 * connection stale for the fast path. */
 	uint64_t seen = lfv_av_removals(ep->base.av) + 1;
@@ -530,11 +571,7 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 	if (!c)
 		return NULL;
 	lfv_rdm_remember_conn(ep, c, dest, seen);
-	r = lfv_container_of(lfv_list_pop_head(&ep->tx_free),
-			     struct lfv_rdm_req, node);
-	r->kind = LFV_RDM_K_TX;		/* fi_rma / fi_atomic reset it */
-	r->conn = c;
-	return r;
+	return lfv_rdm_tx_pop(ep, c);
 }
 
 /* What the fast path takes: 1 + the largest payload that is eager, may be
@@ -570,8 +607,6 @@ static inline bool lfv_rdm_by_rndv(const struct lfv_rdm_ep *ep,
 ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 {
 	size_t len = 0;
-	bool report = !s->inject &&
-		      (!ep->base.tx_selective || (s->flags & FI_COMPLETION));
 	struct lfv_rdm_src src = { 0 };
 	struct lfv_rdm_req *r;
 	bool rndv;
@@ -598,9 +633,9 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 		goto unlock;
 	}
 	if (rndv)
-		lfv_rdm_fill_rts(ep, r, s, len, &src, report);
+		lfv_rdm_fill_rts(ep, r, s, len, &src);
 	else
-		lfv_rdm_fill(r, s, len, report);
+		lfv_rdm_fill(ep, r, s, len);
 	src = (struct lfv_rdm_src){ 0 };	/* the request owns it now */
 	/* In call order: behind anything still waiting for the QP. */
 	lfv_rdm_post_or_queue(ep, r);
@@ -647,58 +682,83 @@ lfv_rdm_ready_conn(struct lfv_rdm_ep *ep, fi_addr_t dest, bool lookup)
 #define LFV_RDM_SMALL_INJECT 0x2	/* fi_inject*: never a completion */
 #define LFV_RDM_SMALL_DATA 0x4		/* FI_REMOTE_CQ_DATA */
 
-/* The operation flags of a call, as the generic path takes them. */
-static inline uint64_t lfv_rdm_small_flags(const struct lfv_rdm_ep *ep,
-					   unsigned int how)
+/* A one-buffer call as both send paths take it: iov, its buffer. */
+static inline __attribute__((always_inline)) struct lfv_rdm_send
+lfv_rdm_small_send(const struct lfv_rdm_ep *ep, const struct iovec *iov,
+		   void **desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+		   void *context, unsigned int how)
 {
-	return (how & LFV_RDM_SMALL_INJECT ? 0 : ep->base.tx_op_flags) |
-	       (how & LFV_RDM_SMALL_DATA ? FI_REMOTE_CQ_DATA : 0);
+	return (struct lfv_rdm_send){
+		.iov = iov, .desc = desc, .count = 1, .dest = dest,
+		.tag = tag, .data = data, .context = context,
+		.flags = (how & LFV_RDM_SMALL_INJECT ? 0 : ep->base.tx_op_flags) |
+			 (how & LFV_RDM_SMALL_DATA ? FI_REMOTE_CQ_DATA : 0),
+		.tagged = how & LFV_RDM_SMALL_TAGGED,
+		.inject = how & LFV_RDM_SMALL_INJECT,
+	};
 }
 
-/* An eager message of one contiguous buffer on a connected peer: the
- * checks lfv_rdm_send makes, reduced to what can fail here (ep->lock).
- * False, having changed nothing, when the call needs lfv_rdm_send. */
+/* An eager message of one contiguous buffer on a connected peer: what
+ * lfv_rdm_send does, with its checks reduced to what can fail here (the
+ * limits are in tx_small) and the post on a connection that needs no
+ * queueing (ep->lock). False, having changed nothing, when the call needs
+ * lfv_rdm_send. */
 static inline __attribute__((always_inline)) bool
-lfv_rdm_small_try(struct lfv_rdm_ep *ep, const void *buf, size_t len,
-		  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
-		  unsigned int how, bool lookup)
+lfv_rdm_small_try(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
+		  bool lookup)
 {
-	bool tagged = how & LFV_RDM_SMALL_TAGGED;
-	uint64_t flags = lfv_rdm_small_flags(ep, how);
+	const void *buf = s->iov[0].iov_base;
+	size_t len = s->iov[0].iov_len;
 	struct lfv_rdm_conn *c;
 	struct lfv_rdm_req *r;
 	struct lfv_rdm_hdr *h;
 
-	if (!LFV_RDM_LIKELY(len < ep->tx_small && (buf || !len) &&
+	if (!LFV_RDM_LIKELY(len < ep->tx_small && lfv_rdm_buf_ok(buf, len) &&
 			    ep->enabled && !lfv_list_empty(&ep->tx_free)))
 		return false;
-	c = lfv_rdm_ready_conn(ep, dest, lookup);
+	c = lfv_rdm_ready_conn(ep, s->dest, lookup);
 	if (!c)
 		return false;
-	r = lfv_container_of(ep->tx_free.next, struct lfv_rdm_req, node);
-	lfv_list_remove(&r->node);
-	h = (struct lfv_rdm_hdr *)r->buf;
-	h->op = tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG;
-	h->flags = (flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0;
-	h->reserved = 0;
-	h->len = (uint32_t)len;
-	h->tag = tag;
-	h->cq_data = data;
-	r->kind = LFV_RDM_K_TX;
-	r->conn = c;
-	r->len = (uint32_t)(sizeof(*h) + len);
-	r->paylen = len;
-	r->context = context;
-	r->cflags = !(how & LFV_RDM_SMALL_INJECT) &&
-		    (!ep->base.tx_selective || (flags & FI_COMPLETION)) ?
-		    FI_SEND | (tagged ? FI_TAGGED : FI_MSG) : 0;
-	r->rndv = false;
+	r = lfv_rdm_tx_pop(ep, c);
+	h = lfv_rdm_build(r, s, false, (uint32_t)len, len,
+			  lfv_rdm_send_cflags(ep, s));
 	/* Last before the post: fewer values live across the call. */
 	if (len)
 		memcpy(h + 1, buf, len);
 	if (lfv_rdm_post_tx(ep, c, r))
 		lfv_list_insert_tail(&c->pending, &r->node); /* as queued */
 	return true;
+}
+
+static ssize_t lfv_rdm_small_other(struct lfv_rdm_ep *ep, const void *buf,
+				   size_t len, void *desc, fi_addr_t dest,
+				   uint64_t tag, uint64_t data, void *context,
+				   unsigned int how);
+
+/* Inlined into each entry point below, where how is a constant. Without
+ * a lock (the domain's threading model serialises the calls) a send to
+ * the last send's peer calls nothing before the copy; everything else is
+ * lfv_rdm_small_other's (other: we are it). */
+static inline __attribute__((always_inline)) ssize_t
+lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
+	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
+	      void *context, unsigned int how, bool other)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct lfv_rdm_send s = lfv_rdm_small_send(ep, &iov, &desc, dest, tag,
+						   data, context, how);
+	bool sent;
+
+	if (!other) {
+		if (!ep->lock.on && lfv_rdm_small_try(ep, &s, false))
+			return 0;
+		return lfv_rdm_small_other(ep, buf, len, desc, dest, tag,
+					   data, context, how);
+	}
+	lfv_spin_lock(&ep->lock);
+	sent = lfv_rdm_small_try(ep, &s, true);
+	lfv_spin_unlock(&ep->lock);
+	return sent ? 0 : lfv_rdm_send(ep, &s);
 }
 
 /* Out of line, so that the common case keeps its arguments in registers:
@@ -709,35 +769,8 @@ lfv_rdm_small_other(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 		    void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
 		    void *context, unsigned int how)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	bool sent;
-
-	lfv_spin_lock(&ep->lock);
-	sent = lfv_rdm_small_try(ep, buf, len, dest, tag, data, context,
-				 how, true);
-	lfv_spin_unlock(&ep->lock);
-	if (sent)
-		return 0;
-	return lfv_rdm_send(ep, &(struct lfv_rdm_send){
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest,
-		.tag = tag, .data = data, .flags = lfv_rdm_small_flags(ep, how),
-		.context = context, .tagged = how & LFV_RDM_SMALL_TAGGED,
-		.inject = how & LFV_RDM_SMALL_INJECT });
-}
-
-/* Inlined into each entry point below, where how is a constant. Without
- * a lock (the domain's threading model serialises the calls) a send to
- * the last send's peer calls nothing before the copy. */
-static inline __attribute__((always_inline)) ssize_t
-lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
-	      void *desc, fi_addr_t dest, uint64_t tag, uint64_t data,
-	      void *context, unsigned int how)
-{
-	if (!ep->lock.on && lfv_rdm_small_try(ep, buf, len, dest, tag, data,
-					      context, how, false))
-		return 0;
-	return lfv_rdm_small_other(ep, buf, len, desc, dest, tag, data,
-				   context, how);
+	return lfv_rdm_small(ep, buf, len, desc, dest, tag, data, context,
+			     how, true);
 }
 
 /* The one-buffer calls of fi_msg and fi_tagged (lfv_rdm_ops.c's tables). */
@@ -745,14 +778,14 @@ ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			 void *desc, fi_addr_t dest, void *context)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
-			     0, 0, context, 0);
+			     0, 0, context, 0, false);
 }
 
 ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
 			   size_t len, fi_addr_t dest)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
-			     0, 0, NULL, LFV_RDM_SMALL_INJECT);
+			     0, 0, NULL, LFV_RDM_SMALL_INJECT, false);
 }
 
 ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -760,7 +793,7 @@ ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 			     fi_addr_t dest, void *context)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
-			     0, data, context, LFV_RDM_SMALL_DATA);
+			     0, data, context, LFV_RDM_SMALL_DATA, false);
 }
 
 ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -768,14 +801,14 @@ ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
 			     0, data, NULL,
-			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA, false);
 }
 
 ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 		      void *desc, fi_addr_t dest, uint64_t tag, void *context)
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
-			     tag, 0, context, LFV_RDM_SMALL_TAGGED);
+			     tag, 0, context, LFV_RDM_SMALL_TAGGED, false);
 }
 
 ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -783,7 +816,7 @@ ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
 			     tag, 0, NULL,
-			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT);
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_INJECT, false);
 }
 
 ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
@@ -792,7 +825,7 @@ ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, desc, dest,
 			     tag, data, context,
-			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA);
+			     LFV_RDM_SMALL_TAGGED | LFV_RDM_SMALL_DATA, false);
 }
 
 ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
@@ -801,7 +834,7 @@ ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	return lfv_rdm_small(lfv_rdm_of(&ep_fid->fid), buf, len, NULL, dest,
 			     tag, data, NULL, LFV_RDM_SMALL_TAGGED |
-			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA);
+			     LFV_RDM_SMALL_INJECT | LFV_RDM_SMALL_DATA, false);
 }
 
 /* Posts r on its connection, or queues it behind what waits (ep->lock). */
@@ -847,6 +880,15 @@ static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	lfv_spin_unlock(&ep->lock);
 }
 
+/* One of the two events a rendezvous send waits for (its RTS sent, its
+ * FIN come), the first error kept; true when it was the last (ep->lock). */
+static bool lfv_rdm_rndv_seen(struct lfv_rdm_req *r, int err)
+{
+	if (err && !r->rndv_err)
+		r->rndv_err = err;
+	return !--r->rndv_wait;
+}
+
 /* One of the two events a rendezvous send waits for. */
 static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			       int err)
@@ -854,9 +896,7 @@ static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	bool done;
 
 	lfv_spin_lock(&ep->lock);
-	if (err && !r->rndv_err)
-		r->rndv_err = err;
-	done = !--r->rndv_wait;
+	done = lfv_rdm_rndv_seen(r, err);
 	lfv_spin_unlock(&ep->lock);
 	if (done)
 		lfv_rdm_rndv_finish(ep, r);
@@ -926,9 +966,7 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		return;
 	}
 	r->fin_seen = true;
-	if (err && !r->rndv_err)
-		r->rndv_err = err;
-	done = !--r->rndv_wait;
+	done = lfv_rdm_rndv_seen(r, err);
 	lfv_spin_unlock(&ep->lock);
 	if (done)
 		lfv_rdm_rndv_finish(ep, r);

@@ -121,18 +121,30 @@ static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
 	return lfv_av_reverse(q->ep->base.av, &gid, wc->src_qp);
 }
 
-/* Fills comp for a receive-side completion. */
-static void lfv_vcq_recv_comp(const struct lfv_ep *ep, const struct lfv_op *op,
-			      const struct ibv_wc *wc,
-			      struct lfv_cq_comp *comp)
+/*
+ * The one translation of a successful work completion into a CQ entry,
+ * for the general and the fast path: what op asked for (its context,
+ * flags, buffer) and what wc reports (the bytes received, immediate
+ * data). dgram: receives land behind a GRH.
+ */
+static inline __attribute__((always_inline)) void
+lfv_vcq_comp(bool is_tx, bool dgram, const struct lfv_op *op,
+	     const struct ibv_wc *wc, struct lfv_cq_comp *comp)
 {
-	size_t len = wc->byte_len;
-
-	if (ep && ep->type == FI_EP_DGRAM)
-		len = len > LFV_GRH_SIZE ? len - LFV_GRH_SIZE : 0;
-	comp->flags = op->flags & ~LFV_OP_FLAGS_INTERNAL;
-	comp->len = len;
+	*comp = (struct lfv_cq_comp){
+		.context = op->context,
+		.flags = op->flags & ~LFV_OP_FLAGS_INTERNAL,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	if (is_tx) {
+		comp->len = op->len;
+		return;
+	}
+	comp->len = wc->byte_len;
 	comp->buf = op->buf;
+	if (dgram)
+		comp->len = comp->len > LFV_GRH_SIZE ?
+			    comp->len - LFV_GRH_SIZE : 0;
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* A remote write with data consumed this receive: report the
 		 * write; the buffer holds nothing. */
@@ -146,27 +158,47 @@ static void lfv_vcq_recv_comp(const struct lfv_ep *ep, const struct lfv_op *op,
 	}
 }
 
-/* Whether a receive's completion goes to the CQ: shared receives learn
- * which endpoint (and its FI_SELECTIVE_COMPLETION) only now. */
-static bool lfv_vcq_rx_report(const struct lfv_ep *ep, uint64_t flags)
+/* Whether a completion goes to the CQ, for both paths: what the poster
+ * asked (LFV_OP_REPORT); shared receives learn which endpoint (and its
+ * FI_SELECTIVE_COMPLETION) only now. */
+static inline bool lfv_vcq_wanted(const struct lfv_ep *ep, bool is_tx,
+				  uint64_t flags)
 {
 	if (flags & LFV_OP_REPORT)
 		return true;
-	return (flags & LFV_OP_SHARED) && ep && !ep->rx.selective;
+	return !is_tx && (flags & LFV_OP_SHARED) && ep && !ep->rx.selective;
+}
+
+/* The next entry of the reader's buffer (the caller checked its room). */
+static inline __attribute__((always_inline)) void
+lfv_vcq_sink_put(struct lfv_vcq *vcq, struct lfv_sink *sink,
+		 const struct lfv_cq_comp *comp)
+{
+	lfv_cq_format_entry(vcq->cq, sink->buf + sink->count *
+			    vcq->cq->fmt_size, comp);
+	if (sink->src)
+		sink->src[sink->count] = comp->src;
+	sink->count++;
+}
+
+/* The retirement of the request at head (queues that complete in order).
+ * Release: pairs with the acquire in lfv_queue_next; the slot, read, is
+ * free for posters now. */
+static inline void lfv_vcq_retire_head(struct lfv_queue *q, uint64_t head)
+{
+	lfv_store_release64(&q->head, head + 1);
 }
 
 static void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_sink *sink,
 			 const struct lfv_cq_comp *comp)
 {
 	if (sink->buf && sink->count < sink->max) {
-		lfv_cq_format_entry(vcq->cq, sink->buf + sink->count *
-				    vcq->cq->fmt_size, comp);
-		if (sink->src)
-			sink->src[sink->count] = comp->src;
-		sink->count++;
+		lfv_vcq_sink_put(vcq, sink, comp);
 		return;
 	}
-	if (lfv_cq_write(vcq->cq, comp))
+	/* Progress that a read of the CQ runs (an RDM endpoint's hook on a
+	 * CQ shared with this queue) fills that reader's buffer. */
+	if (lfv_cq_write_to_reader(vcq->cq, comp))
 		LFV_WARN(FI_LOG_CQ, "lost a completion: no memory\n");
 }
 
@@ -181,9 +213,7 @@ static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
 
 	for (i = head; i < last; i++)
 		lfv_vcq_count(q->ep, true, q->ops[i & q->mask].flags, true);
-	/* Release: pairs with the acquire in lfv_queue_next; the slots are
-	 * read no more. */
-	lfv_store_release64(&q->head, last + 1);
+	lfv_vcq_retire_head(q, last);
 }
 
 static void lfv_vcq_buffered(struct lfv_vcq *vcq, struct lfv_ep *ep,
@@ -225,11 +255,28 @@ static void lfv_vcq_cancel_flushed(struct lfv_vcq *vcq, struct lfv_queue *q,
 	}
 	if (q->cancel_first == UINT64_MAX)
 		q->cancel_first = head;
-	/* Release: pairs with the acquire in lfv_queue_next (the canceller
-	 * holds the post lock, so nobody reuses the slot meanwhile). */
-	lfv_store_release64(&q->head, head + 1);
+	/* The canceller holds the post lock: nobody reuses the slot. */
+	lfv_vcq_retire_head(q, head);
 }
 
+/* A receive into a bounce buffer: the message goes to the software
+ * queue (lfv_brx.c), not straight to the CQ. */
+static void lfv_vcq_bounced(struct lfv_vcq *vcq, struct lfv_queue *q,
+			    struct lfv_ep *ep, const struct lfv_op *op,
+			    const struct ibv_wc *wc, struct lfv_sink *sink)
+{
+	/* Relaxed: head is written only under the poll lock we hold. */
+	lfv_vcq_retire_head(q, lfv_load_relaxed64(&q->head));
+	if (q->closing)
+		return;
+	if (wc->status == IBV_WC_SUCCESS)
+		lfv_vcq_buffered(vcq, ep, op, wc, sink);
+	else	/* the QP failed: waiting receives end too */
+		lfv_brx_flush(ep);
+}
+
+/* Every completion the fast path leaves: errors, counters, shared,
+ * buffered and UD receives, sends with unsignaled ones before them. */
 static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 			      struct lfv_sink *sink)
 {
@@ -239,46 +286,32 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	struct lfv_op op = *slot;
 	struct lfv_ep *ep = q->srx ? lfv_srx_find_ep(q->srx, wc->qp_num) :
 				     q->ep;
-	struct lfv_cq_comp comp = {
-		.context = op.context,
-		.src = FI_ADDR_NOTAVAIL,
-	};
-	bool ok = wc->status == IBV_WC_SUCCESS, report;
+	bool ok = wc->status == IBV_WC_SUCCESS;
+	bool dgram = ep && ep->type == FI_EP_DGRAM;
+	struct lfv_cq_comp comp;
 
 	if (!ok && q->cancelling && wc->status == IBV_WC_WR_FLUSH_ERR) {
 		lfv_vcq_cancel_flushed(vcq, q, wc, sink);
 		return;
 	}
+	if (!q->is_tx && ep && ep->brx && !q->srx) {
+		lfv_vcq_bounced(vcq, q, ep, &op, wc, sink);
+		return;
+	}
+	lfv_vcq_comp(q->is_tx, dgram, &op, wc, &comp);
 	if (q->is_tx) {
-		comp.flags = op.flags & ~LFV_OP_FLAGS_INTERNAL;
-		comp.len = op.len;
-		report = op.flags & LFV_OP_REPORT;
 		lfv_vcq_retire_tx(q, slot);
 		if (op.flags & LFV_OP_SILENT)
 			return;	/* the provider's own: a note, a marker */
-	} else if (ep && ep->brx && !q->srx) {
-		/* A bounce buffer: the message goes to the software queue.
-		 * Release: pairs with the acquire in lfv_queue_next. */
-		lfv_store_release64(&q->head, lfv_load_relaxed64(&q->head) + 1);
-		if (q->closing)
-			return;
-		if (ok)
-			lfv_vcq_buffered(vcq, ep, &op, wc, sink);
-		else	/* the QP failed: waiting receives end too */
-			lfv_brx_flush(ep);
-		return;
 	} else {
-		lfv_vcq_recv_comp(ep, &op, wc, &comp);
-		report = lfv_vcq_rx_report(ep, op.flags);
-		if (ep && ep->type == FI_EP_DGRAM && ok && vcq->cq &&
+		if (dgram && ok && vcq->cq &&
 		    (vcq->cq->store_src || sink->src))
 			comp.src = lfv_vcq_ud_source(q, slot, wc);
 		if (q->srx)
 			lfv_srx_retire(q->srx, slot);
-		else	/* In order: head is this op. Release: pairs with the
-			 * acquire in lfv_queue_next. */
-			lfv_store_release64(&q->head,
-					    lfv_load_relaxed64(&q->head) + 1);
+		else	/* In order: head is this op. Relaxed: head is
+			 * written only under the poll lock we hold. */
+			lfv_vcq_retire_head(q, lfv_load_relaxed64(&q->head));
 	}
 	lfv_vcq_count(ep, q->is_tx, ok ? comp.flags : op.flags, ok);
 	if (q->closing)
@@ -287,14 +320,16 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		lfv_vcq_error(vcq, &op, wc);
 		return;
 	}
-	if (report && vcq->cq)
+	if (lfv_vcq_wanted(ep, q->is_tx, op.flags) && vcq->cq)
 		lfv_vcq_emit(vcq, sink, &comp);
 }
 
 /*
  * The common case of lfv_vcq_translate, for lfv_vcq_poll_locked: a
- * successful completion of an RC queue with no counters, written straight
- * into the reader's buffer. Returns false to let the general path do it.
+ * successful completion of an RC queue with no counters (q->fast), that
+ * nothing but its own CQ entry depends on, written straight into the
+ * reader's buffer through the same builders. Returns false to let the
+ * general path do it.
  */
 static inline __attribute__((always_inline)) bool
 lfv_vcq_translate_fast(struct lfv_vcq *vcq, const struct ibv_wc *wc,
@@ -304,38 +339,21 @@ lfv_vcq_translate_fast(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	struct lfv_queue *q = op->q;
 	/* Relaxed: head is written only under the poll lock we hold. */
 	uint64_t head = lfv_load_relaxed64(&q->head);
-	struct lfv_cq_comp comp = { .src = FI_ADDR_NOTAVAIL };
+	struct lfv_cq_comp comp;
 
 	if (wc->status != IBV_WC_SUCCESS || !q->fast || !sink->buf ||
 	    sink->count >= sink->max)
 		return false;
-	if (q->is_tx) {
-		/* Only when nothing unsignaled waits before it. */
-		if ((uint64_t)(op - q->ops) != (head & q->mask))
-			return false;
-		comp.len = op->len;
-	} else {
-		if (wc->opcode != IBV_WC_RECV)
-			return false;
-		comp.len = wc->byte_len;
-		comp.buf = op->buf;
-		if (wc->wc_flags & IBV_WC_WITH_IMM) {
-			comp.flags = FI_REMOTE_CQ_DATA;
-			comp.data = be32toh(wc->imm_data);
-		}
-	}
-	comp.context = op->context;
-	comp.flags |= op->flags & ~LFV_OP_FLAGS_INTERNAL;
-	if (op->flags & LFV_OP_REPORT) {
-		lfv_cq_format_entry(vcq->cq, sink->buf + sink->count *
-				    vcq->cq->fmt_size, &comp);
-		if (sink->src)
-			sink->src[sink->count] = FI_ADDR_NOTAVAIL;
-		sink->count++;
-	}
-	/* Release: pairs with the acquire in lfv_queue_next; the slot was
-	 * read above and is free for posters now. */
-	lfv_store_release64(&q->head, head + 1);
+	/* A send with unsignaled ones before it retires them too, and a
+	 * receive that a remote write consumed counts that write: both the
+	 * general path's. */
+	if (q->is_tx ? (uint64_t)(op - q->ops) != (head & q->mask) :
+		       wc->opcode != IBV_WC_RECV)
+		return false;
+	lfv_vcq_comp(q->is_tx, false, op, wc, &comp);
+	if (lfv_vcq_wanted(q->ep, q->is_tx, op->flags))
+		lfv_vcq_sink_put(vcq, sink, &comp);
+	lfv_vcq_retire_head(q, head);
 	return true;
 }
 
@@ -354,9 +372,11 @@ static void lfv_vcq_dispatch(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 
 /* Polls under the lock; returns entries placed in the sink's buffer.
  * Inlined into its two callers: fi_cq_read's direct path runs it once per
- * completion read. */
+ * completion read. reader: the sink is a reader's buffer (hw.poll), whose
+ * room bounds the poll and which only the fast translation serves;
+ * progress (no buffer) leaves both out. */
 static inline __attribute__((always_inline)) size_t
-lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink)
+lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink, bool reader)
 {
 	struct ibv_wc wc[LFV_VCQ_POLL_BATCH];
 	int n, i, want;
@@ -364,13 +384,14 @@ lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink)
 	/* The sink has room (callers read at least one). */
 	for (;;) {
 		want = LFV_VCQ_POLL_BATCH;
-		if (sink->buf && sink->max - sink->count < (size_t)want)
+		if (reader && sink->max - sink->count < (size_t)want)
 			want = (int)(sink->max - sink->count);
 		n = ibv_poll_cq(vcq->ibv_cq, want, wc);
 		for (i = 0; i < n; i++)
-			if (!lfv_vcq_translate_fast(vcq, &wc[i], sink))
+			if (!reader ||
+			    !lfv_vcq_translate_fast(vcq, &wc[i], sink))
 				lfv_vcq_dispatch(vcq, &wc[i], sink);
-		if (n < want || (sink->buf && sink->count >= sink->max))
+		if (n < want || (reader && sink->count >= sink->max))
 			return sink->count;
 	}
 }
@@ -380,7 +401,7 @@ void lfv_vcq_progress(struct lfv_vcq *vcq)
 	struct lfv_sink sink = { 0 };
 
 	lfv_spin_lock(&vcq->lock);
-	lfv_vcq_poll_locked(vcq, &sink);
+	lfv_vcq_poll_locked(vcq, &sink, false);
 	lfv_spin_unlock(&vcq->lock);
 }
 
@@ -396,10 +417,10 @@ static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
 	/* Unlocked, nobody else moves completions into the ring: the
 	 * caller's check that it is empty still holds. */
 	if (!vcq->lock.on)
-		return (ssize_t)lfv_vcq_poll_locked(vcq, &sink);
+		return (ssize_t)lfv_vcq_poll_locked(vcq, &sink, true);
 	lfv_spin_lock(&vcq->lock);
 	if (lfv_cq_ring_empty(vcq->cq))
-		n = lfv_vcq_poll_locked(vcq, &sink);
+		n = lfv_vcq_poll_locked(vcq, &sink, true);
 	lfv_spin_unlock(&vcq->lock);
 	return (ssize_t)n;
 }

@@ -1032,6 +1032,7 @@ struct fake_poller {
 	struct lfv_cq *cq;
 	uint64_t next, end, per_call;
 	int calls;
+	bool to_ring;		/* lfv_cq_write, not lfv_cq_write_to_reader */
 };
 
 static void fake_poller_run(void *arg)
@@ -1043,7 +1044,8 @@ static void fake_poller_run(void *arg)
 	p->calls++;
 	for (k = 0; k < p->per_call && p->next < p->end; k++) {
 		c = comp_n(p->next++);
-		assert_int_equal(lfv_cq_write(p->cq, &c), 0);
+		assert_int_equal(p->to_ring ? lfv_cq_write(p->cq, &c) :
+			lfv_cq_write_to_reader(p->cq, &c), 0);
 	}
 }
 
@@ -1163,6 +1165,89 @@ static void test_no_spare_unless_serial_and_no_wait(void **state)
 	}
 }
 
+/* The redirect is the writer's choice: lfv_cq_write inside the hook goes
+ * to the ring, not into the reader's buffer or the spare, and
+ * lfv_cq_write_to_reader outside a read of that CQ is lfv_cq_write. */
+static void test_write_lands_where_named(void **state)
+{
+	struct fake_poller p = { .end = 2, .per_call = 2, .to_ring = true };
+	struct fid_cq *cq = cq_open_polled(&p, true, false, FI_WAIT_NONE);
+	struct fid_cq *other = cq_open(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE);
+	struct lfv_cq_comp c = comp_n(7);
+
+	(void)state;
+	read_one(cq, 0);		/* through the ring */
+	assert_int_equal(p.cq->spare_len, 0);
+	assert_false(lfv_ring_empty(&p.cq->ring));
+	read_one(cq, 1);
+	/* No read runs: the ring. */
+	assert_int_equal(lfv_cq_write_to_reader(p.cq, &c), 0);
+	assert_false(lfv_ring_empty(&p.cq->ring));
+	read_one(cq, 7);
+	/* A read of another CQ runs no window of this one. */
+	assert_int_equal(lfv_cq_write_to_reader(lfv_cq_from_fid(other), &c),
+			 0);
+	assert_false(lfv_ring_empty(&lfv_cq_from_fid(other)->ring));
+	cq_close(other);
+	cq_close(cq);
+}
+
+static ssize_t idle_hw_poll(void *arg, void *buf, fi_addr_t *src,
+			    size_t count)
+{
+	(void)arg; (void)buf; (void)src; (void)count;
+	return 0;
+}
+
+static void no_progress(void *arg)
+{
+	(void)arg;
+}
+
+/* The read-mode table of lfv_cq.h, row by row. */
+static void test_read_modes(void **state)
+{
+	struct lfv_cq_hw hw = { .poll = idle_hw_poll, .fd = -1 };
+	struct lfv_progress_hook hook = { .fn = no_progress };
+	struct fid_cq *cq = cq_open(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE);
+	struct lfv_cq *l = lfv_cq_from_fid(cq);
+	struct fake_poller p = { 0 };
+	size_t k;
+	static const struct {
+		bool serial;
+		enum fi_wait_obj wait;
+		enum lfv_cq_read_mode mode;
+	} polled[] = {
+		{ true, FI_WAIT_NONE, LFV_CQ_READ_SPARE },
+		{ false, FI_WAIT_NONE, LFV_CQ_READ_HOOKED },
+		{ true, FI_WAIT_UNSPEC, LFV_CQ_READ_HOOKED },
+	};
+
+	(void)state;
+	assert_int_equal(l->read_mode, LFV_CQ_READ_PLAIN);
+	assert_int_equal(lfv_cq_attach_hw(l, &hw), 0);
+	assert_int_equal(l->read_mode, LFV_CQ_READ_DIRECT);
+	lfv_cq_set_progress(l, hook);
+	assert_int_equal(l->read_mode, LFV_CQ_READ_COMMON);
+	lfv_cq_set_progress(l, (struct lfv_progress_hook){ 0 });
+	lfv_cq_detach_hw(l);
+	assert_int_equal(l->read_mode, LFV_CQ_READ_PLAIN);
+	cq_close(cq);
+
+	/* FI_SOURCE: the slots carry addresses to split off. */
+	cq = cq_open_full(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 0, true,
+			  FI_VERSION(1, 17));
+	assert_int_equal(lfv_cq_from_fid(cq)->read_mode, LFV_CQ_READ_COMMON);
+	cq_close(cq);
+
+	for (k = 0; k < sizeof(polled) / sizeof(polled[0]); k++) {
+		cq = cq_open_polled(&p, polled[k].serial, false,
+				    polled[k].wait);
+		assert_int_equal(p.cq->read_mode, polled[k].mode);
+		cq_close(cq);
+	}
+}
+
 #define T(fn) cmocka_unit_test_teardown(fn, teardown)
 
 int main(void)
@@ -1193,6 +1278,8 @@ int main(void)
 		T(test_spare_keeps_order),
 		T(test_spare_errors_and_sources),
 		T(test_no_spare_unless_serial_and_no_wait),
+		T(test_write_lands_where_named),
+		T(test_read_modes),
 	};
 
 	return cmocka_run_group_tests_name("cq", tests, NULL, NULL);
