@@ -792,6 +792,34 @@ static void lfv_rdm_quiesce(struct lfv_rdm_ep *ep)
 			 "completed\n", busy);
 }
 
+/* Closing, quiesced: what requests still hold (registrations, copies,
+ * rendezvous reads), given back without a completion. */
+void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item, *conn;
+	struct lfv_rdm_req *r;
+	size_t i;
+
+	lfv_list_foreach(conn, &ep->conns) {
+		while ((item = lfv_list_pop_head(&lfv_container_of(conn,
+				struct lfv_rdm_conn, node)->pending))) {
+			r = lfv_container_of(item, struct lfv_rdm_req, node);
+			if (r->kind == LFV_RDM_K_READ || r->kind == LFV_RDM_K_FIN)
+				lfv_rdm_rreq_drop(ep, r);
+		}
+	}
+	while ((item = lfv_list_pop_head(&ep->aborted)))
+		lfv_rdm_rreq_drop(ep, lfv_container_of(item,
+				  struct lfv_rdm_req, node));
+	for (i = 0; i < ep->ntx; i++) {
+		r = &ep->reqs[i];
+		if (r->kind == LFV_RDM_K_RMA)
+			lfv_rdm_rma_release(ep, r);
+		if (r->rndv)
+			lfv_rdm_rndv_drop(ep, r);
+	}
+}
+
 static int lfv_rdm_close(struct fid *fid)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);

@@ -18,4 +18,9 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 			struct fid_ep **rx_ep, void *context);
 
+struct lfv_rdm_ep;
+/* Closing, quiesced: what requests still hold (registrations, copies,
+ * rendezvous reads), given back without a completion. */
+void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);
+
 #endif /* LFV_RDM_H */

@@ -19,6 +19,7 @@
 #define LFV_RDM_EP_H
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 
 #include <rdma/fi_endpoint.h>
@@ -26,6 +27,7 @@
 
 #include "lfv_ep_base.h"
 #include "lfv_list.h"
+#include "lfv_lock_order.h"
 #include "lfv_mr.h"
 #include "lfv_queue.h"
 #include "lfv_rdm_proto.h"
@@ -317,6 +319,17 @@ struct lfv_rdm_ep {
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 {
 	return lfv_container_of(fid, struct lfv_rdm_ep, base.ep_fid.fid);
+}
+
+/* A rendezvous receive request goes: it no longer holds the sender's RTS.
+ * Caller holds ep->lock. */
+static inline void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep,
+					    struct lfv_rdm_req *r)
+{
+	lfv_spin_assert_held(&ep->lock);
+	lfv_list_remove(&r->read->held);
+	r->conn->rreqs--;
+	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
 }
 
 #endif /* LFV_RDM_EP_H */

@@ -195,16 +195,6 @@ static struct lfv_rdm_rreq *lfv_rdm_rreq_new(struct lfv_rdm_ep *ep,
 	return q;
 }
 
-/* A rendezvous receive request goes: it no longer holds the sender's RTS.
- * Caller holds ep->lock. */
-void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
-{
-	lfv_spin_assert_held(&ep->lock);
-	lfv_list_remove(&r->read->held);
-	r->conn->rreqs--;
-	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
-}
-
 void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
 	lfv_spin_lock(&ep->lock);

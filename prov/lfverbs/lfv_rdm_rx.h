@@ -23,6 +23,5 @@ bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
 void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 
 #endif /* LFV_RDM_RX_H */

@@ -264,7 +264,7 @@ void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 
 /* A rendezvous send that will not finish: its source given back, and no
  * longer counted as waiting for a FIN. */
-static void lfv_rdm_rndv_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+void lfv_rdm_rndv_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
 	lfv_rdm_src_free(ep, &r->own_reg, r->own_copy);
 	r->own_copy = NULL;
@@ -304,34 +304,6 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 	}
 	lfv_rdm_tx_done(ep, r, err, 0);
 	lfv_list_insert_head(&ep->tx_free, &r->node);
-}
-
-/* Closing, quiesced: what requests still hold (registrations, copies,
- * rendezvous reads), given back without a completion. */
-void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
-{
-	struct lfv_list *item, *conn;
-	struct lfv_rdm_req *r;
-	size_t i;
-
-	lfv_list_foreach(conn, &ep->conns) {
-		while ((item = lfv_list_pop_head(&lfv_container_of(conn,
-				struct lfv_rdm_conn, node)->pending))) {
-			r = lfv_container_of(item, struct lfv_rdm_req, node);
-			if (r->kind == LFV_RDM_K_READ || r->kind == LFV_RDM_K_FIN)
-				lfv_rdm_rreq_drop(ep, r);
-		}
-	}
-	while ((item = lfv_list_pop_head(&ep->aborted)))
-		lfv_rdm_rreq_drop(ep, lfv_container_of(item,
-				  struct lfv_rdm_req, node));
-	for (i = 0; i < ep->ntx; i++) {
-		r = &ep->reqs[i];
-		if (r->kind == LFV_RDM_K_RMA)
-			lfv_rdm_rma_release(ep, r);
-		if (r->rndv)
-			lfv_rdm_rndv_drop(ep, r);
-	}
 }
 
 void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,

@@ -78,7 +78,9 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		       int err);
 void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
-void lfv_rdm_drop_all(struct lfv_rdm_ep *ep);
+/* A rendezvous send that will not finish: its source given back, and no
+ * longer counted as waiting for a FIN. */
+void lfv_rdm_rndv_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 		 size_t count, size_t want, struct lfv_rdm_seg *seg,
 		 int *nseg, struct lfv_reg *regs, size_t *got);

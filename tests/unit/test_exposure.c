@@ -20,6 +20,7 @@
 #include "fake_verbs.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"
+#include "lfv_rdm.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_device.h"
 #include "lfv_fabric.h"
