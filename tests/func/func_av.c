@@ -17,6 +17,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 /* FI_ADDR_IB_UD as lfverbs lays it out (fi_lfverbs(7)). */
 struct ud_name {
@@ -57,8 +58,7 @@ static int close_objs(void **state)
 {
 	struct objs *o = *state;
 
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->domain, o->fabric);
 	fi_freeinfo(o->info);
 	free(o);
 	return 0;
@@ -158,8 +158,7 @@ static void test_event_insert(void **state)
 	assert_int_equal(entry.data, 1);
 	assert_ptr_equal(entry.fid, &av->fid);
 	assert_int_equal(fi_close(&eq->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&av->fid), 0);
-	assert_int_equal(fi_close(&eq->fid), 0);
+	test_close(av, eq);
 }
 
 /* The other process of test_shared_named: its own fabric and domain, the

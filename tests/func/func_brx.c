@@ -74,8 +74,7 @@ static void pair_open(struct pair *p)
 
 static void pair_close(struct pair *p)
 {
-	func_close(&p->cli->fid, &p->srv->fid, &p->mr->fid, &p->ccq->fid,
-		   &p->scq->fid);
+	test_close(p->cli, p->srv, p->mr, p->ccq, p->scq);
 	func_listener_close(&p->l);
 }
 
@@ -265,7 +264,7 @@ static void test_writedata_into_buffers(void **state)
 	assert_int_equal(e.len, 10);
 	assert_int_equal(p.rbuf[9], 9);
 	assert_int_equal(p.rbuf[10], 0x5a);
-	func_close(&tmr->fid, &smr->fid);
+	test_close(tmr, smr);
 	pair_close(&p);
 }
 

@@ -20,6 +20,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 #define LEN 512
 #define NMSG 32
@@ -104,13 +105,9 @@ static void bed_close(struct bed *b)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
+		test_close(b->s[i].ep, b->s[i].mr, b->s[i].cq);
 	}
-	assert_int_equal(fi_close(&b->av->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
+	test_close(b->av, b->domain, b->fabric);
 	fi_freeinfo(b->info);
 }
 
@@ -342,9 +339,7 @@ static void test_alias(void **state)
 	assert_ptr_equal(e.op_context, &tag);
 	assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
 
-	assert_int_equal(fi_close(&alias->fid), 0);
-	assert_int_equal(fi_close(&ep->fid), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
+	test_close(alias, ep, cq);
 	bed_close(&b);
 }
 
@@ -549,8 +544,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_ep_bind(ep, &b.av->fid, 0), 0);
 	assert_int_equal(fi_ep_bind(ep, &av2->fid, 0), -FI_EINVAL);
 	assert_int_equal(fi_connect(ep, name, NULL, 0), -FI_ENOSYS);
-	assert_int_equal(fi_close(&ep->fid), 0);
-	assert_int_equal(fi_close(&av2->fid), 0);
+	test_close(ep, av2);
 	bed_close(&b);
 }
 

@@ -15,6 +15,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 struct objs {
 	struct fi_info *info;
@@ -40,10 +41,7 @@ static int close_objs(void **state)
 {
 	struct objs *o = *state;
 
-	if (o->domain)
-		assert_int_equal(fi_close(&o->domain->fid), 0);
-	if (o->fabric)
-		assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->domain, o->fabric);
 	fi_freeinfo(o->info);
 	free(o);
 	return 0;
@@ -196,12 +194,10 @@ static void test_close_order(void **state)
 	assert_int_equal(fi_eq_open(o->fabric, &eq_attr, &eq, NULL), 0);
 	assert_int_equal(fi_close(&o->fabric->fid), -FI_EBUSY);
 	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
+	test_close(mr, o->domain);
 	o->domain = NULL;
 	assert_int_equal(fi_close(&o->fabric->fid), -FI_EBUSY); /* the EQ */
-	assert_int_equal(fi_close(&eq->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(eq, o->fabric);
 	o->fabric = NULL;
 	free(buf);
 }
@@ -222,8 +218,7 @@ static void test_mr_real_registration(void **state)
 	assert_ptr_not_equal(fi_mr_desc(mr1), fi_mr_desc(mr2));
 	assert_int_not_equal(fi_mr_key(mr1), fi_mr_key(mr2));
 	assert_ptr_equal(mr1->fid.context, buf);
-	assert_int_equal(fi_close(&mr2->fid), 0);
-	assert_int_equal(fi_close(&mr1->fid), 0);
+	test_close(mr2, mr1);
 	free(buf);
 }
 
@@ -276,8 +271,7 @@ static void test_two_domains(void **state)
 	assert_int_equal(fi_mr_reg(second, buf, sizeof(buf), FI_RECV, 0, 0, 0,
 				   &mr, NULL), 0);
 	assert_int_equal(fi_close(&second->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&second->fid), 0);
+	test_close(mr, second);
 }
 
 static void test_fabric_bad_input(void **state)

@@ -2,8 +2,8 @@
 /*
  * Set-up shared by the functional tests that connect MSG endpoints on one
  * domain (a client and a server through a listener on the bed's address)
- * and by any test that closes a row of objects. The tests' checks stay in
- * the tests: these only open, connect and close, asserting each step.
+ * The tests' checks stay in the tests: these only open, connect and
+ * close, asserting each step.
  * Include after <cmocka.h>.
  */
 #ifndef FUNC_PAIR_H
@@ -13,23 +13,9 @@
 #include <rdma/fi_endpoint.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 #define FUNC_PAIR_TIMEOUT_MS 5000
-
-/* Closes each fid in order, asserting each close succeeds: the order is
- * the caller's, children before what they were opened on. */
-static inline void func_close_fids(struct fid *const *fids, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		assert_int_equal(fi_close(fids[i]), 0);
-}
-
-#define func_close(...)							\
-	func_close_fids((struct fid *const[]){ __VA_ARGS__ },		\
-			sizeof((struct fid *const[]){ __VA_ARGS__ }) /	\
-				sizeof(struct fid *))
 
 /* What every MSG pair of one domain shares: the info it was opened on,
  * fabric, domain, one event queue for all connection events and the
@@ -66,8 +52,7 @@ static inline void func_listener_open(struct func_listener *l,
 
 static inline void func_listener_close(struct func_listener *l)
 {
-	func_close(&l->pep->fid, &l->eq->fid, &l->domain->fid,
-		   &l->fabric->fid);
+	test_close(l->pep, l->eq, l->domain, l->fabric);
 	fi_freeinfo(l->info);
 }
 

@@ -24,6 +24,7 @@
 #include <rdma/fi_ext.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 #define MSGS 64
 #define MSG_LEN 256
@@ -66,9 +67,7 @@ static void owner_open(struct owner *o, enum fi_wait_obj wait)
 
 static void owner_close(struct owner *o)
 {
-	assert_int_equal(fi_close(&o->cq->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->cq, o->domain, o->fabric);
 	fi_freeinfo(o->info);
 }
 
@@ -99,8 +98,7 @@ static bool shm_open(struct shm *s, struct fid_peer_cq *owner)
 	assert_int_equal(fi_domain(s->fabric, s->info, &s->domain, NULL), 0);
 	ret = fi_cq_open(s->domain, &cq_attr, &s->cq, &peer_ctx);
 	if (ret == -FI_EINVAL) {
-		assert_int_equal(fi_close(&s->domain->fid), 0);
-		assert_int_equal(fi_close(&s->fabric->fid), 0);
+		test_close(s->domain, s->fabric);
 		fi_freeinfo(s->info);
 		return false;
 	}
@@ -127,10 +125,7 @@ static void shm_close(struct shm *s)
 
 	for (i = 0; i < 2; i++)
 		assert_int_equal(fi_close(&s->ep[i]->fid), 0);
-	assert_int_equal(fi_close(&s->av->fid), 0);
-	assert_int_equal(fi_close(&s->cq->fid), 0);
-	assert_int_equal(fi_close(&s->domain->fid), 0);
-	assert_int_equal(fi_close(&s->fabric->fid), 0);
+	test_close(s->av, s->cq, s->domain, s->fabric);
 	fi_freeinfo(s->info);
 }
 

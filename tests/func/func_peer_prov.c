@@ -29,6 +29,7 @@
 #include <rdma/fi_ext.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 #define MSGS 64
 #define MSG_LEN 256
@@ -95,9 +96,7 @@ static void owner_open(struct owner *o, enum fi_wait_obj wait)
 
 static void owner_close(struct owner *o)
 {
-	assert_int_equal(fi_close(&o->cq->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->cq, o->domain, o->fabric);
 	fi_freeinfo(o->info);
 }
 
@@ -146,10 +145,7 @@ static void lfvpeer_close(struct lfvpeer *p)
 
 	for (i = 0; i < 2; i++)
 		assert_int_equal(fi_close(&p->ep[i]->fid), 0);
-	assert_int_equal(fi_close(&p->av->fid), 0);
-	assert_int_equal(fi_close(&p->cq->fid), 0);
-	assert_int_equal(fi_close(&p->domain->fid), 0);
-	assert_int_equal(fi_close(&p->fabric->fid), 0);
+	test_close(p->av, p->cq, p->domain, p->fabric);
 	fi_freeinfo(p->info);
 }
 
@@ -501,9 +497,7 @@ static void test_lfverbs_cq_as_peer(void **state)
 	assert_int_equal(fi_cq_signal(cq), -FI_ENOSYS);
 	/* A peer holds no entries, so it has none to share. */
 	assert_int_equal(fi_export_fid(&cq->fid, 0, &fid, NULL), -FI_EINVAL);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&domain->fid), 0);
-	assert_int_equal(fi_close(&fabric->fid), 0);
+	test_close(cq, domain, fabric);
 	fi_freeinfo(info);
 
 	/* The owner side lfverbs would write into: an entry written through

@@ -31,6 +31,7 @@
 
 #include "fi_lfverbs.h"
 #include "func_common.h"
+#include "../test_close.h"
 
 #define LEN 256
 #define N 16
@@ -182,23 +183,13 @@ static void bed_close(struct bed *b)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].av->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
+		test_close(b->s[i].ep, b->s[i].mr, b->s[i].av, b->s[i].cq);
 	}
 	if (b->isrx)
 		assert_int_equal(fi_close(&b->isrx->fid), 0);
 	if (b->peer_fid)
 		assert_int_equal(fi_close(b->peer_fid), 0);
-	if (b->srx)
-		assert_int_equal(fi_close(&b->srx->fid), 0);
-	if (b->rd)
-		assert_int_equal(fi_close(&b->rd->fid), 0);
-	if (b->wr)
-		assert_int_equal(fi_close(&b->wr->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
+	test_close(b->srx, b->rd, b->wr, b->domain, b->fabric);
 	fi_freeinfo(b->info);
 }
 
@@ -445,8 +436,7 @@ static void test_rendezvous(void **state)
 	assert_memory_equal(dst, src, 40000);
 	expect_send(&b, 0, src);
 
-	assert_int_equal(fi_close(&smr->fid), 0);
-	assert_int_equal(fi_close(&dmr->fid), 0);
+	test_close(smr, dmr);
 	bed_close(&b);
 	free(src);
 	free(dst);
@@ -1143,10 +1133,7 @@ static void split_open(struct fid_domain *domain, struct fi_info *info,
 
 static void split_close(struct split_side *s)
 {
-	assert_int_equal(fi_close(&s->ep->fid), 0);
-	assert_int_equal(fi_close(&s->av->fid), 0);
-	assert_int_equal(fi_close(&s->txcq->fid), 0);
-	assert_int_equal(fi_close(&s->rxcq->fid), 0);
+	test_close(s->ep, s->av, s->txcq, s->rxcq);
 }
 
 /* The receiver, on its own thread: sread drives its endpoint. It starts
@@ -1228,8 +1215,7 @@ static void test_trywait_split_cqs(void **state)
 	close(epfd);
 	for (i = 0; i < 2; i++)
 		split_close(&s[i]);
-	assert_int_equal(fi_close(&domain->fid), 0);
-	assert_int_equal(fi_close(&fabric->fid), 0);
+	test_close(domain, fabric);
 	fi_freeinfo(info);
 }
 

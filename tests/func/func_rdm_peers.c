@@ -41,6 +41,7 @@
 
 #include "func_common.h"
 #include "func_rdm_common.h"
+#include "../test_close.h"
 
 #define STEP_MS 60000			/* one phase of a peer test */
 #define PEER_ALARM_S 150		/* a peer that hangs dies by then */
@@ -1772,8 +1773,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(p.stray, 0);
 	assert_int_equal(node_close(&n), 0);
 	assert_int_equal(node_close(&peer), 0);
-	assert_int_equal(fi_close(&cntr->fid), 0);
-	assert_int_equal(fi_close(&eq->fid), 0);
+	test_close(cntr, eq);
 	assert_int_equal(fab_close(&f), 0);
 }
 

@@ -21,6 +21,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 #define NTX 3
 #define NRX 4
@@ -105,15 +106,12 @@ static void sep_close(struct sep *s)
 	/* Contexts first (fi_endpoint(3)). */
 	assert_int_equal(fi_close(&s->sep->fid), -FI_EBUSY);
 	for (i = 0; i < NTX; i++) {
-		assert_int_equal(fi_close(&s->tx[i]->fid), 0);
-		assert_int_equal(fi_close(&s->tx_cq[i]->fid), 0);
+		test_close(s->tx[i], s->tx_cq[i]);
 	}
 	for (i = 0; i < NRX; i++) {
-		assert_int_equal(fi_close(&s->rx[i]->fid), 0);
-		assert_int_equal(fi_close(&s->rx_cq[i]->fid), 0);
+		test_close(s->rx[i], s->rx_cq[i]);
 	}
-	assert_int_equal(fi_close(&s->mr->fid), 0);
-	assert_int_equal(fi_close(&s->sep->fid), 0);
+	test_close(s->mr, s->sep);
 }
 
 static void bed_open(struct bed *b)
@@ -144,9 +142,7 @@ static void bed_close(struct bed *b)
 {
 	sep_close(&b->s[0]);
 	sep_close(&b->s[1]);
-	assert_int_equal(fi_close(&b->av->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
+	test_close(b->av, b->domain, b->fabric);
 	fi_freeinfo(b->info);
 }
 
@@ -278,10 +274,7 @@ static void test_ordinary_peer(void **state)
 	assert_int_equal(func_cq_read_n(b.s[0].tx_cq[2], &e, sizeof(e), 1,
 					NULL, TIMEOUT_MS), 1);
 
-	assert_int_equal(fi_close(&ep->fid), 0);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&plain_av->fid), 0);
+	test_close(ep, mr, cq, plain_av);
 	fi_freeinfo(info);
 	bed_close(&b);
 }
@@ -390,11 +383,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_close(&ctx->fid), 0);
 	/* A closed context's index can be opened again. */
 	assert_int_equal(fi_tx_context(sep, 0, NULL, &ctx, NULL), 0);
-	assert_int_equal(fi_close(&ctx->fid), 0);
-	assert_int_equal(fi_close(&ctx2->fid), 0);
-	assert_int_equal(fi_close(&sep->fid), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&av->fid), 0);
+	test_close(ctx, ctx2, sep, cq, av);
 
 	/* MSG endpoints are not scalable. */
 	fi_freeinfo(info);
@@ -406,8 +395,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_scalable_ep(domain, info, &sep, NULL),
 			 -FI_ENOSYS);
 	fi_freeinfo(info);
-	assert_int_equal(fi_close(&domain->fid), 0);
-	assert_int_equal(fi_close(&fabric->fid), 0);
+	test_close(domain, fabric);
 }
 
 int main(void)

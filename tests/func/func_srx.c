@@ -78,10 +78,8 @@ static void close_world(struct world *w)
 	int i;
 
 	for (i = 0; i < NCONN; i++)
-		func_close(&w->cli[i]->fid, &w->srv[i]->fid,
-			   &w->rcntr[i]->fid);
-	func_close(&w->srx->fid, &w->stx->fid, &w->mr->fid, &w->ccq->fid,
-		   &w->scq->fid);
+		test_close(w->cli[i], w->srv[i], w->rcntr[i]);
+	test_close(w->srx, w->stx, w->mr, w->ccq, w->scq);
 	func_listener_close(&w->l);
 }
 

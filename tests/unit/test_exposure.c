@@ -21,6 +21,7 @@
 #include "lfv_param.h"
 #include "lfv_prov.h"
 #include "lfv_rdm_ep.h"
+#include "../test_close.h"
 
 #define PAGES 4
 
@@ -75,8 +76,7 @@ static int teardown(void **state)
 {
 	struct xp *x = *state;
 
-	assert_int_equal(fi_close(&x->domain->fid), 0);
-	assert_int_equal(fi_close(&x->fabric->fid), 0);
+	test_close(x->domain, x->fabric);
 	fi_freeinfo(x->info);
 	munmap(x->buf, x->len);
 	free(x);

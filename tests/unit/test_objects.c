@@ -16,6 +16,7 @@
 #include "fake_verbs.h"
 #include "lfv_param.h"
 #include "lfv_prov.h"
+#include "../test_close.h"
 
 struct objs {
 	struct fi_info *info;
@@ -43,10 +44,7 @@ static int teardown(void **state)
 {
 	struct objs *o = *state;
 
-	if (o->domain)
-		assert_int_equal(fi_close(&o->domain->fid), 0);
-	if (o->fabric)
-		assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->domain, o->fabric);
 	fi_freeinfo(o->info);
 	free(o);
 	lfv_devices_release();
@@ -85,8 +83,7 @@ static void test_close_order(void **state)
 	assert_int_equal(fi_mr_reg(o->domain, buf, sizeof(buf), FI_SEND, 0, 0,
 				   0, &mr, NULL), 0);
 	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
+	test_close(mr, o->domain);
 	o->domain = NULL;
 	assert_int_equal(fi_close(&o->fabric->fid), 0);
 	o->fabric = NULL;

@@ -18,6 +18,7 @@
 #include "lfv_ep.h"
 #include "lfv_prov.h"
 #include "lfv_rdm_ep.h"
+#include "../test_close.h"
 
 /* The MSG notes' bits (lfv_rma.c): the wire format under test. */
 #define NOTE_READ (1U << 31)
@@ -83,10 +84,7 @@ static int teardown(void **state)
 	for (i = 0; i < 2; i++)
 		if (e->mr[i])
 			assert_int_equal(fi_close(&e->mr[i]->fid), 0);
-	assert_int_equal(fi_close(&e->wcntr->fid), 0);
-	assert_int_equal(fi_close(&e->rcntr->fid), 0);
-	assert_int_equal(fi_close(&e->domain->fid), 0);
-	assert_int_equal(fi_close(&e->fabric->fid), 0);
+	test_close(e->wcntr, e->rcntr, e->domain, e->fabric);
 	fi_freeinfo(e->info);
 	free(e);
 	lfv_devices_release();
@@ -141,8 +139,7 @@ static void test_keys_and_bind(void **state)
 			 -FI_ENOSYS);
 	assert_int_equal(fi_mr_reg(plain, e->buf[1], 8, FI_REMOTE_WRITE, 0, 0,
 				   FI_RMA_EVENT, &mr, NULL), -FI_EBADFLAGS);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&plain->fid), 0);
+	test_close(mr, plain);
 	fi_freeinfo(info);
 }
 

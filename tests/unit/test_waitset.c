@@ -23,6 +23,7 @@
 #include "lfv_eq.h"
 #include "lfv_wait.h"
 #include "lfv_wait_set.h"
+#include "../test_close.h"
 
 static lfv_atomic32_t parent_ref;
 
@@ -128,8 +129,7 @@ static void test_open_control(void **state)
 	assert_int_equal(obj, FI_WAIT_YIELD);
 	assert_int_equal(fi_control(&yield->fid, FI_GETWAIT, &fd),
 			 -FI_ENODATA);
-	assert_int_equal(fi_close(&yield->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(yield, ws);
 	assert_int_equal(lfv_ref_read(&parent_ref), 0);
 }
 
@@ -183,8 +183,7 @@ static void test_wait_timeout(void **state)
 	assert_int_equal(fi_wait(ws, 30), -FI_ETIMEDOUT);
 	assert_true(ms_since(start) >= 30);
 	assert_int_equal(fi_wait(ws, 0), -FI_ETIMEDOUT);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, ws);
 }
 
 /* Each kind of member wakes fi_wait: a CQ while it holds an entry, a
@@ -223,10 +222,7 @@ static void test_wait_members(void **state)
 	assert_int_equal(fi_wait(ws, 5000), 0);
 	assert_int_equal(fi_wait(ws, 0), -FI_ETIMEDOUT);
 
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&cntr->fid), 0);
-	assert_int_equal(fi_close(&eq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, cntr, eq, ws);
 }
 
 struct late_writer {
@@ -259,8 +255,7 @@ static void wait_woken_by_thread(enum fi_wait_obj wait_obj)
 	assert_true(ms_since(start) < 5000);
 	assert_int_equal(pthread_join(w.thread, NULL), 0);
 	assert_int_equal(fi_cq_read(w.cq, &e, 1), 1);
-	assert_int_equal(fi_close(&w.cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(w.cq, ws);
 }
 
 static void test_wait_woken_by_thread(void **state)
@@ -302,8 +297,7 @@ static void test_wait_drives_progress(void **state)
 	assert_int_equal(fi_wait(ws, 10000), 0);
 	assert_true(hook_runs >= 4);
 	assert_int_equal(fi_cq_read(cq, &e, 1), 1);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, ws);
 }
 
 /* fi_trywait on the set, then the set's fd in the application's epoll. */
@@ -329,8 +323,7 @@ static void test_trywait_epoll(void **state)
 	assert_int_equal(lfv_trywait_fid(&ws->fid), 0);
 	assert_int_equal(epoll_wait(epfd, &ev, 1, 0), 0);
 	close(epfd);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, ws);
 }
 
 int main(void)
