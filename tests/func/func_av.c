@@ -17,7 +17,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_pair.h"
 
 /* FI_ADDR_IB_UD as lfverbs lays it out (fi_lfverbs(7)). */
 struct ud_name {
@@ -40,16 +40,12 @@ static int open_objs(void **state)
 	struct fi_info *hints = func_hints(FI_EP_DGRAM);
 	struct objs *o = calloc(1, sizeof(*o));
 
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &o->info, &o->fabric, &o->domain);
 	assert_int_equal(o->info->addr_format, FI_ADDR_IB_UD);
 	assert_int_equal(o->info->src_addrlen, sizeof(o->self));
 	memcpy(&o->self, o->info->src_addr, sizeof(o->self));
 	o->self.qpn = 0x123;
 	o->self.qkey = 0x11111111;
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
 	*state = o;
 	return 0;
 }
@@ -58,8 +54,7 @@ static int close_objs(void **state)
 {
 	struct objs *o = *state;
 
-	test_close(o->domain, o->fabric);
-	fi_freeinfo(o->info);
+	func_domain_close(o->info, o->fabric, o->domain);
 	free(o);
 	return 0;
 }

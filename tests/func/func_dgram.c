@@ -20,7 +20,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_pair.h"
 
 #define LEN 512
 #define NMSG 32
@@ -107,8 +107,8 @@ static void bed_close(struct bed *b)
 	for (i = 0; i < 2; i++) {
 		test_close(b->s[i].ep, b->s[i].mr, b->s[i].cq);
 	}
-	test_close(b->av, b->domain, b->fabric);
-	fi_freeinfo(b->info);
+	test_close(b->av);
+	func_domain_close(b->info, b->fabric, b->domain);
 }
 
 /* Reads one entry (and its source) within the timeout; fails otherwise. */

@@ -38,6 +38,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define TIMEOUT_MS 5000
 #define STREAM_TIMEOUT_MS 20000
@@ -416,12 +417,8 @@ static void fx_open(struct fx *f, const struct opts *o)
 		f->o = *o;
 	hints->tx_attr->size = f->o.tx_size;
 	hints->rx_attr->size = f->o.rx_size;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &f->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &f->info, &f->fabric, &f->domain);
 	assert_int_equal(f->info->ep_attr->type, FI_EP_MSG);
-	assert_int_equal(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), 0);
-	assert_int_equal(fi_domain(f->fabric, f->info, &f->domain, NULL), 0);
 	side_objects(f, &f->cli, true);
 	side_objects(f, &f->srv, false);
 

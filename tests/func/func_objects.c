@@ -15,7 +15,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_pair.h"
 
 struct objs {
 	struct fi_info *info;
@@ -28,11 +28,7 @@ static int open_objs(void **state)
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 	struct objs *o = calloc(1, sizeof(*o));
 
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
+	func_domain_open(hints, &o->info, &o->fabric, &o->domain);
 	*state = o;
 	return 0;
 }
@@ -41,8 +37,7 @@ static int close_objs(void **state)
 {
 	struct objs *o = *state;
 
-	test_close(o->domain, o->fabric);
-	fi_freeinfo(o->info);
+	func_domain_close(o->info, o->fabric, o->domain);
 	free(o);
 	return 0;
 }

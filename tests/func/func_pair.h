@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Set-up shared by the functional tests that connect MSG endpoints on one
- * domain (a client and a server through a listener on the bed's address)
- * The tests' checks stay in the tests: these only open, connect and
- * close, asserting each step.
- * Include after <cmocka.h>.
+ * Set-up shared by the functional tests: a fabric and domain on the test
+ * device, and MSG endpoints connected on one domain (a client and a server
+ * through a listener on the bed's address). The tests' checks stay in the
+ * tests: these only open, connect and close, asserting each step. Include
+ * after <cmocka.h>.
  */
 #ifndef FUNC_PAIR_H
 #define FUNC_PAIR_H
@@ -29,6 +29,38 @@ struct func_listener {
 	char addr[128];
 };
 
+/* *info for hints (which it frees) at node and service, with *fabric and
+ * *domain opened on it. */
+static inline void func_open_at(const char *node, const char *service,
+				uint64_t flags, struct fi_info *hints,
+				struct fi_info **info,
+				struct fid_fabric **fabric,
+				struct fid_domain **domain)
+{
+	assert_int_equal(fi_getinfo(FUNC_VERSION, node, service, flags, hints,
+				    info), 0);
+	fi_freeinfo(hints);
+	assert_int_equal(fi_fabric((*info)->fabric_attr, fabric, NULL), 0);
+	assert_int_equal(fi_domain(*fabric, *info, domain, NULL), 0);
+}
+
+/* The same for the first device that fits hints, any address. */
+static inline void func_domain_open(struct fi_info *hints,
+				    struct fi_info **info,
+				    struct fid_fabric **fabric,
+				    struct fid_domain **domain)
+{
+	func_open_at(NULL, NULL, 0, hints, info, fabric, domain);
+}
+
+static inline void func_domain_close(struct fi_info *info,
+				     struct fid_fabric *fabric,
+				     struct fid_domain *domain)
+{
+	test_close(domain, fabric);
+	fi_freeinfo(info);
+}
+
 /* Opens all of *l from hints (which it frees) on the bed's address, any
  * port (FI_SOURCE), and listens. */
 static inline void func_listener_open(struct func_listener *l,
@@ -38,11 +70,8 @@ static inline void func_listener_open(struct func_listener *l,
 	size_t len = sizeof(l->addr);
 
 	memset(l, 0, sizeof(*l));
-	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
-				    hints, &l->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(l->info->fabric_attr, &l->fabric, NULL), 0);
-	assert_int_equal(fi_domain(l->fabric, l->info, &l->domain, NULL), 0);
+	func_open_at(func_ip(), "0", FI_SOURCE, hints, &l->info, &l->fabric,
+		     &l->domain);
 	assert_int_equal(fi_eq_open(l->fabric, &eq_attr, &l->eq, NULL), 0);
 	assert_int_equal(fi_passive_ep(l->fabric, l->info, &l->pep, NULL), 0);
 	assert_int_equal(fi_pep_bind(l->pep, &l->eq->fid, 0), 0);
@@ -52,8 +81,8 @@ static inline void func_listener_open(struct func_listener *l,
 
 static inline void func_listener_close(struct func_listener *l)
 {
-	test_close(l->pep, l->eq, l->domain, l->fabric);
-	fi_freeinfo(l->info);
+	test_close(l->pep, l->eq);
+	func_domain_close(l->info, l->fabric, l->domain);
 }
 
 static inline void func_expect_cm(struct fid_eq *eq, uint32_t want)

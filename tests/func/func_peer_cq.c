@@ -24,7 +24,7 @@
 #include <rdma/fi_ext.h>
 
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_owner.h"
 
 #define MSGS 64
 #define MSG_LEN 256
@@ -38,38 +38,6 @@ struct shm {
 	struct fid_ep *ep[2];
 	fi_addr_t addr[2];
 };
-
-struct owner {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_peer_cq *peer;
-};
-
-static void owner_open(struct owner *o, enum fi_wait_obj wait)
-{
-	struct fi_info *hints = func_hints(FI_EP_MSG);
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
-				   .wait_obj = wait };
-	struct fid *fid;
-
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
-	assert_int_equal(fi_cq_open(o->domain, &attr, &o->cq, NULL), 0);
-	assert_int_equal(fi_export_fid(&o->cq->fid, 0, &fid, NULL), 0);
-	assert_int_equal(fid->fclass, FI_CLASS_PEER_CQ);
-	o->peer = container_of(fid, struct fid_peer_cq, fid);
-}
-
-static void owner_close(struct owner *o)
-{
-	test_close(o->cq, o->domain, o->fabric);
-	fi_freeinfo(o->info);
-}
 
 /* false when shm cannot be a peer: fi_peer(3) has providers without peer
  * CQ support fail fi_cq_open with -FI_EINVAL. Debian 12's libfabric 1.17.0
@@ -91,15 +59,10 @@ static bool shm_open(struct shm *s, struct fid_peer_cq *owner)
 	hints->caps = FI_MSG;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &s->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(s->info->fabric_attr, &s->fabric, NULL), 0);
-	assert_int_equal(fi_domain(s->fabric, s->info, &s->domain, NULL), 0);
+	func_domain_open(hints, &s->info, &s->fabric, &s->domain);
 	ret = fi_cq_open(s->domain, &cq_attr, &s->cq, &peer_ctx);
 	if (ret == -FI_EINVAL) {
-		test_close(s->domain, s->fabric);
-		fi_freeinfo(s->info);
+		func_domain_close(s->info, s->fabric, s->domain);
 		return false;
 	}
 	assert_int_equal(ret, 0);
@@ -125,8 +88,8 @@ static void shm_close(struct shm *s)
 
 	for (i = 0; i < 2; i++)
 		assert_int_equal(fi_close(&s->ep[i]->fid), 0);
-	test_close(s->av, s->cq, s->domain, s->fabric);
-	fi_freeinfo(s->info);
+	test_close(s->av, s->cq);
+	func_domain_close(s->info, s->fabric, s->domain);
 }
 
 static void test_shm_completes_into_lfverbs_cq(void **state)

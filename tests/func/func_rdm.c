@@ -31,7 +31,7 @@
 
 #include "fi_lfverbs.h"
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_pair.h"
 
 #define LEN 256
 #define N 16
@@ -162,13 +162,9 @@ static void bed_open_mode(struct bed *b, int mode)
 		      FI_RMA | FI_ATOMIC | FI_MULTI_RECV |
 		      (want_source_err ? FI_SOURCE_ERR : 0);
 	hints->tx_attr->op_flags = want_tx_op_flags;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &b->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &b->info, &b->fabric, &b->domain);
 	assert_int_equal(b->info->ep_attr->type, FI_EP_RDM);
 	assert_true(b->info->tx_attr->msg_order & FI_ORDER_SAS);
-	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
-	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
 	srx_open(b);
 	for (i = 0; i < 2; i++)
 		side_open(b, &b->s[i]);
@@ -189,8 +185,8 @@ static void bed_close(struct bed *b)
 		assert_int_equal(fi_close(&b->isrx->fid), 0);
 	if (b->peer_fid)
 		assert_int_equal(fi_close(b->peer_fid), 0);
-	test_close(b->srx, b->rd, b->wr, b->domain, b->fabric);
-	fi_freeinfo(b->info);
+	test_close(b->srx, b->rd, b->wr);
+	func_domain_close(b->info, b->fabric, b->domain);
 }
 
 /* Polls one side's CQ into its stash; the error of a failed read. */
@@ -1175,11 +1171,7 @@ static void test_trywait_split_cqs(void **state)
 	(void)state;
 	memset(s, 0, sizeof(s));
 	hints->caps = FI_MSG;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
-	assert_int_equal(fi_domain(fabric, info, &domain, NULL), 0);
+	func_domain_open(hints, &info, &fabric, &domain);
 	for (i = 0; i < 2; i++) {
 		split_open(domain, info, &s[i]);
 		len = sizeof(name[i]);
@@ -1215,8 +1207,7 @@ static void test_trywait_split_cqs(void **state)
 	close(epfd);
 	for (i = 0; i < 2; i++)
 		split_close(&s[i]);
-	test_close(domain, fabric);
-	fi_freeinfo(info);
+	func_domain_close(info, fabric, domain);
 }
 
 static uint64_t drops_of(struct bed *b, unsigned reason)

@@ -21,7 +21,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_pair.h"
 
 #define NTX 3
 #define NRX 4
@@ -122,14 +122,10 @@ static void bed_open(struct bed *b)
 	int i;
 
 	memset(b, 0, sizeof(*b));
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &b->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &b->info, &b->fabric, &b->domain);
 	assert_int_equal(b->info->ep_attr->tx_ctx_cnt, NTX);
 	assert_int_equal(b->info->ep_attr->rx_ctx_cnt, NRX);
 	assert_true(b->info->domain_attr->max_ep_rx_ctx >= NRX);
-	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
-	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
 	assert_int_equal(fi_av_open(b->domain, &av_attr, &b->av, NULL), 0);
 	for (i = 0; i < 2; i++) {
 		sep_open(b, &b->s[i]);
@@ -142,8 +138,8 @@ static void bed_close(struct bed *b)
 {
 	sep_close(&b->s[0]);
 	sep_close(&b->s[1]);
-	test_close(b->av, b->domain, b->fabric);
-	fi_freeinfo(b->info);
+	test_close(b->av);
+	func_domain_close(b->info, b->fabric, b->domain);
 }
 
 static void test_every_context_pair(void **state)

@@ -26,7 +26,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
-#include "../test_close.h"
+#include "func_pair.h"
 
 #define TIMEOUT_MS 10000
 #define MSG_LEN 64
@@ -123,8 +123,8 @@ static void peer_close(struct peer *p)
 	test_close(p->mr, p->ep);
 	if (p->rx_cq != p->cq)
 		assert_int_equal(fi_close(&p->rx_cq->fid), 0);
-	test_close(p->cq, p->av, p->domain, p->fabric);
-	fi_freeinfo(p->info);
+	test_close(p->cq, p->av);
+	func_domain_close(p->info, p->fabric, p->domain);
 }
 
 /* One completion of a peer (and its source) into *src; -FI_EAGAIN while
