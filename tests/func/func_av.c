@@ -29,9 +29,7 @@ struct ud_name {
 };
 
 struct objs {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct func_domain d;		/* first: func_domain_teardown */
 	struct ud_name self;		/* the port's name, some QP number */
 };
 
@@ -40,22 +38,13 @@ static int open_objs(void **state)
 	struct fi_info *hints = func_hints(FI_EP_DGRAM);
 	struct objs *o = calloc(1, sizeof(*o));
 
-	func_domain_open(hints, &o->info, &o->fabric, &o->domain);
-	assert_int_equal(o->info->addr_format, FI_ADDR_IB_UD);
-	assert_int_equal(o->info->src_addrlen, sizeof(o->self));
-	memcpy(&o->self, o->info->src_addr, sizeof(o->self));
+	func_domain_open(hints, &o->d.info, &o->d.fabric, &o->d.domain);
+	assert_int_equal(o->d.info->addr_format, FI_ADDR_IB_UD);
+	assert_int_equal(o->d.info->src_addrlen, sizeof(o->self));
+	memcpy(&o->self, o->d.info->src_addr, sizeof(o->self));
 	o->self.qpn = 0x123;
 	o->self.qkey = 0x11111111;
 	*state = o;
-	return 0;
-}
-
-static int close_objs(void **state)
-{
-	struct objs *o = *state;
-
-	func_domain_close(o->info, o->fabric, o->domain);
-	free(o);
 	return 0;
 }
 
@@ -69,7 +58,7 @@ static void test_insert_own_name(void **state)
 	size_t len = sizeof(out);
 	fi_addr_t fa;
 
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	assert_int_equal(attr.type, FI_AV_TABLE);
 	assert_int_equal(fi_av_insert(av, &o->self, 1, &fa, 0, NULL), 1);
 	assert_int_equal(fa, 0);
@@ -86,7 +75,7 @@ static void test_insert_own_name(void **state)
 	assert_int_equal(len, strlen(want) + 1);
 
 	/* The domain stays open while the AV is. */
-	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&o->d.domain->fid), -FI_EBUSY);
 	assert_int_equal(fi_av_remove(av, &fa, 1, 0), 0);
 	len = sizeof(out);
 	assert_int_equal(fi_av_lookup(av, fa, &out, &len), -FI_EINVAL);
@@ -108,7 +97,7 @@ static void test_many_handles_map(void **state)
 		names[i] = o->self;
 		names[i].qpn = (uint32_t)(0x100 + i);
 	}
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	assert_int_equal(fi_av_insert(av, names, 200, fa, FI_SYNC_ERR, err),
 			 200);
 	for (i = 0; i < 200; i++)
@@ -133,8 +122,8 @@ static void test_event_insert(void **state)
 	fi_addr_t fa[2];
 	int ctx;
 
-	assert_int_equal(fi_eq_open(o->fabric, &eq_attr, &eq, NULL), 0);
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_eq_open(o->d.fabric, &eq_attr, &eq, NULL), 0);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	assert_int_equal(fi_av_insert(av, names, 2, fa, 0, &ctx), -FI_ENOEQ);
 	assert_int_equal(fi_av_bind(av, &eq->fid, 0), 0);
 	names[0].qpn = 0;	/* not a UD destination */
@@ -217,8 +206,8 @@ static void test_shared_named(void **state)
 	snprintf(name, sizeof(name), "lfv-func-%d", (int)getpid());
 	names[0].qpn = 0x200;
 	names[1].qpn = 0x201;
-	assert_true(o->info->caps & FI_SHARED_AV);
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_true(o->d.info->caps & FI_SHARED_AV);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	map = attr.map_addr;
 	assert_non_null(map);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -243,10 +232,11 @@ static void test_shared_named(void **state)
 	/* Gone with its creator. */
 	attr.flags = FI_READ;
 	attr.map_addr = NULL;
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOENT);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), -FI_ENOENT);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
+#define T(fn) \
+	cmocka_unit_test_setup_teardown(fn, open_objs, func_domain_teardown)
 
 int main(void)
 {

@@ -359,46 +359,44 @@ static void *send_later(void *arg)
 	return NULL;
 }
 
+/* Side 1's receive (context b) is filled by a send from side 0 100 ms
+ * later, which fi_cq_sread sleeps until. */
+static void sread_late_send(struct bed *b)
+{
+	struct late_send l = { .from = &b->s[0], .delay_ms = 100 };
+	struct fi_cq_data_entry e;
+	pthread_t t;
+
+	assert_int_equal(fi_recv(b->s[1].ep, b->s[1].buf[0], LEN,
+				 fi_mr_desc(b->s[1].mr), 0, b), 0);
+	pthread_create(&t, NULL, send_later, &l);
+	assert_int_equal(fi_cq_sread(b->s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
+	assert_ptr_equal(e.op_context, b);
+	assert_int_equal(e.len, 64);
+	pthread_join(t, NULL);
+}
+
 /* With FI_PROGRESS_AUTO a condition-variable CQ needs no reader to make
  * progress: sread sleeps and the progress thread wakes it. */
 static void test_auto_progress_mutex_cond(void **state)
 {
-	struct late_send l;
-	struct fi_cq_data_entry e;
 	struct bed b;
-	pthread_t t;
 
 	(void)state;
 	bed_open(&b, FI_PROGRESS_AUTO, FI_WAIT_MUTEX_COND);
 	assert_int_equal(b.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
-	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
-				 fi_mr_desc(b.s[1].mr), 0, &b), 0);
-	l = (struct late_send){ .from = &b.s[0], .delay_ms = 100 };
-	pthread_create(&t, NULL, send_later, &l);
-	assert_int_equal(fi_cq_sread(b.s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
-	assert_ptr_equal(e.op_context, &b);
-	assert_int_equal(e.len, 64);
-	pthread_join(t, NULL);
+	sread_late_send(&b);
 	bed_close(&b);
 }
 
 /* FI_WAIT_FD under manual progress: sread sleeps on the channel. */
 static void test_fd_sread(void **state)
 {
-	struct late_send l;
-	struct fi_cq_data_entry e;
 	struct bed b;
-	pthread_t t;
 
 	(void)state;
 	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_FD);
-	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
-				 fi_mr_desc(b.s[1].mr), 0, &b), 0);
-	l = (struct late_send){ .from = &b.s[0], .delay_ms = 100 };
-	pthread_create(&t, NULL, send_later, &l);
-	assert_int_equal(fi_cq_sread(b.s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
-	assert_ptr_equal(e.op_context, &b);
-	pthread_join(t, NULL);
+	sread_late_send(&b);
 	bed_close(&b);
 }
 

@@ -162,20 +162,6 @@ static void assert_same_addr(const struct sockaddr_in *a,
 	assert_int_equal(a->sin_addr.s_addr, b->sin_addr.s_addr);
 }
 
-/* fi_tx_size_left / fi_rx_size_left are deprecated, not gone: lfverbs
- * implements them, so they are tested. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static ssize_t tx_left(struct fid_ep *ep)
-{
-	return fi_tx_size_left(ep);
-}
-
-static ssize_t rx_left(struct fid_ep *ep)
-{
-	return fi_rx_size_left(ep);
-}
-#pragma GCC diagnostic pop
 
 /* ---- event queues ------------------------------------------------------- */
 
@@ -1523,12 +1509,12 @@ static void test_flow_control(void **state)
 	rxs = f->info->rx_attr->size;
 	assert_int_equal(txs, 16);
 	assert_int_equal(rxs, 16);
-	assert_int_equal(tx_left(f->cli.ep), -FI_EOPBADSTATE);
-	assert_int_equal(rx_left(f->cli.ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_tx_left(f->cli.ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_rx_left(f->cli.ep), -FI_EOPBADSTATE);
 	fx_connect(f);
-	assert_int_equal(tx_left(f->cli.ep), txs);
-	assert_int_equal(rx_left(f->cli.ep), rxs);
-	assert_int_equal(rx_left(f->srv.ep), rxs);
+	assert_int_equal(func_tx_left(f->cli.ep), txs);
+	assert_int_equal(func_rx_left(f->cli.ep), rxs);
+	assert_int_equal(func_rx_left(f->srv.ep), rxs);
 
 	/* No receive at the server: the sends wait (RNR), the queue fills,
 	 * and posting says -FI_EAGAIN. */
@@ -1540,10 +1526,10 @@ static void test_flow_control(void **state)
 			break;
 		assert_int_equal(ret, 0);
 		sent++;
-		assert_int_equal(tx_left(f->cli.ep), txs - sent);
+		assert_int_equal(func_tx_left(f->cli.ep), txs - sent);
 	}
 	assert_int_equal(sent, txs);
-	assert_int_equal(tx_left(f->cli.ep), 0);
+	assert_int_equal(func_tx_left(f->cli.ep), 0);
 	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
 				 NULL), -FI_EAGAIN);
 	cq_expect_empty(f->cli.txcq, "client tx while the peer has no buffer");
@@ -1552,7 +1538,7 @@ static void test_flow_control(void **state)
 	for (i = 0; i < rxs; i++) {
 		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
 					 f->srv.desc, 0, RCTX(i)), 0);
-		assert_int_equal(rx_left(f->srv.ep), rxs - i - 1);
+		assert_int_equal(func_rx_left(f->srv.ep), rxs - i - 1);
 	}
 	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
 				 NULL), -FI_EAGAIN);
@@ -1562,10 +1548,10 @@ static void test_flow_control(void **state)
 		assert_int_equal(e.len, 64);
 		check_fill(f->srv.rbuf + i * 64, 64, (unsigned)i);
 	}
-	assert_int_equal(rx_left(f->srv.ep), rxs);
+	assert_int_equal(func_rx_left(f->srv.ep), rxs);
 	for (i = 0; i < sent; i++)
 		cq_expect(f->cli.txcq, &e, SCTX(i), FI_SEND | FI_MSG, "send");
-	assert_int_equal(tx_left(f->cli.ep), txs);
+	assert_int_equal(func_tx_left(f->cli.ep), txs);
 	cq_expect_empty(f->cli.txcq, "client tx");
 	cq_expect_empty(f->srv.rxcq, "server rx");
 }
@@ -2664,8 +2650,8 @@ static void test_bad_input_data_path(void **state)
 			 -FI_EOPBADSTATE);
 
 	/* None of it was posted, and the connection still works. */
-	assert_int_equal(tx_left(f->cli.ep), f->info->tx_attr->size);
-	assert_int_equal(rx_left(f->srv.ep), f->info->rx_attr->size);
+	assert_int_equal(func_tx_left(f->cli.ep), f->info->tx_attr->size);
+	assert_int_equal(func_rx_left(f->srv.ep), f->info->rx_attr->size);
 	cq_expect_empty(f->cli.txcq, "client tx");
 	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
 				 RCTX(0)), 0);
@@ -2689,8 +2675,8 @@ static void test_bad_input_control_path(void **state)
 	assert_int_equal(fi_endpoint(f->domain, f->info, &f->extra_ep, NULL), 0);
 	ep = f->extra_ep;
 
-	assert_int_equal(tx_left(ep), -FI_EOPBADSTATE);
-	assert_int_equal(rx_left(ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_tx_left(ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_rx_left(ep), -FI_EOPBADSTATE);
 	assert_int_equal(fi_enable(ep), -FI_ENOEQ);
 	assert_int_equal(fi_recv(ep, f->cli.rbuf, 64, f->cli.desc, 0, NULL),
 			 -FI_EOPBADSTATE);
@@ -2723,8 +2709,8 @@ static void test_bad_input_control_path(void **state)
 	assert_int_equal(fi_enable(ep), -FI_EOPBADSTATE);
 	assert_int_equal(fi_ep_bind(ep, &f->cli.rxcq->fid, FI_RECV),
 			 -FI_EOPBADSTATE);
-	assert_int_equal(tx_left(ep), f->info->tx_attr->size);
-	assert_int_equal(rx_left(ep), f->info->rx_attr->size);
+	assert_int_equal(func_tx_left(ep), f->info->tx_attr->size);
+	assert_int_equal(func_rx_left(ep), f->info->rx_attr->size);
 
 	/* Not from a connection request: nothing to accept. */
 	assert_int_equal(fi_accept(ep, NULL, 0), -FI_EINVAL);

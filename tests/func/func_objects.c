@@ -17,28 +17,13 @@
 #include "func_common.h"
 #include "func_pair.h"
 
-struct objs {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-};
-
 static int open_objs(void **state)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG);
-	struct objs *o = calloc(1, sizeof(*o));
+	struct func_domain *o = calloc(1, sizeof(*o));
 
 	func_domain_open(hints, &o->info, &o->fabric, &o->domain);
 	*state = o;
-	return 0;
-}
-
-static int close_objs(void **state)
-{
-	struct objs *o = *state;
-
-	func_domain_close(o->info, o->fabric, o->domain);
-	free(o);
 	return 0;
 }
 
@@ -177,7 +162,7 @@ static void test_getinfo_no_data(void **state)
 
 static void test_close_order(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
 	struct fid_eq *eq;
 	struct fid_mr *mr;
@@ -199,7 +184,7 @@ static void test_close_order(void **state)
 
 static void test_mr_real_registration(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fid_mr *mr1, *mr2;
 	size_t len = 1 << 20;
 	char *buf = calloc(1, len);
@@ -219,7 +204,7 @@ static void test_mr_real_registration(void **state)
 
 static void test_mr_bad_input(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	char buf[64] = { 0 };
 	struct iovec iov[2] = { { buf, 32 }, { buf + 32, 32 } };
 	struct fid_mr *mr;
@@ -240,7 +225,7 @@ static void test_mr_bad_input(void **state)
 
 static void test_domain_bad_input(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fid_domain *domain;
 	struct fi_info *info = fi_dupinfo(o->info);
 
@@ -257,7 +242,7 @@ static void test_domain_bad_input(void **state)
 
 static void test_two_domains(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fid_domain *second;
 	struct fid_mr *mr;
 	char buf[64] = { 0 };
@@ -271,7 +256,7 @@ static void test_two_domains(void **state)
 
 static void test_fabric_bad_input(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_fabric_attr attr = *o->info->fabric_attr;
 	struct fid_fabric *fabric;
 
@@ -282,7 +267,7 @@ static void test_fabric_bad_input(void **state)
 
 static void test_eq_sread_and_fd(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD, .flags = FI_WRITE };
 	struct fi_eq_entry entry = { .data = 99 };
 	struct pollfd pfd = { .events = POLLIN };
@@ -314,7 +299,7 @@ static void test_eq_sread_and_fd(void **state)
 
 static void test_cq_through_core(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
 				   .wait_obj = FI_WAIT_FD };
 	struct fi_cq_data_entry d;
@@ -340,7 +325,7 @@ static void test_cq_through_core(void **state)
 
 static void test_cntr_through_core(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
 				     .wait_obj = FI_WAIT_MUTEX_COND };
 	struct fid_cntr *cntr;
@@ -354,7 +339,8 @@ static void test_cntr_through_core(void **state)
 	assert_int_equal(fi_close(&cntr->fid), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
+#define T(fn) \
+	cmocka_unit_test_setup_teardown(fn, open_objs, func_domain_teardown)
 
 int main(void)
 {

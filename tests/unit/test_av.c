@@ -28,6 +28,7 @@
 #include "lfv_prov.h"
 #include "lfv_svc.h"
 #include "../test_close.h"
+#include "unit_fake.h"
 
 #define V FI_VERSION(1, 17)
 
@@ -62,19 +63,14 @@ static void open_objs(struct objs *o, uint8_t link)
 {
 	struct fi_info *hints = fi_allocinfo();
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	o->dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	o->dev = unit_fake_device();
 	o->dev->port.link_layer = link;
 	o->dev->port.lid = 0x42;
 	hints->ep_attr->type = FI_EP_DGRAM;
 	hints->domain_attr->mr_mode = LFV_MR_MODE;
-	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &o->all), 0);
-	fi_freeinfo(hints);
+	unit_fabric_open(hints, &o->all, &o->fabric);
 	o->info = o->all;
 	assert_int_equal(o->info->addr_format, FI_ADDR_IB_UD);
-	assert_int_equal(lfv_fabric_open(o->info->fabric_attr, &o->fabric,
-					 NULL), 0);
 	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
 }
 
@@ -94,11 +90,7 @@ static int teardown(void **state)
 	test_close(o->eq, o->domain, o->fabric);
 	fi_freeinfo(o->all);
 	free(o);
-	lfv_devices_release();
-	assert_int_equal(fake_open.ah, 0);
-	assert_int_equal(fake_open.ctx, 0);
-	assert_int_equal(fake_open.pd, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "lfv_param.h"
 #include "lfv_prov.h"
 #include "../test_close.h"
+#include "unit_fake.h"
 
 struct objs {
 	struct fi_info *info;
@@ -28,13 +29,8 @@ static int setup(void **state)
 {
 	struct objs *o = calloc(1, sizeof(*o));
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL,
-				     &o->info), 0);
-	assert_int_equal(lfv_fabric_open(o->info->fabric_attr, &o->fabric,
-					 NULL), 0);
+	unit_fake_device();
+	unit_fabric_open(NULL, &o->info, &o->fabric);
 	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
 	*state = o;
 	return 0;
@@ -47,11 +43,7 @@ static int teardown(void **state)
 	test_close(o->domain, o->fabric);
 	fi_freeinfo(o->info);
 	free(o);
-	lfv_devices_release();
-	assert_int_equal(fake_open.ctx, 0);
-	assert_int_equal(fake_open.pd, 0);
-	assert_int_equal(fake_open.mr, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "lfv_prov.h"
 #include "lfv_rdm_ep.h"
 #include "../test_close.h"
+#include "unit_fake.h"
 
 /* The MSG notes' bits (lfv_rma.c): the wire format under test. */
 #define NOTE_READ (1U << 31)
@@ -51,13 +52,8 @@ static int setup(void **state)
 	struct ev *e = calloc(1, sizeof(*e));
 	int i;
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL,
-				     &e->info), 0);
-	assert_int_equal(lfv_fabric_open(e->info->fabric_attr, &e->fabric,
-					 NULL), 0);
+	unit_fake_device();
+	unit_fabric_open(NULL, &e->info, &e->fabric);
 	e->info->caps |= FI_RMA_EVENT;
 	assert_int_equal(fi_domain(e->fabric, e->info, &e->domain, NULL), 0);
 	e->dom = lfv_container_of(e->domain, struct lfv_domain, domain_fid);
@@ -87,9 +83,7 @@ static int teardown(void **state)
 	test_close(e->wcntr, e->rcntr, e->domain, e->fabric);
 	fi_freeinfo(e->info);
 	free(e);
-	lfv_devices_release();
-	assert_int_equal(fake_open.mr, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 
