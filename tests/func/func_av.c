@@ -235,8 +235,7 @@ static void test_shared_named(void **state)
 	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), -FI_ENOENT);
 }
 
-#define T(fn) \
-	cmocka_unit_test_setup_teardown(fn, open_objs, func_domain_teardown)
+#define T(fn) FUNC_DOMAIN_TEST(fn, open_objs)
 
 int main(void)
 {

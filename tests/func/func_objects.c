@@ -339,8 +339,7 @@ static void test_cntr_through_core(void **state)
 	assert_int_equal(fi_close(&cntr->fid), 0);
 }
 
-#define T(fn) \
-	cmocka_unit_test_setup_teardown(fn, open_objs, func_domain_teardown)
+#define T(fn) FUNC_DOMAIN_TEST(fn, open_objs)
 
 int main(void)
 {

@@ -2,7 +2,8 @@
 /*
  * An lfverbs CQ as the owner of peer CQs (fi_peer(3)), shared by
  * func_peer_cq (Debian's shm as the peer) and func_peer_prov (the lfvpeer
- * test provider). Include after <cmocka.h>.
+ * test provider), and their peer providers' endpoints. Include after
+ * <cmocka.h>.
  */
 #ifndef FUNC_OWNER_H
 #define FUNC_OWNER_H
@@ -47,6 +48,24 @@ static inline void owner_close(struct owner *o)
 {
 	test_close(o->cq);
 	func_domain_close(o->info, o->fabric, o->domain);
+}
+
+/* An enabled endpoint of a peer provider's domain bound to cq (both
+ * directions) and av; its name in name (*len: its size in, the name's
+ * length out). */
+static inline struct fid_ep *peer_ep_open(struct fid_domain *domain,
+					  struct fi_info *info,
+					  struct fid_cq *cq, struct fid_av *av,
+					  void *name, size_t *len)
+{
+	struct fid_ep *ep;
+
+	assert_int_equal(fi_endpoint(domain, info, &ep, NULL), 0);
+	assert_int_equal(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(ep, &av->fid, 0), 0);
+	assert_int_equal(fi_enable(ep), 0);
+	assert_int_equal(fi_getname(&ep->fid, name, len), 0);
+	return ep;
 }
 
 #endif /* FUNC_OWNER_H */

@@ -95,6 +95,10 @@ static inline int func_domain_teardown(void **state)
 	return 0;
 }
 
+/* A cmocka test whose state setup opens (a struct func_domain first). */
+#define FUNC_DOMAIN_TEST(fn, setup) \
+	cmocka_unit_test_setup_teardown(fn, setup, func_domain_teardown)
+
 /* Opens all of *l from hints (which it frees) on the bed's address, any
  * port (FI_SOURCE), and listens. */
 static inline void func_listener_open(struct func_listener *l,

@@ -68,14 +68,9 @@ static bool shm_open(struct shm *s, struct fid_peer_cq *owner)
 	assert_int_equal(ret, 0);
 	assert_int_equal(fi_av_open(s->domain, &av_attr, &s->av, NULL), 0);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_endpoint(s->domain, s->info, &s->ep[i],
-					     NULL), 0);
-		assert_int_equal(fi_ep_bind(s->ep[i], &s->cq->fid,
-					    FI_TRANSMIT | FI_RECV), 0);
-		assert_int_equal(fi_ep_bind(s->ep[i], &s->av->fid, 0), 0);
-		assert_int_equal(fi_enable(s->ep[i]), 0);
 		len = sizeof(name[i]);
-		assert_int_equal(fi_getname(&s->ep[i]->fid, name[i], &len), 0);
+		s->ep[i] = peer_ep_open(s->domain, s->info, s->cq, s->av,
+					name[i], &len);
 		assert_int_equal(fi_av_insert(s->av, name[i], 1, &s->addr[i], 0,
 					      NULL), 1);
 	}
@@ -84,11 +79,7 @@ static bool shm_open(struct shm *s, struct fid_peer_cq *owner)
 
 static void shm_close(struct shm *s)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		assert_int_equal(fi_close(&s->ep[i]->fid), 0);
-	test_close(s->av, s->cq);
+	test_close(s->ep[0], s->ep[1], s->av, s->cq);
 	func_domain_close(s->info, s->fabric, s->domain);
 }
 

@@ -81,14 +81,9 @@ static void lfvpeer_open(struct lfvpeer *p, struct fid_peer_cq *owner)
 				    owner ? (void *)&peer_ctx : NULL), 0);
 	assert_int_equal(fi_av_open(p->domain, &av_attr, &p->av, NULL), 0);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_endpoint(p->domain, p->info, &p->ep[i],
-					     NULL), 0);
-		assert_int_equal(fi_ep_bind(p->ep[i], &p->cq->fid,
-					    FI_TRANSMIT | FI_RECV), 0);
-		assert_int_equal(fi_ep_bind(p->ep[i], &p->av->fid, 0), 0);
-		assert_int_equal(fi_enable(p->ep[i]), 0);
 		len = sizeof(name[i]);
-		assert_int_equal(fi_getname(&p->ep[i]->fid, name[i], &len), 0);
+		p->ep[i] = peer_ep_open(p->domain, p->info, p->cq, p->av,
+					name[i], &len);
 		assert_int_equal(len, strlen(name[i]) + 1);
 	}
 	/* FI_ADDR_STR: fi_av_insert takes an array of strings. */
@@ -98,11 +93,7 @@ static void lfvpeer_open(struct lfvpeer *p, struct fid_peer_cq *owner)
 
 static void lfvpeer_close(struct lfvpeer *p)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		assert_int_equal(fi_close(&p->ep[i]->fid), 0);
-	test_close(p->av, p->cq);
+	test_close(p->ep[0], p->ep[1], p->av, p->cq);
 	func_domain_close(p->info, p->fabric, p->domain);
 }
 

@@ -67,26 +67,27 @@ static void cq_open(struct bed *b, struct fid_cq **cq)
 	assert_int_equal(fi_cq_open(b->domain, &attr, cq, NULL), 0);
 }
 
+/* Context i of sep for dir (FI_TRANSMIT or FI_RECV), its own CQ bound. */
+static void ctx_open(struct bed *b, struct fid_ep *sep, int i, uint64_t dir,
+		     struct fid_ep **ctx, struct fid_cq **cq)
+{
+	assert_int_equal(dir == FI_TRANSMIT ?
+			 fi_tx_context(sep, i, NULL, ctx, NULL) :
+			 fi_rx_context(sep, i, NULL, ctx, NULL), 0);
+	cq_open(b, cq);
+	assert_int_equal(fi_ep_bind(*ctx, &(*cq)->fid, dir), 0);
+}
+
 static void sep_open(struct bed *b, struct sep *s)
 {
 	int i;
 
 	assert_int_equal(fi_scalable_ep(b->domain, b->info, &s->sep, NULL), 0);
 	assert_int_equal(fi_scalable_ep_bind(s->sep, &b->av->fid, 0), 0);
-	for (i = 0; i < NTX; i++) {
-		assert_int_equal(fi_tx_context(s->sep, i, NULL, &s->tx[i],
-					       NULL), 0);
-		cq_open(b, &s->tx_cq[i]);
-		assert_int_equal(fi_ep_bind(s->tx[i], &s->tx_cq[i]->fid,
-					    FI_TRANSMIT), 0);
-	}
-	for (i = 0; i < NRX; i++) {
-		assert_int_equal(fi_rx_context(s->sep, i, NULL, &s->rx[i],
-					       NULL), 0);
-		cq_open(b, &s->rx_cq[i]);
-		assert_int_equal(fi_ep_bind(s->rx[i], &s->rx_cq[i]->fid,
-					    FI_RECV), 0);
-	}
+	for (i = 0; i < NTX; i++)
+		ctx_open(b, s->sep, i, FI_TRANSMIT, &s->tx[i], &s->tx_cq[i]);
+	for (i = 0; i < NRX; i++)
+		ctx_open(b, s->sep, i, FI_RECV, &s->rx[i], &s->rx_cq[i]);
 	/* Before enabling, the contexts have no QP numbers: no name. */
 	s->namelen = sizeof(s->name);
 	assert_int_equal(fi_getname(&s->sep->fid, s->name, &s->namelen),
