@@ -1,15 +1,20 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Shell functions of the soft-RoCE benchmarks, sourced by run-endpoints.sh
-# and run-rdm.sh (POSIX sh). The caller sets, before using them:
+# Shell functions of the soft-RoCE benchmarks, sourced by run-endpoints.sh,
+# run-rdm.sh and run-exposure.sh (POSIX sh) as their prelude. The caller
+# sets bench_pfx, the prefix of its files in $out (ep, rdm, xp), and
+# sources this file, which sets and goes to:
 #
-#   top         the source tree (the scripts cd there)
+#   top         the source tree (the scripts run from there)
 #   out         build/bench, where everything is written
 #   bench_name  the script's name for messages (run-endpoints, run-rdm)
-#   bench_pfx   the prefix of its files in $out (ep, rdm)
 #
-# and, inside the bed, res (the results file), round, ip, pin_s and pin_c
-# (bench_pins) for bench_pt.
+# Inside the bed the caller sets res (the results file), round, ip, pin_s
+# and pin_c (bench_pins) for bench_pt.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+out=$top/build/bench
+bench_name=$(basename "$0" .sh)
 
 # bench_in_bed RESULTS: the start of an in-bed part: RESULTS emptied and
 # named $res, lfverbs' build tree on FI_PROVIDER_PATH (every libfabric run
@@ -200,4 +205,33 @@ bench_cg_collect() {
 		done
 		echo "$line" >>"$cgf"
 	done
+}
+
+# bench_cc_fi NAME: tests/bench/NAME.c built against libfabric into $out
+# (after bench_host_deps, which sets CFLAGS).
+bench_cc_fi() {
+	# shellcheck disable=SC2046,SC2086 # pkg-config output is a word list
+	gcc $CFLAGS "tests/bench/$1.c" $(pkg-config --cflags --libs libfabric) \
+		-o "$out/$1"
+}
+
+# bench_cc_raw OUTPUT [FLAGS...]: bench_raw (ibverbs + rdma_cm) built
+# with FLAGS as $out/OUTPUT.
+bench_cc_raw() {
+	bout=$1
+	shift
+	# shellcheck disable=SC2086 # a word list
+	gcc $CFLAGS "$@" tests/bench/bench_raw.c -libverbs -lrdmacm -o "$out/$bout"
+}
+
+# bench_cg_table SHORT...: the callgrind costs of the SHORTs collected
+# (bench_cg_collect) beside $bench_pfx-results.txt, and the table of both
+# by tests/bench/$bench_pfx-table.awk printed into $bench_pfx-table.txt.
+bench_cg_table() {
+	res=$out/$bench_pfx-results.txt
+	cg=$out/$bench_pfx-callgrind.txt
+	bench_cg_collect "$cg" "$res" "$@"
+	awk -v cgfile="$cg" -f tests/bench/bench-lib.awk \
+		-f "tests/bench/$bench_pfx-table.awk" "$res" "$cg" |
+		tee "$out/$bench_pfx-table.txt"
 }

@@ -14,12 +14,9 @@
 # Installs what it needs beyond tests/deps.sh (valgrind, perftest) when run
 # as root on Debian 12. Everything it writes goes to build/bench/.
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-out=$top/build/bench
-bench_name=run-endpoints bench_pfx=ep
+bench_pfx=ep
 # shellcheck source=tests/bench/bench-lib.sh
-. tests/bench/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
 # Counts; the environment may override them (they reach the bed through
 # the LFV_ prefix).
@@ -139,19 +136,12 @@ done
 # ---- on the host: dependencies, build, one bed session, the table ----------
 if [ "$table_only" = 0 ]; then
 	bench_host_deps
-	# shellcheck disable=SC2046,SC2086 # pkg-config output is a word list
-	gcc $CFLAGS tests/bench/bench_msg.c $(pkg-config --cflags --libs libfabric) \
-		-o "$out/bench_msg"
-	# shellcheck disable=SC2086
-	gcc $CFLAGS tests/bench/bench_raw.c -libverbs -lrdmacm -o "$out/bench_raw"
+	bench_cc_fi bench_msg
+	bench_cc_raw bench_raw
 	rm -f "$out"/ep-*
 
 	bench_bed "" tests/bench/run-endpoints.sh --in-bed
 fi
 
-res=$out/ep-results.txt
-cg=$out/ep-callgrind.txt
-bench_cg_collect "$cg" "$res" lfverbs verbs raw
-
 # The table (tests/bench/ep-table.awk).
-awk -v cgfile="$cg" -f tests/bench/bench-lib.awk -f tests/bench/ep-table.awk "$res" "$cg" | tee "$out/ep-table.txt"
+bench_cg_table lfverbs verbs raw

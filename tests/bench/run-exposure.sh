@@ -18,12 +18,9 @@
 # run every combination, in an order rotated each round. Everything goes
 # to build/bench/xp-*. See tests/bench/README.md.
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-out=$top/build/bench
-bench_name=run-exposure bench_pfx=xp
+bench_pfx=xp
 # shellcheck source=tests/bench/bench-lib.sh
-. tests/bench/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
 : "${LFV_XP_ROUNDS:=3}"		# rounds of every combination
 : "${LFV_XP_LAT:=200}"		# 64 KiB ping-pongs per run
@@ -181,9 +178,7 @@ done
 
 if [ "$mode" != table ]; then
 	bench_host_deps
-	# shellcheck disable=SC2046,SC2086 # pkg-config output is a word list
-	gcc $CFLAGS tests/bench/bench_rdm.c $(pkg-config --cflags --libs libfabric) \
-		-o "$out/bench_rdm"
+	bench_cc_fi bench_rdm
 	build_before
 	[ "$mode" = prepare ] && exit 0
 	bench_bed "" tests/bench/run-exposure.sh --in-bed

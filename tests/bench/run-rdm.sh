@@ -24,12 +24,9 @@
 # Installs valgrind and perftest as root on Debian 12 if missing.
 # Everything it writes goes to build/bench/rdm-*.
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-out=$top/build/bench
-bench_name=run-rdm bench_pfx=rdm
+bench_pfx=rdm
 # shellcheck source=tests/bench/bench-lib.sh
-. tests/bench/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
 # Counts; the environment may override them (they reach the bed through
 # the LFV_ prefix).
@@ -304,15 +301,10 @@ done
 # ---- on the host: dependencies, build, one bed session, the table ----------
 if [ "$table_only" = 0 ]; then
 	bench_host_deps
-	# shellcheck disable=SC2046,SC2086 # pkg-config output is a word list
-	gcc $CFLAGS tests/bench/bench_rdm.c $(pkg-config --cflags --libs libfabric) \
-		-o "$out/bench_rdm"
+	bench_cc_fi bench_rdm
 	# bench_raw with bench_rdm's 64 MiB phase, and without it (callgrind).
-	# shellcheck disable=SC2086
-	gcc $CFLAGS '-DBENCH_BIG_SIZE=((size_t)64 << 20)' tests/bench/bench_raw.c \
-		-libverbs -lrdmacm -o "$out/bench_raw_big"
-	# shellcheck disable=SC2086
-	gcc $CFLAGS tests/bench/bench_raw.c -libverbs -lrdmacm -o "$out/bench_raw"
+	bench_cc_raw bench_raw_big '-DBENCH_BIG_SIZE=((size_t)64 << 20)'
+	bench_cc_raw bench_raw
 	if [ "$mode" = -mpi ]; then
 		# shellcheck disable=SC2086
 		mpicc $CFLAGS tests/bench/bench_mpi.c -o "$out/bench_mpi"
@@ -337,8 +329,4 @@ case $mode in
 	exit 0 ;;
 esac
 
-res=$out/rdm-results.txt
-cg=$out/rdm-callgrind.txt
-bench_cg_collect "$cg" "$res" lfverbs verbs+ofi_rxm raw
-
-awk -v cgfile="$cg" -f tests/bench/bench-lib.awk -f tests/bench/rdm-table.awk "$res" "$cg" | tee "$out/rdm-table.txt"
+bench_cg_table lfverbs verbs+ofi_rxm raw

@@ -17,6 +17,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 /* FI_ADDR_IB_UD as lfverbs lays it out (fi_lfverbs(7)). */
 struct ud_name {
@@ -28,9 +29,7 @@ struct ud_name {
 };
 
 struct objs {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct func_domain d;		/* first: func_domain_teardown */
 	struct ud_name self;		/* the port's name, some QP number */
 };
 
@@ -39,28 +38,13 @@ static int open_objs(void **state)
 	struct fi_info *hints = func_hints(FI_EP_DGRAM);
 	struct objs *o = calloc(1, sizeof(*o));
 
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(o->info->addr_format, FI_ADDR_IB_UD);
-	assert_int_equal(o->info->src_addrlen, sizeof(o->self));
-	memcpy(&o->self, o->info->src_addr, sizeof(o->self));
+	func_domain_open(hints, &o->d.info, &o->d.fabric, &o->d.domain);
+	assert_int_equal(o->d.info->addr_format, FI_ADDR_IB_UD);
+	assert_int_equal(o->d.info->src_addrlen, sizeof(o->self));
+	memcpy(&o->self, o->d.info->src_addr, sizeof(o->self));
 	o->self.qpn = 0x123;
 	o->self.qkey = 0x11111111;
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
 	*state = o;
-	return 0;
-}
-
-static int close_objs(void **state)
-{
-	struct objs *o = *state;
-
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
-	fi_freeinfo(o->info);
-	free(o);
 	return 0;
 }
 
@@ -74,7 +58,7 @@ static void test_insert_own_name(void **state)
 	size_t len = sizeof(out);
 	fi_addr_t fa;
 
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	assert_int_equal(attr.type, FI_AV_TABLE);
 	assert_int_equal(fi_av_insert(av, &o->self, 1, &fa, 0, NULL), 1);
 	assert_int_equal(fa, 0);
@@ -91,7 +75,7 @@ static void test_insert_own_name(void **state)
 	assert_int_equal(len, strlen(want) + 1);
 
 	/* The domain stays open while the AV is. */
-	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
+	assert_int_equal(fi_close(&o->d.domain->fid), -FI_EBUSY);
 	assert_int_equal(fi_av_remove(av, &fa, 1, 0), 0);
 	len = sizeof(out);
 	assert_int_equal(fi_av_lookup(av, fa, &out, &len), -FI_EINVAL);
@@ -113,7 +97,7 @@ static void test_many_handles_map(void **state)
 		names[i] = o->self;
 		names[i].qpn = (uint32_t)(0x100 + i);
 	}
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	assert_int_equal(fi_av_insert(av, names, 200, fa, FI_SYNC_ERR, err),
 			 200);
 	for (i = 0; i < 200; i++)
@@ -138,8 +122,8 @@ static void test_event_insert(void **state)
 	fi_addr_t fa[2];
 	int ctx;
 
-	assert_int_equal(fi_eq_open(o->fabric, &eq_attr, &eq, NULL), 0);
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_int_equal(fi_eq_open(o->d.fabric, &eq_attr, &eq, NULL), 0);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	assert_int_equal(fi_av_insert(av, names, 2, fa, 0, &ctx), -FI_ENOEQ);
 	assert_int_equal(fi_av_bind(av, &eq->fid, 0), 0);
 	names[0].qpn = 0;	/* not a UD destination */
@@ -158,8 +142,7 @@ static void test_event_insert(void **state)
 	assert_int_equal(entry.data, 1);
 	assert_ptr_equal(entry.fid, &av->fid);
 	assert_int_equal(fi_close(&eq->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&av->fid), 0);
-	assert_int_equal(fi_close(&eq->fid), 0);
+	test_close(av, eq);
 }
 
 /* The other process of test_shared_named: its own fabric and domain, the
@@ -223,8 +206,8 @@ static void test_shared_named(void **state)
 	snprintf(name, sizeof(name), "lfv-func-%d", (int)getpid());
 	names[0].qpn = 0x200;
 	names[1].qpn = 0x201;
-	assert_true(o->info->caps & FI_SHARED_AV);
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
+	assert_true(o->d.info->caps & FI_SHARED_AV);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), 0);
 	map = attr.map_addr;
 	assert_non_null(map);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -249,10 +232,10 @@ static void test_shared_named(void **state)
 	/* Gone with its creator. */
 	attr.flags = FI_READ;
 	attr.map_addr = NULL;
-	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), -FI_ENOENT);
+	assert_int_equal(fi_av_open(o->d.domain, &attr, &av, NULL), -FI_ENOENT);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
+#define T(fn) FUNC_DOMAIN_TEST(fn, open_objs)
 
 int main(void)
 {

@@ -20,27 +20,18 @@
 #include <rdma/fi_rma.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define TIMEOUT_MS 5000
 
 struct pair {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_eq *eq;
-	struct fid_pep *pep;
+	struct func_listener l;
 	struct fid_cq *ccq, *scq;
 	struct fid_ep *cli, *srv;
 	struct fid_mr *mr;
 	uint8_t sbuf[8][256];
 	uint8_t rbuf[2048];
 };
-
-static void expect_event(struct fid_eq *eq, uint32_t want,
-			 struct fi_eq_cm_entry *entry)
-{
-	assert_int_equal(func_cm_event(eq, entry, TIMEOUT_MS), (int)want);
-}
 
 /* rx_op_flags: the default receive flags asked for in the hints; caps:
  * more than FI_MSG | FI_MULTI_RECV. */
@@ -49,10 +40,7 @@ static void pair_open_caps(struct pair *p, uint64_t rx_op_flags,
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
-	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_eq_cm_entry entry;
-	size_t min = 100, len;
-	char addr[128];
+	size_t min = 100;
 
 	memset(p, 0, sizeof(*p));
 	hints->caps = FI_MSG | FI_MULTI_RECV | caps;
@@ -60,39 +48,18 @@ static void pair_open_caps(struct pair *p, uint64_t rx_op_flags,
 	/* Remote CQ data of a write (FI_RMA) takes a receive (here one of
 	 * the provider's buffers). */
 	hints->mode |= FI_RX_CQ_DATA;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
-				    hints, &p->info), 0);
-	fi_freeinfo(hints);
-	assert_true(p->info->caps & FI_MULTI_RECV);
-	assert_int_equal(fi_fabric(p->info->fabric_attr, &p->fabric, NULL), 0);
-	assert_int_equal(fi_domain(p->fabric, p->info, &p->domain, NULL), 0);
-	assert_int_equal(fi_eq_open(p->fabric, &eq_attr, &p->eq, NULL), 0);
-	assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->ccq, NULL), 0);
-	assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->scq, NULL), 0);
-	assert_int_equal(fi_mr_reg(p->domain, p, sizeof(*p), FI_SEND | FI_RECV,
-				   0, 0, 0, &p->mr, NULL), 0);
-	assert_int_equal(fi_passive_ep(p->fabric, p->info, &p->pep, NULL), 0);
-	assert_int_equal(fi_pep_bind(p->pep, &p->eq->fid, 0), 0);
-	assert_int_equal(fi_listen(p->pep), 0);
-	len = sizeof(addr);
-	assert_int_equal(fi_getname(&p->pep->fid, addr, &len), 0);
-	assert_int_equal(fi_endpoint(p->domain, p->info, &p->cli, NULL), 0);
-	assert_int_equal(fi_ep_bind(p->cli, &p->eq->fid, 0), 0);
-	assert_int_equal(fi_ep_bind(p->cli, &p->ccq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
-	assert_int_equal(fi_connect(p->cli, addr, NULL, 0), 0);
-	expect_event(p->eq, FI_CONNREQ, &entry);
-	assert_int_equal(fi_endpoint(p->domain, entry.info, &p->srv, NULL), 0);
-	fi_freeinfo(entry.info);
-	assert_int_equal(fi_ep_bind(p->srv, &p->eq->fid, 0), 0);
-	assert_int_equal(fi_ep_bind(p->srv, &p->scq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
+	func_listener_open(&p->l, hints);
+	assert_true(p->l.info->caps & FI_MULTI_RECV);
+	assert_int_equal(fi_cq_open(p->l.domain, &cq_attr, &p->ccq, NULL), 0);
+	assert_int_equal(fi_cq_open(p->l.domain, &cq_attr, &p->scq, NULL), 0);
+	assert_int_equal(fi_mr_reg(p->l.domain, p, sizeof(*p),
+				   FI_SEND | FI_RECV, 0, 0, 0, &p->mr, NULL), 0);
+	p->cli = func_msg_ep(&p->l, p->l.info, p->ccq);
+	p->srv = func_msg_connect(&p->l, p->cli, p->scq);
 	assert_int_equal(fi_setopt(&p->srv->fid, FI_OPT_ENDPOINT,
 				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
 			 0);
-	assert_int_equal(fi_accept(p->srv, NULL, 0), 0);
-	expect_event(p->eq, FI_CONNECTED, &entry);
-	expect_event(p->eq, FI_CONNECTED, &entry);
+	func_msg_accept(&p->l, p->srv);
 }
 
 static void pair_open_flags(struct pair *p, uint64_t rx_op_flags)
@@ -107,16 +74,8 @@ static void pair_open(struct pair *p)
 
 static void pair_close(struct pair *p)
 {
-	assert_int_equal(fi_close(&p->cli->fid), 0);
-	assert_int_equal(fi_close(&p->srv->fid), 0);
-	assert_int_equal(fi_close(&p->pep->fid), 0);
-	assert_int_equal(fi_close(&p->mr->fid), 0);
-	assert_int_equal(fi_close(&p->ccq->fid), 0);
-	assert_int_equal(fi_close(&p->scq->fid), 0);
-	assert_int_equal(fi_close(&p->eq->fid), 0);
-	assert_int_equal(fi_close(&p->domain->fid), 0);
-	assert_int_equal(fi_close(&p->fabric->fid), 0);
-	fi_freeinfo(p->info);
+	test_close(p->cli, p->srv, p->mr, p->ccq, p->scq);
+	func_listener_close(&p->l);
 }
 
 /* Reads one entry within the timeout: 1, or what fi_cq_read said. */
@@ -140,14 +99,33 @@ static void send_n(struct pair *p, int n, size_t len, int first)
 	}
 }
 
+/* Five messages of 200 bytes into the 1024-byte multi-receive buffer at
+ * p->rbuf posted with context p: each carved in order from it, the last
+ * releasing it (24 bytes left: below FI_OPT_MIN_MULTI_RECV, 100). */
+static void send_five_carved(struct pair *p)
+{
+	struct fi_cq_data_entry e;
+	int i;
+
+	send_n(p, 5, 200, 1);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(read_one(p->scq, &e), 1);
+		assert_ptr_equal(e.op_context, p);
+		assert_int_equal(e.len, 200);
+		assert_ptr_equal(e.buf, p->rbuf + 200 * i);
+		assert_int_equal(p->rbuf[200 * i], i + 1);
+		assert_int_equal(p->rbuf[200 * i + 199], i + 1);
+		assert_int_equal(e.flags, FI_RECV | FI_MSG |
+				 (i == 4 ? FI_MULTI_RECV : 0));
+	}
+}
+
 static void test_multi_recv(void **state)
 {
 	struct fi_msg msg;
 	struct iovec iov;
-	struct fi_cq_data_entry e;
 	void *desc;
 	struct pair p;
-	int i;
 
 	(void)state;
 	pair_open(&p);
@@ -156,19 +134,7 @@ static void test_multi_recv(void **state)
 	msg = (struct fi_msg){ .msg_iov = &iov, .desc = &desc,
 			       .iov_count = 1, .context = &p };
 	assert_int_equal(fi_recvmsg(p.srv, &msg, FI_MULTI_RECV), 0);
-	send_n(&p, 5, 200, 1);
-	for (i = 0; i < 5; i++) {
-		assert_int_equal(read_one(p.scq, &e), 1);
-		assert_ptr_equal(e.op_context, &p);
-		assert_int_equal(e.len, 200);
-		/* Carved in order from the one buffer. */
-		assert_ptr_equal(e.buf, p.rbuf + 200 * i);
-		assert_int_equal(p.rbuf[200 * i], i + 1);
-		assert_int_equal(p.rbuf[200 * i + 199], i + 1);
-		/* 24 bytes left after the fifth: below 100, released. */
-		assert_int_equal(e.flags, FI_RECV | FI_MSG |
-				 (i == 4 ? FI_MULTI_RECV : 0));
-	}
+	send_five_carved(&p);
 	pair_close(&p);
 }
 
@@ -177,23 +143,14 @@ static void test_multi_recv(void **state)
  * multi-receive buffer, on the accepting endpoint too. */
 static void test_default_multi_recv(void **state)
 {
-	struct fi_cq_data_entry e;
 	struct pair p;
-	int i;
 
 	(void)state;
 	pair_open_flags(&p, FI_MULTI_RECV);
-	assert_int_equal(p.info->rx_attr->op_flags, FI_MULTI_RECV);
+	assert_int_equal(p.l.info->rx_attr->op_flags, FI_MULTI_RECV);
 	assert_int_equal(fi_recv(p.srv, p.rbuf, 1024, fi_mr_desc(p.mr), 0, &p),
 			 0);
-	send_n(&p, 5, 200, 1);
-	for (i = 0; i < 5; i++) {
-		assert_int_equal(read_one(p.scq, &e), 1);
-		assert_ptr_equal(e.op_context, &p);
-		assert_ptr_equal(e.buf, p.rbuf + 200 * i);
-		assert_int_equal(e.flags, FI_RECV | FI_MSG |
-				 (i == 4 ? FI_MULTI_RECV : 0));
-	}
+	send_five_carved(&p);
 	pair_close(&p);
 }
 
@@ -273,9 +230,9 @@ static void test_writedata_into_buffers(void **state)
 
 	(void)state;
 	pair_open_caps(&p, 0, FI_RMA);
-	assert_int_equal(fi_mr_reg(p.domain, target, sizeof(target),
+	assert_int_equal(fi_mr_reg(p.l.domain, target, sizeof(target),
 				   FI_REMOTE_WRITE, 0, 0, 0, &tmr, NULL), 0);
-	assert_int_equal(fi_mr_reg(p.domain, src, sizeof(src), FI_WRITE, 0, 0,
+	assert_int_equal(fi_mr_reg(p.l.domain, src, sizeof(src), FI_WRITE, 0, 0,
 				   0, &smr, NULL), 0);
 	/* A message through a provider buffer, so that it holds 200 bytes. */
 	assert_int_equal(fi_recv(p.srv, p.rbuf, 256, fi_mr_desc(p.mr), 0,
@@ -289,7 +246,7 @@ static void test_writedata_into_buffers(void **state)
 	memset(src, 0x77, sizeof(src));
 	assert_int_equal(fi_writedata(p.cli, src, sizeof(src),
 				      fi_mr_desc(smr), 0xbeef, 0,
-				      (p.info->domain_attr->mr_mode &
+				      (p.l.info->domain_attr->mr_mode &
 				       FI_MR_VIRT_ADDR) ?
 				      (uint64_t)(uintptr_t)target : 0,
 				      fi_mr_key(tmr), NULL), 0);
@@ -307,8 +264,7 @@ static void test_writedata_into_buffers(void **state)
 	assert_int_equal(e.len, 10);
 	assert_int_equal(p.rbuf[9], 9);
 	assert_int_equal(p.rbuf[10], 0x5a);
-	assert_int_equal(fi_close(&tmr->fid), 0);
-	assert_int_equal(fi_close(&smr->fid), 0);
+	test_close(tmr, smr);
 	pair_close(&p);
 }
 

@@ -20,6 +20,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define LEN 512
 #define NMSG 32
@@ -104,14 +105,10 @@ static void bed_close(struct bed *b)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
+		test_close(b->s[i].ep, b->s[i].mr, b->s[i].cq);
 	}
-	assert_int_equal(fi_close(&b->av->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
-	fi_freeinfo(b->info);
+	test_close(b->av);
+	func_domain_close(b->info, b->fabric, b->domain);
 }
 
 /* Reads one entry (and its source) within the timeout; fails otherwise. */
@@ -342,9 +339,7 @@ static void test_alias(void **state)
 	assert_ptr_equal(e.op_context, &tag);
 	assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
 
-	assert_int_equal(fi_close(&alias->fid), 0);
-	assert_int_equal(fi_close(&ep->fid), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
+	test_close(alias, ep, cq);
 	bed_close(&b);
 }
 
@@ -364,46 +359,44 @@ static void *send_later(void *arg)
 	return NULL;
 }
 
+/* Side 1's receive (context b) is filled by a send from side 0 100 ms
+ * later, which fi_cq_sread sleeps until. */
+static void sread_late_send(struct bed *b)
+{
+	struct late_send l = { .from = &b->s[0], .delay_ms = 100 };
+	struct fi_cq_data_entry e;
+	pthread_t t;
+
+	assert_int_equal(fi_recv(b->s[1].ep, b->s[1].buf[0], LEN,
+				 fi_mr_desc(b->s[1].mr), 0, b), 0);
+	pthread_create(&t, NULL, send_later, &l);
+	assert_int_equal(fi_cq_sread(b->s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
+	assert_ptr_equal(e.op_context, b);
+	assert_int_equal(e.len, 64);
+	pthread_join(t, NULL);
+}
+
 /* With FI_PROGRESS_AUTO a condition-variable CQ needs no reader to make
  * progress: sread sleeps and the progress thread wakes it. */
 static void test_auto_progress_mutex_cond(void **state)
 {
-	struct late_send l;
-	struct fi_cq_data_entry e;
 	struct bed b;
-	pthread_t t;
 
 	(void)state;
 	bed_open(&b, FI_PROGRESS_AUTO, FI_WAIT_MUTEX_COND);
 	assert_int_equal(b.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
-	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
-				 fi_mr_desc(b.s[1].mr), 0, &b), 0);
-	l = (struct late_send){ .from = &b.s[0], .delay_ms = 100 };
-	pthread_create(&t, NULL, send_later, &l);
-	assert_int_equal(fi_cq_sread(b.s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
-	assert_ptr_equal(e.op_context, &b);
-	assert_int_equal(e.len, 64);
-	pthread_join(t, NULL);
+	sread_late_send(&b);
 	bed_close(&b);
 }
 
 /* FI_WAIT_FD under manual progress: sread sleeps on the channel. */
 static void test_fd_sread(void **state)
 {
-	struct late_send l;
-	struct fi_cq_data_entry e;
 	struct bed b;
-	pthread_t t;
 
 	(void)state;
 	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_FD);
-	assert_int_equal(fi_recv(b.s[1].ep, b.s[1].buf[0], LEN,
-				 fi_mr_desc(b.s[1].mr), 0, &b), 0);
-	l = (struct late_send){ .from = &b.s[0], .delay_ms = 100 };
-	pthread_create(&t, NULL, send_later, &l);
-	assert_int_equal(fi_cq_sread(b.s[1].cq, &e, 1, NULL, TIMEOUT_MS), 1);
-	assert_ptr_equal(e.op_context, &b);
-	pthread_join(t, NULL);
+	sread_late_send(&b);
 	bed_close(&b);
 }
 
@@ -549,8 +542,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_ep_bind(ep, &b.av->fid, 0), 0);
 	assert_int_equal(fi_ep_bind(ep, &av2->fid, 0), -FI_EINVAL);
 	assert_int_equal(fi_connect(ep, name, NULL, 0), -FI_ENOSYS);
-	assert_int_equal(fi_close(&ep->fid), 0);
-	assert_int_equal(fi_close(&av2->fid), 0);
+	test_close(ep, av2);
 	bed_close(&b);
 }
 

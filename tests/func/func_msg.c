@@ -38,6 +38,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define TIMEOUT_MS 5000
 #define STREAM_TIMEOUT_MS 20000
@@ -114,6 +115,23 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A 64-byte receive into s's receive area, slot i, with context ctx. */
+static void post_recv64(struct side *s, unsigned i, void *ctx)
+{
+	assert_int_equal(fi_recv(s->ep, s->rbuf + i * 64, 64, s->desc, 0, ctx),
+			 0);
+}
+
+/* Closes s's endpoint, which must take less than limit_ms. */
+static void close_ep_within(struct side *s, int64_t limit_ms)
+{
+	int64_t t0 = now_ms();
+
+	assert_int_equal(fi_close(&s->ep->fid), 0);
+	s->ep = NULL;
+	assert_true(now_ms() - t0 < limit_ms);
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -161,20 +179,6 @@ static void assert_same_addr(const struct sockaddr_in *a,
 	assert_int_equal(a->sin_addr.s_addr, b->sin_addr.s_addr);
 }
 
-/* fi_tx_size_left / fi_rx_size_left are deprecated, not gone: lfverbs
- * implements them, so they are tested. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static ssize_t tx_left(struct fid_ep *ep)
-{
-	return fi_tx_size_left(ep);
-}
-
-static ssize_t rx_left(struct fid_ep *ep)
-{
-	return fi_rx_size_left(ep);
-}
-#pragma GCC diagnostic pop
 
 /* ---- event queues ------------------------------------------------------- */
 
@@ -287,6 +291,21 @@ static void cq_expect_empty(struct fid_cq *cq, const char *what)
 			 "len %zu", what, e.op_context,
 			 (unsigned long long)e.flags, e.len);
 	assert_int_equal(ret, -FI_EAGAIN);
+}
+
+/* The client sends len bytes from its send area into a receive posted
+ * with rctx: the server's receive and then the client's send (sctx, what)
+ * complete, and nothing more on the client's transmit side. */
+static void send_completes(struct fx *f, size_t len, void *rctx, void *sctx,
+			   const char *what)
+{
+	struct fi_cq_data_entry e;
+
+	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, len, f->cli.desc, 0,
+				 sctx), 0);
+	cq_expect(f->srv.rxcq, &e, rctx, FI_RECV | FI_MSG, "receive");
+	cq_expect(f->cli.txcq, &e, sctx, FI_SEND | FI_MSG, what);
+	cq_expect_empty(f->cli.txcq, "client tx");
 }
 
 /*
@@ -416,12 +435,8 @@ static void fx_open(struct fx *f, const struct opts *o)
 		f->o = *o;
 	hints->tx_attr->size = f->o.tx_size;
 	hints->rx_attr->size = f->o.rx_size;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &f->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &f->info, &f->fabric, &f->domain);
 	assert_int_equal(f->info->ep_attr->type, FI_EP_MSG);
-	assert_int_equal(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), 0);
-	assert_int_equal(fi_domain(f->fabric, f->info, &f->domain, NULL), 0);
 	side_objects(f, &f->cli, true);
 	side_objects(f, &f->srv, false);
 
@@ -1267,12 +1282,8 @@ static void test_inject(void **state)
 
 	/* Sends complete in order: once this one is reported, the injects
 	 * are done, and they must have left no entry before it. */
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 8, f->cli.desc, 0,
-				 SCTX(0)), 0);
-	cq_expect(f->srv.rxcq, &e, RCTX(2), FI_RECV | FI_MSG, "send");
-	cq_expect(f->cli.txcq, &e, SCTX(0), FI_SEND | FI_MSG,
-		  "first send completion (the injects must have none)");
-	cq_expect_empty(f->cli.txcq, "client tx");
+	send_completes(f, 8, RCTX(2), SCTX(0),
+		       "first send completion (the injects must have none)");
 }
 
 /*
@@ -1422,8 +1433,7 @@ static void test_selective_completion(void **state)
 
 	/* Two sends without FI_COMPLETION, one fi_sendmsg with it. */
 	for (i = 0; i < 3; i++)
-		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
-					 f->srv.desc, 0, RCTX(i)), 0);
+		post_recv64(&f->srv, i, RCTX(i));
 	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
 				 SCTX(0)), 0);
 	iov = (struct iovec){ f->cli.sbuf + 64, 64 };
@@ -1449,12 +1459,8 @@ static void test_selective_completion(void **state)
 	assert_int_equal(fi_control(&f->cli.ep->fid, FI_SETOPSFLAG, &flags), 0);
 	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
 				 RCTX(0)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
-				 SCTX(3)), 0);
-	cq_expect(f->srv.rxcq, &e, RCTX(0), FI_RECV | FI_MSG, "receive");
-	cq_expect(f->cli.txcq, &e, SCTX(3), FI_SEND | FI_MSG,
-		  "fi_send with FI_COMPLETION in the op flags");
-	cq_expect_empty(f->cli.txcq, "client tx");
+	send_completes(f, 64, RCTX(0), SCTX(3),
+		       "fi_send with FI_COMPLETION in the op flags");
 }
 
 /* FI_SELECTIVE_COMPLETION on the receive side. */
@@ -1526,12 +1532,12 @@ static void test_flow_control(void **state)
 	rxs = f->info->rx_attr->size;
 	assert_int_equal(txs, 16);
 	assert_int_equal(rxs, 16);
-	assert_int_equal(tx_left(f->cli.ep), -FI_EOPBADSTATE);
-	assert_int_equal(rx_left(f->cli.ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_tx_left(f->cli.ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_rx_left(f->cli.ep), -FI_EOPBADSTATE);
 	fx_connect(f);
-	assert_int_equal(tx_left(f->cli.ep), txs);
-	assert_int_equal(rx_left(f->cli.ep), rxs);
-	assert_int_equal(rx_left(f->srv.ep), rxs);
+	assert_int_equal(func_tx_left(f->cli.ep), txs);
+	assert_int_equal(func_rx_left(f->cli.ep), rxs);
+	assert_int_equal(func_rx_left(f->srv.ep), rxs);
 
 	/* No receive at the server: the sends wait (RNR), the queue fills,
 	 * and posting says -FI_EAGAIN. */
@@ -1543,19 +1549,18 @@ static void test_flow_control(void **state)
 			break;
 		assert_int_equal(ret, 0);
 		sent++;
-		assert_int_equal(tx_left(f->cli.ep), txs - sent);
+		assert_int_equal(func_tx_left(f->cli.ep), txs - sent);
 	}
 	assert_int_equal(sent, txs);
-	assert_int_equal(tx_left(f->cli.ep), 0);
+	assert_int_equal(func_tx_left(f->cli.ep), 0);
 	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
 				 NULL), -FI_EAGAIN);
 	cq_expect_empty(f->cli.txcq, "client tx while the peer has no buffer");
 
 	/* Receives let them through. */
 	for (i = 0; i < rxs; i++) {
-		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
-					 f->srv.desc, 0, RCTX(i)), 0);
-		assert_int_equal(rx_left(f->srv.ep), rxs - i - 1);
+		post_recv64(&f->srv, i, RCTX(i));
+		assert_int_equal(func_rx_left(f->srv.ep), rxs - i - 1);
 	}
 	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
 				 NULL), -FI_EAGAIN);
@@ -1565,10 +1570,10 @@ static void test_flow_control(void **state)
 		assert_int_equal(e.len, 64);
 		check_fill(f->srv.rbuf + i * 64, 64, (unsigned)i);
 	}
-	assert_int_equal(rx_left(f->srv.ep), rxs);
+	assert_int_equal(func_rx_left(f->srv.ep), rxs);
 	for (i = 0; i < sent; i++)
 		cq_expect(f->cli.txcq, &e, SCTX(i), FI_SEND | FI_MSG, "send");
-	assert_int_equal(tx_left(f->cli.ep), txs);
+	assert_int_equal(func_tx_left(f->cli.ep), txs);
 	cq_expect_empty(f->cli.txcq, "client tx");
 	cq_expect_empty(f->srv.rxcq, "server rx");
 }
@@ -1587,8 +1592,7 @@ static void test_cq_overflow(void **state)
 	fx_open(f, &o);
 	fx_connect(f);
 	for (i = 0; i < n; i++) {
-		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
-					 f->srv.desc, 0, RCTX(i)), 0);
+		post_recv64(&f->srv, i, RCTX(i));
 		fill(f->cli.sbuf + i * 64, 64, i);
 		assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf + i * 64, 64,
 					 f->cli.desc, 0, SCTX(i)), 0);
@@ -1777,8 +1781,7 @@ static void test_counters(void **state)
 	fx_connect(f);
 
 	for (i = 0; i < n; i++)
-		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
-					 f->srv.desc, 0, RCTX(i)), 0);
+		post_recv64(&f->srv, i, RCTX(i));
 	/* More sends than the queue holds, with no CQ: only the counter
 	 * (and posting itself) can retire them. */
 	end = now_ms() + TIMEOUT_MS;
@@ -2265,15 +2268,11 @@ static void test_peer_gives_up_connecting(void **state)
 	struct cm_event ev;
 	uint32_t event = 0;
 	ssize_t ret;
-	int64_t t0;
 
 	fx_open(f, NULL);
 	assert_int_equal(fx_connect_start(f, NULL, 0), 0);
 	fx_get_connreq(f);
-	t0 = now_ms();
-	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
-	f->cli.ep = NULL;
-	assert_true(now_ms() - t0 < 1500);
+	close_ep_within(&f->cli, 1500);
 	sleep_ms(100);
 
 	assert_int_equal(fi_endpoint(f->domain, f->connreq, &f->srv.ep,
@@ -2296,10 +2295,7 @@ static void test_peer_gives_up_connecting(void **state)
 	} else {
 		assert_true(ret < 0);
 	}
-	t0 = now_ms();
-	assert_int_equal(fi_close(&f->srv.ep->fid), 0);
-	f->srv.ep = NULL;
-	assert_true(now_ms() - t0 < 1500);
+	close_ep_within(&f->srv, 1500);
 
 	fx_open_client(f);
 	fx_connect(f);
@@ -2487,8 +2483,7 @@ static void test_close_after_injects(void **state)
 	unsigned i;
 
 	for (i = 0; i < 8; i++)
-		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
-					 f->srv.desc, 0, RCTX(i)), 0);
+		post_recv64(&f->srv, i, RCTX(i));
 	for (i = 0; i < 8; i++)
 		assert_int_equal(fi_inject(f->cli.ep, f->cli.sbuf, 8, 0), 0);
 	for (i = 0; i < 8; i++)
@@ -2511,28 +2506,20 @@ static void test_close_with_receives_posted(void **state)
 	unsigned i;
 
 	for (i = 0; i < 8; i++)
-		assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + i * 64, 64,
-					 f->srv.desc, 0, RCTX(i)), 0);
+		post_recv64(&f->srv, i, RCTX(i));
 	for (i = 0; i < 4; i++)
-		assert_int_equal(fi_recv(f->cli.ep, f->cli.rbuf + i * 64, 64,
-					 f->cli.desc, 0, RCTX(8 + i)), 0);
+		post_recv64(&f->cli, i, RCTX(8 + i));
 
 	/* Closed while connected and with receives posted: they are
 	 * discarded without a word (fi_endpoint(3)), and quickly. */
-	t0 = now_ms();
-	assert_int_equal(fi_close(&f->srv.ep->fid), 0);
-	f->srv.ep = NULL;
-	assert_true(now_ms() - t0 < 1500);
+	close_ep_within(&f->srv, 1500);
 	sleep_ms(50);
 	cq_expect_empty(f->srv.rxcq, "server rx after close");
 
 	/* The peer hears of it. */
 	assert_int_equal(eq_expect(f->cli.eq, FI_SHUTDOWN, &ev,
 				   &f->cli.ep->fid), 0);
-	t0 = now_ms();
-	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
-	f->cli.ep = NULL;
-	assert_true(now_ms() - t0 < 1500);
+	close_ep_within(&f->cli, 1500);
 	sleep_ms(50);
 	cq_expect_empty(f->cli.rxcq, "client rx after close");
 
@@ -2667,8 +2654,8 @@ static void test_bad_input_data_path(void **state)
 			 -FI_EOPBADSTATE);
 
 	/* None of it was posted, and the connection still works. */
-	assert_int_equal(tx_left(f->cli.ep), f->info->tx_attr->size);
-	assert_int_equal(rx_left(f->srv.ep), f->info->rx_attr->size);
+	assert_int_equal(func_tx_left(f->cli.ep), f->info->tx_attr->size);
+	assert_int_equal(func_rx_left(f->srv.ep), f->info->rx_attr->size);
 	cq_expect_empty(f->cli.txcq, "client tx");
 	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
 				 RCTX(0)), 0);
@@ -2692,8 +2679,8 @@ static void test_bad_input_control_path(void **state)
 	assert_int_equal(fi_endpoint(f->domain, f->info, &f->extra_ep, NULL), 0);
 	ep = f->extra_ep;
 
-	assert_int_equal(tx_left(ep), -FI_EOPBADSTATE);
-	assert_int_equal(rx_left(ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_tx_left(ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_rx_left(ep), -FI_EOPBADSTATE);
 	assert_int_equal(fi_enable(ep), -FI_ENOEQ);
 	assert_int_equal(fi_recv(ep, f->cli.rbuf, 64, f->cli.desc, 0, NULL),
 			 -FI_EOPBADSTATE);
@@ -2726,8 +2713,8 @@ static void test_bad_input_control_path(void **state)
 	assert_int_equal(fi_enable(ep), -FI_EOPBADSTATE);
 	assert_int_equal(fi_ep_bind(ep, &f->cli.rxcq->fid, FI_RECV),
 			 -FI_EOPBADSTATE);
-	assert_int_equal(tx_left(ep), f->info->tx_attr->size);
-	assert_int_equal(rx_left(ep), f->info->rx_attr->size);
+	assert_int_equal(func_tx_left(ep), f->info->tx_attr->size);
+	assert_int_equal(func_rx_left(ep), f->info->rx_attr->size);
 
 	/* Not from a connection request: nothing to accept. */
 	assert_int_equal(fi_accept(ep, NULL, 0), -FI_EINVAL);

@@ -15,37 +15,15 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
-
-struct objs {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-};
+#include "func_pair.h"
 
 static int open_objs(void **state)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG);
-	struct objs *o = calloc(1, sizeof(*o));
+	struct func_domain *o = calloc(1, sizeof(*o));
 
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
+	func_domain_open(hints, &o->info, &o->fabric, &o->domain);
 	*state = o;
-	return 0;
-}
-
-static int close_objs(void **state)
-{
-	struct objs *o = *state;
-
-	if (o->domain)
-		assert_int_equal(fi_close(&o->domain->fid), 0);
-	if (o->fabric)
-		assert_int_equal(fi_close(&o->fabric->fid), 0);
-	fi_freeinfo(o->info);
-	free(o);
 	return 0;
 }
 
@@ -184,7 +162,7 @@ static void test_getinfo_no_data(void **state)
 
 static void test_close_order(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
 	struct fid_eq *eq;
 	struct fid_mr *mr;
@@ -196,19 +174,17 @@ static void test_close_order(void **state)
 	assert_int_equal(fi_eq_open(o->fabric, &eq_attr, &eq, NULL), 0);
 	assert_int_equal(fi_close(&o->fabric->fid), -FI_EBUSY);
 	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
+	test_close(mr, o->domain);
 	o->domain = NULL;
 	assert_int_equal(fi_close(&o->fabric->fid), -FI_EBUSY); /* the EQ */
-	assert_int_equal(fi_close(&eq->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(eq, o->fabric);
 	o->fabric = NULL;
 	free(buf);
 }
 
 static void test_mr_real_registration(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fid_mr *mr1, *mr2;
 	size_t len = 1 << 20;
 	char *buf = calloc(1, len);
@@ -222,14 +198,13 @@ static void test_mr_real_registration(void **state)
 	assert_ptr_not_equal(fi_mr_desc(mr1), fi_mr_desc(mr2));
 	assert_int_not_equal(fi_mr_key(mr1), fi_mr_key(mr2));
 	assert_ptr_equal(mr1->fid.context, buf);
-	assert_int_equal(fi_close(&mr2->fid), 0);
-	assert_int_equal(fi_close(&mr1->fid), 0);
+	test_close(mr2, mr1);
 	free(buf);
 }
 
 static void test_mr_bad_input(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	char buf[64] = { 0 };
 	struct iovec iov[2] = { { buf, 32 }, { buf + 32, 32 } };
 	struct fid_mr *mr;
@@ -250,7 +225,7 @@ static void test_mr_bad_input(void **state)
 
 static void test_domain_bad_input(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fid_domain *domain;
 	struct fi_info *info = fi_dupinfo(o->info);
 
@@ -267,7 +242,7 @@ static void test_domain_bad_input(void **state)
 
 static void test_two_domains(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fid_domain *second;
 	struct fid_mr *mr;
 	char buf[64] = { 0 };
@@ -276,13 +251,12 @@ static void test_two_domains(void **state)
 	assert_int_equal(fi_mr_reg(second, buf, sizeof(buf), FI_RECV, 0, 0, 0,
 				   &mr, NULL), 0);
 	assert_int_equal(fi_close(&second->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&second->fid), 0);
+	test_close(mr, second);
 }
 
 static void test_fabric_bad_input(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_fabric_attr attr = *o->info->fabric_attr;
 	struct fid_fabric *fabric;
 
@@ -293,7 +267,7 @@ static void test_fabric_bad_input(void **state)
 
 static void test_eq_sread_and_fd(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD, .flags = FI_WRITE };
 	struct fi_eq_entry entry = { .data = 99 };
 	struct pollfd pfd = { .events = POLLIN };
@@ -325,7 +299,7 @@ static void test_eq_sread_and_fd(void **state)
 
 static void test_cq_through_core(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
 				   .wait_obj = FI_WAIT_FD };
 	struct fi_cq_data_entry d;
@@ -351,7 +325,7 @@ static void test_cq_through_core(void **state)
 
 static void test_cntr_through_core(void **state)
 {
-	struct objs *o = *state;
+	struct func_domain *o = *state;
 	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
 				     .wait_obj = FI_WAIT_MUTEX_COND };
 	struct fid_cntr *cntr;
@@ -365,7 +339,7 @@ static void test_cntr_through_core(void **state)
 	assert_int_equal(fi_close(&cntr->fid), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, open_objs, close_objs)
+#define T(fn) FUNC_DOMAIN_TEST(fn, open_objs)
 
 int main(void)
 {

@@ -24,6 +24,7 @@
 #include <rdma/fi_ext.h>
 
 #include "func_common.h"
+#include "func_owner.h"
 
 #define MSGS 64
 #define MSG_LEN 256
@@ -37,40 +38,6 @@ struct shm {
 	struct fid_ep *ep[2];
 	fi_addr_t addr[2];
 };
-
-struct owner {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_peer_cq *peer;
-};
-
-static void owner_open(struct owner *o, enum fi_wait_obj wait)
-{
-	struct fi_info *hints = func_hints(FI_EP_MSG);
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
-				   .wait_obj = wait };
-	struct fid *fid;
-
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
-	assert_int_equal(fi_cq_open(o->domain, &attr, &o->cq, NULL), 0);
-	assert_int_equal(fi_export_fid(&o->cq->fid, 0, &fid, NULL), 0);
-	assert_int_equal(fid->fclass, FI_CLASS_PEER_CQ);
-	o->peer = container_of(fid, struct fid_peer_cq, fid);
-}
-
-static void owner_close(struct owner *o)
-{
-	assert_int_equal(fi_close(&o->cq->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
-	fi_freeinfo(o->info);
-}
 
 /* false when shm cannot be a peer: fi_peer(3) has providers without peer
  * CQ support fail fi_cq_open with -FI_EINVAL. Debian 12's libfabric 1.17.0
@@ -92,29 +59,18 @@ static bool shm_open(struct shm *s, struct fid_peer_cq *owner)
 	hints->caps = FI_MSG;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &s->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(s->info->fabric_attr, &s->fabric, NULL), 0);
-	assert_int_equal(fi_domain(s->fabric, s->info, &s->domain, NULL), 0);
+	func_domain_open(hints, &s->info, &s->fabric, &s->domain);
 	ret = fi_cq_open(s->domain, &cq_attr, &s->cq, &peer_ctx);
 	if (ret == -FI_EINVAL) {
-		assert_int_equal(fi_close(&s->domain->fid), 0);
-		assert_int_equal(fi_close(&s->fabric->fid), 0);
-		fi_freeinfo(s->info);
+		func_domain_close(s->info, s->fabric, s->domain);
 		return false;
 	}
 	assert_int_equal(ret, 0);
 	assert_int_equal(fi_av_open(s->domain, &av_attr, &s->av, NULL), 0);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_endpoint(s->domain, s->info, &s->ep[i],
-					     NULL), 0);
-		assert_int_equal(fi_ep_bind(s->ep[i], &s->cq->fid,
-					    FI_TRANSMIT | FI_RECV), 0);
-		assert_int_equal(fi_ep_bind(s->ep[i], &s->av->fid, 0), 0);
-		assert_int_equal(fi_enable(s->ep[i]), 0);
 		len = sizeof(name[i]);
-		assert_int_equal(fi_getname(&s->ep[i]->fid, name[i], &len), 0);
+		s->ep[i] = peer_ep_open(s->domain, s->info, s->cq, s->av,
+					name[i], &len);
 		assert_int_equal(fi_av_insert(s->av, name[i], 1, &s->addr[i], 0,
 					      NULL), 1);
 	}
@@ -123,15 +79,8 @@ static bool shm_open(struct shm *s, struct fid_peer_cq *owner)
 
 static void shm_close(struct shm *s)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		assert_int_equal(fi_close(&s->ep[i]->fid), 0);
-	assert_int_equal(fi_close(&s->av->fid), 0);
-	assert_int_equal(fi_close(&s->cq->fid), 0);
-	assert_int_equal(fi_close(&s->domain->fid), 0);
-	assert_int_equal(fi_close(&s->fabric->fid), 0);
-	fi_freeinfo(s->info);
+	test_close(s->ep[0], s->ep[1], s->av, s->cq);
+	func_domain_close(s->info, s->fabric, s->domain);
 }
 
 static void test_shm_completes_into_lfverbs_cq(void **state)

@@ -29,6 +29,7 @@
 #include <rdma/fi_ext.h>
 
 #include "func_common.h"
+#include "func_owner.h"
 
 #define MSGS 64
 #define MSG_LEN 256
@@ -36,14 +37,6 @@
 #define DATA_BASE 0x5eed0000ULL
 
 /* An lfverbs fabric, domain and CQ, the CQ exported as a fid_peer_cq. */
-struct owner {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_peer_cq *peer;
-};
-
 /* lfvpeer objects: one CQ (a peer, or an owner with its own entries) bound
  * to two endpoints that know each other through one AV. */
 struct lfvpeer {
@@ -68,39 +61,6 @@ static struct fi_info *lfvpeer_hints(void)
 	return hints;
 }
 
-static struct fid_peer_cq *export_cq(struct fid_cq *cq)
-{
-	struct fid *fid = NULL;
-
-	assert_int_equal(fi_export_fid(&cq->fid, 0, &fid, NULL), 0);
-	assert_non_null(fid);
-	assert_int_equal(fid->fclass, FI_CLASS_PEER_CQ);
-	return container_of(fid, struct fid_peer_cq, fid);
-}
-
-static void owner_open(struct owner *o, enum fi_wait_obj wait)
-{
-	struct fi_info *hints = func_hints(FI_EP_MSG);
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
-				   .wait_obj = wait };
-
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &o->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(o->info->fabric_attr, &o->fabric, NULL), 0);
-	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
-	assert_int_equal(fi_cq_open(o->domain, &attr, &o->cq, NULL), 0);
-	o->peer = export_cq(o->cq);
-}
-
-static void owner_close(struct owner *o)
-{
-	assert_int_equal(fi_close(&o->cq->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
-	fi_freeinfo(o->info);
-}
-
 /* owner NULL: the lfvpeer CQ holds its own entries (format DATA). */
 static void lfvpeer_open(struct lfvpeer *p, struct fid_peer_cq *owner)
 {
@@ -115,24 +75,15 @@ static void lfvpeer_open(struct lfvpeer *p, struct fid_peer_cq *owner)
 	size_t len;
 	int i;
 
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &p->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &p->info, &p->fabric, &p->domain);
 	assert_int_equal(p->info->addr_format, FI_ADDR_STR);
-	assert_int_equal(fi_fabric(p->info->fabric_attr, &p->fabric, NULL), 0);
-	assert_int_equal(fi_domain(p->fabric, p->info, &p->domain, NULL), 0);
 	assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->cq,
 				    owner ? (void *)&peer_ctx : NULL), 0);
 	assert_int_equal(fi_av_open(p->domain, &av_attr, &p->av, NULL), 0);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_endpoint(p->domain, p->info, &p->ep[i],
-					     NULL), 0);
-		assert_int_equal(fi_ep_bind(p->ep[i], &p->cq->fid,
-					    FI_TRANSMIT | FI_RECV), 0);
-		assert_int_equal(fi_ep_bind(p->ep[i], &p->av->fid, 0), 0);
-		assert_int_equal(fi_enable(p->ep[i]), 0);
 		len = sizeof(name[i]);
-		assert_int_equal(fi_getname(&p->ep[i]->fid, name[i], &len), 0);
+		p->ep[i] = peer_ep_open(p->domain, p->info, p->cq, p->av,
+					name[i], &len);
 		assert_int_equal(len, strlen(name[i]) + 1);
 	}
 	/* FI_ADDR_STR: fi_av_insert takes an array of strings. */
@@ -142,15 +93,8 @@ static void lfvpeer_open(struct lfvpeer *p, struct fid_peer_cq *owner)
 
 static void lfvpeer_close(struct lfvpeer *p)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		assert_int_equal(fi_close(&p->ep[i]->fid), 0);
-	assert_int_equal(fi_close(&p->av->fid), 0);
-	assert_int_equal(fi_close(&p->cq->fid), 0);
-	assert_int_equal(fi_close(&p->domain->fid), 0);
-	assert_int_equal(fi_close(&p->fabric->fid), 0);
-	fi_freeinfo(p->info);
+	test_close(p->ep[0], p->ep[1], p->av, p->cq);
+	func_domain_close(p->info, p->fabric, p->domain);
 }
 
 /* fi_peer(3): the owner drives the peer's progress this way. */
@@ -481,11 +425,7 @@ static void test_lfverbs_cq_as_peer(void **state)
 	(void)state;
 	lfvpeer_open(&owner, NULL);
 	ctx.cq = export_cq(owner.cq);
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
-			 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
-	assert_int_equal(fi_domain(fabric, info, &domain, NULL), 0);
+	func_domain_open(hints, &info, &fabric, &domain);
 
 	/* A context that is not a fi_peer_cq_context is refused. */
 	ctx.size = 0;
@@ -501,10 +441,8 @@ static void test_lfverbs_cq_as_peer(void **state)
 	assert_int_equal(fi_cq_signal(cq), -FI_ENOSYS);
 	/* A peer holds no entries, so it has none to share. */
 	assert_int_equal(fi_export_fid(&cq->fid, 0, &fid, NULL), -FI_EINVAL);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&domain->fid), 0);
-	assert_int_equal(fi_close(&fabric->fid), 0);
-	fi_freeinfo(info);
+	test_close(cq);
+	func_domain_close(info, fabric, domain);
 
 	/* The owner side lfverbs would write into: an entry written through
 	 * the exported fid_peer_cq, and lfvpeer's own traffic, both come out

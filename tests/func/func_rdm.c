@@ -31,6 +31,7 @@
 
 #include "fi_lfverbs.h"
 #include "func_common.h"
+#include "func_pair.h"
 
 #define LEN 256
 #define N 16
@@ -161,13 +162,9 @@ static void bed_open_mode(struct bed *b, int mode)
 		      FI_RMA | FI_ATOMIC | FI_MULTI_RECV |
 		      (want_source_err ? FI_SOURCE_ERR : 0);
 	hints->tx_attr->op_flags = want_tx_op_flags;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &b->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &b->info, &b->fabric, &b->domain);
 	assert_int_equal(b->info->ep_attr->type, FI_EP_RDM);
 	assert_true(b->info->tx_attr->msg_order & FI_ORDER_SAS);
-	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
-	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
 	srx_open(b);
 	for (i = 0; i < 2; i++)
 		side_open(b, &b->s[i]);
@@ -182,24 +179,14 @@ static void bed_close(struct bed *b)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].av->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
+		test_close(b->s[i].ep, b->s[i].mr, b->s[i].av, b->s[i].cq);
 	}
 	if (b->isrx)
 		assert_int_equal(fi_close(&b->isrx->fid), 0);
 	if (b->peer_fid)
 		assert_int_equal(fi_close(b->peer_fid), 0);
-	if (b->srx)
-		assert_int_equal(fi_close(&b->srx->fid), 0);
-	if (b->rd)
-		assert_int_equal(fi_close(&b->rd->fid), 0);
-	if (b->wr)
-		assert_int_equal(fi_close(&b->wr->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
-	fi_freeinfo(b->info);
+	test_close(b->srx, b->rd, b->wr);
+	func_domain_close(b->info, b->fabric, b->domain);
 }
 
 /* Polls one side's CQ into its stash; the error of a failed read. */
@@ -445,8 +432,7 @@ static void test_rendezvous(void **state)
 	assert_memory_equal(dst, src, 40000);
 	expect_send(&b, 0, src);
 
-	assert_int_equal(fi_close(&smr->fid), 0);
-	assert_int_equal(fi_close(&dmr->fid), 0);
+	test_close(smr, dmr);
 	bed_close(&b);
 	free(src);
 	free(dst);
@@ -1143,10 +1129,7 @@ static void split_open(struct fid_domain *domain, struct fi_info *info,
 
 static void split_close(struct split_side *s)
 {
-	assert_int_equal(fi_close(&s->ep->fid), 0);
-	assert_int_equal(fi_close(&s->av->fid), 0);
-	assert_int_equal(fi_close(&s->txcq->fid), 0);
-	assert_int_equal(fi_close(&s->rxcq->fid), 0);
+	test_close(s->ep, s->av, s->txcq, s->rxcq);
 }
 
 /* The receiver, on its own thread: sread drives its endpoint. It starts
@@ -1188,11 +1171,7 @@ static void test_trywait_split_cqs(void **state)
 	(void)state;
 	memset(s, 0, sizeof(s));
 	hints->caps = FI_MSG;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
-	assert_int_equal(fi_domain(fabric, info, &domain, NULL), 0);
+	func_domain_open(hints, &info, &fabric, &domain);
 	for (i = 0; i < 2; i++) {
 		split_open(domain, info, &s[i]);
 		len = sizeof(name[i]);
@@ -1228,9 +1207,7 @@ static void test_trywait_split_cqs(void **state)
 	close(epfd);
 	for (i = 0; i < 2; i++)
 		split_close(&s[i]);
-	assert_int_equal(fi_close(&domain->fid), 0);
-	assert_int_equal(fi_close(&fabric->fid), 0);
-	fi_freeinfo(info);
+	func_domain_close(info, fabric, domain);
 }
 
 static uint64_t drops_of(struct bed *b, unsigned reason)

@@ -40,7 +40,9 @@
 #include <rdma/fi_tagged.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 #include "func_rdm_common.h"
+#include "../test_close.h"
 
 #define STEP_MS 60000			/* one phase of a peer test */
 #define PEER_ALARM_S 150		/* a peer that hangs dies by then */
@@ -1485,19 +1487,6 @@ static void test_peer_restart(void **state)
 
 /* ---- bad input ------------------------------------------------------------------ */
 
-/* Deprecated, not gone: lfverbs implements them (see func_msg.c). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static ssize_t tx_left(struct fid_ep *ep)
-{
-	return fi_tx_size_left(ep);
-}
-
-static ssize_t rx_left(struct fid_ep *ep)
-{
-	return fi_rx_size_left(ep);
-}
-#pragma GCC diagnostic pop
 
 /* Endpoint attributes beyond what the provider offers. */
 static void bad_endpoint_attrs(struct fab *f)
@@ -1542,7 +1531,7 @@ static void bad_before_enable(struct fab *f, struct node *n,
 			 -FI_EOPBADSTATE);
 	assert_int_equal(fi_recvmsg(n->ep, &msg, 0), -FI_EOPBADSTATE);
 	assert_int_equal(fi_trecvmsg(n->ep, &tmsg, 0), -FI_EOPBADSTATE);
-	assert_int_equal(tx_left(n->ep), -FI_EOPBADSTATE);
+	assert_int_equal(func_tx_left(n->ep), -FI_EOPBADSTATE);
 	assert_int_equal(fi_cancel(&n->ep->fid, buf), -FI_ENOENT);
 	assert_int_equal(fi_enable(n->ep), -FI_ENOAV);
 
@@ -1610,7 +1599,7 @@ static void bad_after_enable(struct fab *f, struct node *n)
 	assert_int_equal(fi_getname(&n->ep->fid, n->name, &n->namelen), 0);
 	assert_int_equal(n->namelen, NAME_LEN);
 	/* What RDM does not do. */
-	assert_int_equal(rx_left(n->ep), -FI_ENOSYS);
+	assert_int_equal(func_rx_left(n->ep), -FI_ENOSYS);
 	assert_int_equal(fi_connect(n->ep, buf, NULL, 0), -FI_ENOSYS);
 	assert_int_equal(fi_setopt(&n->ep->fid, FI_OPT_ENDPOINT,
 				   FI_OPT_CM_DATA_SIZE, &v, sizeof(v)),
@@ -1628,7 +1617,7 @@ static void bad_sends(struct fab *f, struct node *n, fi_addr_t peer)
 	struct fi_msg_tagged tmsg;
 	struct fi_msg msg;
 	uint8_t *buf = calloc(1, 2 * f->eager + 2);
-	ssize_t room = tx_left(n->ep);
+	ssize_t room = func_tx_left(n->ep);
 	fi_addr_t bad[3] = { peer + 1000, FI_ADDR_NOTAVAIL, FI_ADDR_UNSPEC };
 
 	assert_non_null(buf);
@@ -1688,7 +1677,7 @@ static void bad_sends(struct fab *f, struct node *n, fi_addr_t peer)
 		msg.addr = bad[i];
 		assert_int_equal(fi_sendmsg(n->ep, &msg, 0), -FI_EINVAL);
 	}
-	assert_int_equal(tx_left(n->ep), room);
+	assert_int_equal(func_tx_left(n->ep), room);
 	free(buf);
 }
 
@@ -1772,8 +1761,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(p.stray, 0);
 	assert_int_equal(node_close(&n), 0);
 	assert_int_equal(node_close(&peer), 0);
-	assert_int_equal(fi_close(&cntr->fid), 0);
-	assert_int_equal(fi_close(&eq->fid), 0);
+	test_close(cntr, eq);
 	assert_int_equal(fab_close(&f), 0);
 }
 

@@ -37,6 +37,7 @@
 #include <rdma/fi_rma.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 /* Per wait: TCG round trips take up to a few ms under load. */
 #define TIMEOUT_MS 10000
@@ -388,11 +389,7 @@ static int group_setup(void **state)
 	struct fi_info *hints = rma_hints();
 
 	(void)state;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &g.info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(g.info->fabric_attr, &g.fabric, NULL), 0);
-	assert_int_equal(fi_domain(g.fabric, g.info, &g.domain, NULL), 0);
+	func_domain_open(hints, &g.info, &g.fabric, &g.domain);
 	region_reg(&g.lbuf, BUF_LEN, FI_READ | FI_WRITE);
 	region_reg(&g.lbuf2, BUF_LEN, FI_READ | FI_WRITE);
 	region_reg(&g.loc, LOC_LEN, FI_READ | FI_WRITE);

@@ -29,6 +29,7 @@
 
 #include "fi_lfverbs.h"
 #include "func_common.h"
+#include "func_pair.h"
 
 #define TIMEOUT_MS 20000
 #define REGION 4096
@@ -266,11 +267,7 @@ static int pair_setup(void **state, enum fi_ep_type type)
 	int i;
 
 	p->type = type;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &p->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(fi_fabric(p->info->fabric_attr, &p->fabric, NULL), 0);
-	assert_int_equal(fi_domain(p->fabric, p->info, &p->domain, NULL), 0);
+	func_domain_open(hints, &p->info, &p->fabric, &p->domain);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(fi_cq_open(p->domain, &cq_attr, &p->cq[i],
 					    NULL), 0);

@@ -21,6 +21,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define NTX 3
 #define NRX 4
@@ -66,26 +67,27 @@ static void cq_open(struct bed *b, struct fid_cq **cq)
 	assert_int_equal(fi_cq_open(b->domain, &attr, cq, NULL), 0);
 }
 
+/* Context i of sep for dir (FI_TRANSMIT or FI_RECV), its own CQ bound. */
+static void ctx_open(struct bed *b, struct fid_ep *sep, int i, uint64_t dir,
+		     struct fid_ep **ctx, struct fid_cq **cq)
+{
+	assert_int_equal(dir == FI_TRANSMIT ?
+			 fi_tx_context(sep, i, NULL, ctx, NULL) :
+			 fi_rx_context(sep, i, NULL, ctx, NULL), 0);
+	cq_open(b, cq);
+	assert_int_equal(fi_ep_bind(*ctx, &(*cq)->fid, dir), 0);
+}
+
 static void sep_open(struct bed *b, struct sep *s)
 {
 	int i;
 
 	assert_int_equal(fi_scalable_ep(b->domain, b->info, &s->sep, NULL), 0);
 	assert_int_equal(fi_scalable_ep_bind(s->sep, &b->av->fid, 0), 0);
-	for (i = 0; i < NTX; i++) {
-		assert_int_equal(fi_tx_context(s->sep, i, NULL, &s->tx[i],
-					       NULL), 0);
-		cq_open(b, &s->tx_cq[i]);
-		assert_int_equal(fi_ep_bind(s->tx[i], &s->tx_cq[i]->fid,
-					    FI_TRANSMIT), 0);
-	}
-	for (i = 0; i < NRX; i++) {
-		assert_int_equal(fi_rx_context(s->sep, i, NULL, &s->rx[i],
-					       NULL), 0);
-		cq_open(b, &s->rx_cq[i]);
-		assert_int_equal(fi_ep_bind(s->rx[i], &s->rx_cq[i]->fid,
-					    FI_RECV), 0);
-	}
+	for (i = 0; i < NTX; i++)
+		ctx_open(b, s->sep, i, FI_TRANSMIT, &s->tx[i], &s->tx_cq[i]);
+	for (i = 0; i < NRX; i++)
+		ctx_open(b, s->sep, i, FI_RECV, &s->rx[i], &s->rx_cq[i]);
 	/* Before enabling, the contexts have no QP numbers: no name. */
 	s->namelen = sizeof(s->name);
 	assert_int_equal(fi_getname(&s->sep->fid, s->name, &s->namelen),
@@ -105,15 +107,12 @@ static void sep_close(struct sep *s)
 	/* Contexts first (fi_endpoint(3)). */
 	assert_int_equal(fi_close(&s->sep->fid), -FI_EBUSY);
 	for (i = 0; i < NTX; i++) {
-		assert_int_equal(fi_close(&s->tx[i]->fid), 0);
-		assert_int_equal(fi_close(&s->tx_cq[i]->fid), 0);
+		test_close(s->tx[i], s->tx_cq[i]);
 	}
 	for (i = 0; i < NRX; i++) {
-		assert_int_equal(fi_close(&s->rx[i]->fid), 0);
-		assert_int_equal(fi_close(&s->rx_cq[i]->fid), 0);
+		test_close(s->rx[i], s->rx_cq[i]);
 	}
-	assert_int_equal(fi_close(&s->mr->fid), 0);
-	assert_int_equal(fi_close(&s->sep->fid), 0);
+	test_close(s->mr, s->sep);
 }
 
 static void bed_open(struct bed *b)
@@ -124,14 +123,10 @@ static void bed_open(struct bed *b)
 	int i;
 
 	memset(b, 0, sizeof(*b));
-	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints,
-				    &b->info), 0);
-	fi_freeinfo(hints);
+	func_domain_open(hints, &b->info, &b->fabric, &b->domain);
 	assert_int_equal(b->info->ep_attr->tx_ctx_cnt, NTX);
 	assert_int_equal(b->info->ep_attr->rx_ctx_cnt, NRX);
 	assert_true(b->info->domain_attr->max_ep_rx_ctx >= NRX);
-	assert_int_equal(fi_fabric(b->info->fabric_attr, &b->fabric, NULL), 0);
-	assert_int_equal(fi_domain(b->fabric, b->info, &b->domain, NULL), 0);
 	assert_int_equal(fi_av_open(b->domain, &av_attr, &b->av, NULL), 0);
 	for (i = 0; i < 2; i++) {
 		sep_open(b, &b->s[i]);
@@ -144,10 +139,8 @@ static void bed_close(struct bed *b)
 {
 	sep_close(&b->s[0]);
 	sep_close(&b->s[1]);
-	assert_int_equal(fi_close(&b->av->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
-	fi_freeinfo(b->info);
+	test_close(b->av);
+	func_domain_close(b->info, b->fabric, b->domain);
 }
 
 static void test_every_context_pair(void **state)
@@ -278,10 +271,7 @@ static void test_ordinary_peer(void **state)
 	assert_int_equal(func_cq_read_n(b.s[0].tx_cq[2], &e, sizeof(e), 1,
 					NULL, TIMEOUT_MS), 1);
 
-	assert_int_equal(fi_close(&ep->fid), 0);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&plain_av->fid), 0);
+	test_close(ep, mr, cq, plain_av);
 	fi_freeinfo(info);
 	bed_close(&b);
 }
@@ -390,11 +380,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_close(&ctx->fid), 0);
 	/* A closed context's index can be opened again. */
 	assert_int_equal(fi_tx_context(sep, 0, NULL, &ctx, NULL), 0);
-	assert_int_equal(fi_close(&ctx->fid), 0);
-	assert_int_equal(fi_close(&ctx2->fid), 0);
-	assert_int_equal(fi_close(&sep->fid), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&av->fid), 0);
+	test_close(ctx, ctx2, sep, cq, av);
 
 	/* MSG endpoints are not scalable. */
 	fi_freeinfo(info);
@@ -406,8 +392,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_scalable_ep(domain, info, &sep, NULL),
 			 -FI_ENOSYS);
 	fi_freeinfo(info);
-	assert_int_equal(fi_close(&domain->fid), 0);
-	assert_int_equal(fi_close(&fabric->fid), 0);
+	test_close(domain, fabric);
 }
 
 int main(void)

@@ -18,6 +18,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define NCONN 2
 #define PER_CONN 3
@@ -25,11 +26,7 @@
 #define TIMEOUT_MS 5000
 
 struct world {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_eq *eq;
-	struct fid_pep *pep;
+	struct func_listener l;
 	struct fid_cq *ccq, *scq;
 	struct fid_ep *srx;
 	struct fid_stx *stx;
@@ -39,74 +36,40 @@ struct world {
 	uint8_t buf[2 * NCONN * PER_CONN][LEN];
 };
 
-static void expect_event(struct fid_eq *eq, uint32_t want,
-			 struct fi_eq_cm_entry *entry)
-{
-	assert_int_equal(func_cm_event(eq, entry, TIMEOUT_MS), (int)want);
-}
-
 static void open_world(struct world *w)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG);
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
-	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
 	struct fi_rx_attr srx_attr = { .size = 64, .iov_limit = 1 };
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_eq_cm_entry entry;
-	char addr[128];
-	size_t len = sizeof(addr);
+	struct fid_domain *domain;
 	int i;
 
 	memset(w, 0, sizeof(*w));
 	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
-	hints->src_addr = NULL;
-	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "0", FI_SOURCE,
-				    hints, &w->info), 0);
-	fi_freeinfo(hints);
-	assert_int_equal(w->info->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
-	assert_true(w->info->domain_attr->max_ep_srx_ctx >= 1);
-	assert_int_equal(fi_fabric(w->info->fabric_attr, &w->fabric, NULL), 0);
-	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
-	assert_int_equal(fi_eq_open(w->fabric, &eq_attr, &w->eq, NULL), 0);
-	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &w->ccq, NULL), 0);
-	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &w->scq, NULL), 0);
-	assert_int_equal(fi_srx_context(w->domain, &srx_attr, &w->srx, NULL),
-			 0);
-	assert_int_equal(fi_stx_context(w->domain, w->info->tx_attr, &w->stx,
+	func_listener_open(&w->l, hints);
+	domain = w->l.domain;
+	assert_int_equal(w->l.info->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
+	assert_true(w->l.info->domain_attr->max_ep_srx_ctx >= 1);
+	assert_int_equal(fi_cq_open(domain, &cq_attr, &w->ccq, NULL), 0);
+	assert_int_equal(fi_cq_open(domain, &cq_attr, &w->scq, NULL), 0);
+	assert_int_equal(fi_srx_context(domain, &srx_attr, &w->srx, NULL), 0);
+	assert_int_equal(fi_stx_context(domain, w->l.info->tx_attr, &w->stx,
 					NULL), 0);
-	assert_int_equal(fi_mr_reg(w->domain, w->buf, sizeof(w->buf),
+	assert_int_equal(fi_mr_reg(domain, w->buf, sizeof(w->buf),
 				   FI_SEND | FI_RECV, 0, 0, 0, &w->mr, NULL),
 			 0);
-	assert_int_equal(fi_passive_ep(w->fabric, w->info, &w->pep, NULL), 0);
-	assert_int_equal(fi_pep_bind(w->pep, &w->eq->fid, 0), 0);
-	assert_int_equal(fi_listen(w->pep), 0);
-	assert_int_equal(fi_getname(&w->pep->fid, addr, &len), 0);
-
 	for (i = 0; i < NCONN; i++) {
-		assert_int_equal(fi_endpoint(w->domain, w->info, &w->cli[i],
-					     NULL), 0);
-		assert_int_equal(fi_ep_bind(w->cli[i], &w->eq->fid, 0), 0);
+		w->cli[i] = func_msg_ep(&w->l, w->l.info, w->ccq);
 		assert_int_equal(fi_ep_bind(w->cli[i], &w->stx->fid, 0), 0);
-		assert_int_equal(fi_ep_bind(w->cli[i], &w->ccq->fid,
-					    FI_TRANSMIT | FI_RECV), 0);
-		assert_int_equal(fi_connect(w->cli[i], addr, NULL, 0), 0);
-		expect_event(w->eq, FI_CONNREQ, &entry);
-		assert_int_equal(fi_endpoint(w->domain, entry.info,
-					     &w->srv[i], NULL), 0);
-		fi_freeinfo(entry.info);
-		assert_int_equal(fi_cntr_open(w->domain, &cntr_attr,
+		w->srv[i] = func_msg_connect(&w->l, w->cli[i], w->scq);
+		assert_int_equal(fi_cntr_open(domain, &cntr_attr,
 					      &w->rcntr[i], NULL), 0);
-		assert_int_equal(fi_ep_bind(w->srv[i], &w->eq->fid, 0), 0);
-		assert_int_equal(fi_ep_bind(w->srv[i], &w->scq->fid,
-					    FI_TRANSMIT | FI_RECV), 0);
 		assert_int_equal(fi_ep_bind(w->srv[i], &w->srx->fid, 0), 0);
 		assert_int_equal(fi_ep_bind(w->srv[i], &w->rcntr[i]->fid,
 					    FI_RECV), 0);
-		assert_int_equal(fi_accept(w->srv[i], NULL, 0), 0);
-		/* Both sides report FI_CONNECTED, in either order. */
-		expect_event(w->eq, FI_CONNECTED, &entry);
-		expect_event(w->eq, FI_CONNECTED, &entry);
+		func_msg_accept(&w->l, w->srv[i]);
 	}
 }
 
@@ -114,21 +77,10 @@ static void close_world(struct world *w)
 {
 	int i;
 
-	for (i = 0; i < NCONN; i++) {
-		assert_int_equal(fi_close(&w->cli[i]->fid), 0);
-		assert_int_equal(fi_close(&w->srv[i]->fid), 0);
-		assert_int_equal(fi_close(&w->rcntr[i]->fid), 0);
-	}
-	assert_int_equal(fi_close(&w->srx->fid), 0);
-	assert_int_equal(fi_close(&w->stx->fid), 0);
-	assert_int_equal(fi_close(&w->pep->fid), 0);
-	assert_int_equal(fi_close(&w->mr->fid), 0);
-	assert_int_equal(fi_close(&w->ccq->fid), 0);
-	assert_int_equal(fi_close(&w->scq->fid), 0);
-	assert_int_equal(fi_close(&w->eq->fid), 0);
-	assert_int_equal(fi_close(&w->domain->fid), 0);
-	assert_int_equal(fi_close(&w->fabric->fid), 0);
-	fi_freeinfo(w->info);
+	for (i = 0; i < NCONN; i++)
+		test_close(w->cli[i], w->srv[i], w->rcntr[i]);
+	test_close(w->srx, w->stx, w->mr, w->ccq, w->scq);
+	func_listener_close(&w->l);
 }
 
 static void read_n(struct fid_cq *cq, struct fi_cq_data_entry *e, int n)
@@ -197,7 +149,7 @@ static void test_srx_bad_input(void **state)
 
 	(void)state;
 	open_world(&w);
-	assert_int_equal(fi_srx_context(w.domain, &huge, &srx, NULL),
+	assert_int_equal(fi_srx_context(w.l.domain, &huge, &srx, NULL),
 			 -FI_EINVAL);
 	/* An enabled endpoint takes no more bindings. */
 	assert_int_equal(fi_ep_bind(w.srv[0], &w.srx->fid, 0), -FI_EOPBADSTATE);

@@ -26,6 +26,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 
 #define TIMEOUT_MS 10000
 #define MSG_LEN 64
@@ -119,16 +120,11 @@ static int peer_open(struct peer *p, struct fi_info *info)
 
 static void peer_close(struct peer *p)
 {
-	if (p->mr)
-		assert_int_equal(fi_close(&p->mr->fid), 0);
-	assert_int_equal(fi_close(&p->ep->fid), 0);
+	test_close(p->mr, p->ep);
 	if (p->rx_cq != p->cq)
 		assert_int_equal(fi_close(&p->rx_cq->fid), 0);
-	assert_int_equal(fi_close(&p->cq->fid), 0);
-	assert_int_equal(fi_close(&p->av->fid), 0);
-	assert_int_equal(fi_close(&p->domain->fid), 0);
-	assert_int_equal(fi_close(&p->fabric->fid), 0);
-	fi_freeinfo(p->info);
+	test_close(p->cq, p->av);
+	func_domain_close(p->info, p->fabric, p->domain);
 }
 
 /* One completion of a peer (and its source) into *src; -FI_EAGAIN while

@@ -25,6 +25,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "../test_close.h"
 
 #define LEN 256
 #define WAIT_MS 10000		/* one fi_wait that must be woken */
@@ -120,20 +121,14 @@ static void bed_close(struct bed *b)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(fi_close(&b->s[i].ep->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].mr->fid), 0);
-		assert_int_equal(fi_close(&b->s[i].av->fid), 0);
+		test_close(b->s[i].ep, b->s[i].mr, b->s[i].av);
 		/* The set is in use while a member is open. */
 		assert_int_equal(fi_close(&b->ws->fid), -FI_EBUSY);
 		assert_int_equal(fi_close(&b->s[i].cq->fid), 0);
 	}
-	if (b->rx_cntr)
-		assert_int_equal(fi_close(&b->rx_cntr->fid), 0);
-	assert_int_equal(fi_close(&b->domain->fid), 0);
+	test_close(b->rx_cntr, b->domain);
 	assert_int_equal(fi_close(&b->ws->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&b->eq->fid), 0);
-	assert_int_equal(fi_close(&b->ws->fid), 0);
-	assert_int_equal(fi_close(&b->fabric->fid), 0);
+	test_close(b->eq, b->ws, b->fabric);
 	fi_freeinfo(b->info);
 }
 

@@ -79,6 +79,14 @@ static void rdm_msg(const uint8_t *in, size_t len)
 	touch(in + sizeof(h), h.len);
 }
 
+/* The first byte of an input picks one. */
+static void (*const decoders[DECODERS])(const uint8_t *in, size_t len) = {
+	[CM_DATA] = cm_data,
+	[GRH_SOURCE] = grh_source,
+	[RDM_CTRL] = rdm_ctrl,
+	[RDM_MSG] = rdm_msg,
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -92,20 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data + 1, size - 1);
-	switch (data[0] % DECODERS) {
-	case CM_DATA:
-		cm_data(copy, size - 1);
-		break;
-	case GRH_SOURCE:
-		grh_source(copy, size - 1);
-		break;
-	case RDM_CTRL:
-		rdm_ctrl(copy, size - 1);
-		break;
-	case RDM_MSG:
-		rdm_msg(copy, size - 1);
-		break;
-	}
+	decoders[data[0] % DECODERS](copy, size - 1);
 	free(copy);
 	return 0;
 }

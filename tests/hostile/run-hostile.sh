@@ -75,6 +75,27 @@ name_of() {
 	sed -n 's/^name //p' "$1" | head -1
 }
 
+# case_result STATUS DESCRIPTION LOG...: waits for the victim server
+# (spid) and reports the case: ok when STATUS (the case's own checks), the
+# client (crc), the hostile peer (hrc) and the server all say 0; else
+# shows the LOGs.
+case_result() {
+	r=$1 desc=$2
+	shift 2
+	wait $spid; src=$?
+	[ "$r" -eq 0 ] && [ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
+	r=$?
+	[ $r -eq 0 ] || show "$@"
+	ok $r "$desc"
+}
+
+# msg_server PORT ARGS...: a MSG victim server on PORT in the background
+# (spid), its output in the server log.
+msg_server() {
+	timeout 60 "$victim" msg-server "$ip" "$@" >"$log/server" 2>&1 &
+	spid=$!
+}
+
 # rdm_case DESCRIPTION CASE_ARGS DROPS...: an RDM victim server and a
 # well-behaved RDM client in echo sessions for CLIENT_MS; meanwhile
 # lfv_hostile runs CASE (VICTIM and OTHER in its arguments become the
@@ -112,12 +133,8 @@ rdm_case() {
 	fi
 	wait $cpid; crc=$?
 	( sleep 60; kill $spid 2>/dev/null ) &
-	wait $spid; src=$?
-	[ -n "$sname" ] && [ -n "$cname" ] && [ $crc -eq 0 ] &&
-		[ $hrc -eq 0 ] && [ $src -eq 0 ] && [ $qrc -eq 0 ]
-	r=$?
-	[ $r -eq 0 ] || show hostile.args hostile client server server.err
-	ok $r "$desc"
+	[ -n "$sname" ] && [ -n "$cname" ] && [ $qrc -eq 0 ]
+	case_result $? "$desc" hostile.args hostile client server server.err
 }
 
 echo "1..10"
@@ -129,18 +146,13 @@ msg_reply_case() {
 	hport=$((port + 1)) gport=$((port + 2))
 	timeout 60 "$hostile" cm-accept-oversize "$ip" $hport >"$log/hostile" 2>&1 &
 	hpid=$!
-	timeout 60 "$victim" msg-server "$ip" $gport 1 >"$log/server" 2>&1 &
-	spid=$!
+	msg_server $gport 1
 	wait_listening "$log/hostile" $hpid && wait_listening "$log/server" $spid
 	timeout 60 "$victim" msg-client --drops 1 "$ip:$hport:aborted" \
 		"$ip:$gport:ok" >"$log/client" 2>&1
 	crc=$?
 	wait $hpid; hrc=$?
-	wait $spid; src=$?
-	[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
-	r=$?
-	[ $r -eq 0 ] || show client hostile server
-	ok $r "$1"
+	case_result 0 "$1" client hostile server
 }
 desc="an oversized connect reply aborts that connection only"
 ! selected "$desc" || msg_reply_case "$desc"
@@ -149,18 +161,13 @@ desc="an oversized connect reply aborts that connection only"
 # lfverbs server rejects it, counts one drop, and serves a good client.
 msg_request_case() {
 	sport=$((port + 3))
-	timeout 60 "$victim" msg-server "$ip" $sport 1 1 >"$log/server" 2>&1 &
-	spid=$!
+	msg_server $sport 1 1
 	wait_listening "$log/server" $spid
 	timeout 60 "$hostile" cm-connect-oversize "$ip" $sport >"$log/hostile" 2>&1
 	hrc=$?
 	timeout 60 "$victim" msg-client "$ip:$sport:ok" >"$log/client" 2>&1
 	crc=$?
-	wait $spid; src=$?
-	[ $crc -eq 0 ] && [ $hrc -eq 0 ] && [ $src -eq 0 ]
-	r=$?
-	[ $r -eq 0 ] || show hostile client server
-	ok $r "$1"
+	case_result 0 "$1" hostile client server
 }
 desc="an oversized connect request is rejected, the next one served"
 ! selected "$desc" || msg_request_case "$desc"

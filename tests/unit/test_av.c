@@ -30,6 +30,8 @@
 #include "lfv_device.h"
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"
+#include "../test_close.h"
+#include "unit_fake.h"
 
 #define V FI_VERSION(1, 17)
 
@@ -64,19 +66,14 @@ static void open_objs(struct objs *o, uint8_t link)
 {
 	struct fi_info *hints = fi_allocinfo();
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	o->dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	o->dev = unit_fake_device();
 	o->dev->port.link_layer = link;
 	o->dev->port.lid = 0x42;
 	hints->ep_attr->type = FI_EP_DGRAM;
 	hints->domain_attr->mr_mode = LFV_MR_MODE;
-	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &o->all), 0);
-	fi_freeinfo(hints);
+	unit_fabric_open(hints, &o->all, &o->fabric);
 	o->info = o->all;
 	assert_int_equal(o->info->addr_format, FI_ADDR_IB_UD);
-	assert_int_equal(lfv_fabric_open(o->info->fabric_attr, &o->fabric,
-					 NULL), 0);
 	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
 }
 
@@ -93,19 +90,10 @@ static int teardown(void **state)
 {
 	struct objs *o = *state;
 
-	if (o->eq)
-		assert_int_equal(fi_close(&o->eq->fid), 0);
-	if (o->domain)
-		assert_int_equal(fi_close(&o->domain->fid), 0);
-	if (o->fabric)
-		assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->eq, o->domain, o->fabric);
 	fi_freeinfo(o->all);
 	free(o);
-	lfv_devices_release();
-	assert_int_equal(fake_open.ah, 0);
-	assert_int_equal(fake_open.ctx, 0);
-	assert_int_equal(fake_open.pd, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 
@@ -225,16 +213,14 @@ static void test_open_domain_constraints(void **state)
 	attr.type = FI_AV_UNSPEC;
 	assert_int_equal(fi_av_open(domain, &attr, &av, NULL), 0);
 	assert_int_equal(attr.type, FI_AV_TABLE);
-	assert_int_equal(fi_close(&av->fid), 0);
-	assert_int_equal(fi_close(&domain->fid), 0);
+	test_close(av, domain);
 
 	info->domain_attr->av_type = FI_AV_MAP;
 	assert_int_equal(fi_domain(o->fabric, info, &domain, NULL), 0);
 	attr.type = FI_AV_UNSPEC;
 	assert_int_equal(fi_av_open(domain, &attr, &av, NULL), 0);
 	assert_int_equal(attr.type, FI_AV_MAP);
-	assert_int_equal(fi_close(&av->fid), 0);
-	assert_int_equal(fi_close(&domain->fid), 0);
+	test_close(av, domain);
 	fi_freeinfo(info);
 }
 
@@ -309,8 +295,7 @@ static void test_ib_link_layer_sets_dlid(void **state)
 	fi_addr_t fa;
 
 	/* Reopen everything on an InfiniBand port. */
-	assert_int_equal(fi_close(&o->domain->fid), 0);
-	assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->domain, o->fabric);
 	fi_freeinfo(o->all);
 	open_objs(o, IBV_LINK_LAYER_INFINIBAND);
 	av = open_av(o, FI_AV_TABLE, 0);
@@ -833,8 +818,7 @@ static void test_close_busy(void **state)
 	lfv_av_release(l);
 	assert_int_equal(fi_close(&av->fid), -FI_EBUSY);
 	lfv_av_release(l);
-	assert_int_equal(fi_close(&av->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
+	test_close(av, o->domain);
 	o->domain = NULL;
 }
 
@@ -1382,8 +1366,7 @@ static void test_named_map_generations(void **state)
 		assert_int_equal(fi_av_open(o->domain, &attr, &t, NULL),
 				 -FI_EINVAL);
 	}
-	assert_int_equal(fi_close(&r->fid), 0);
-	assert_int_equal(fi_close(&w->fid), 0);
+	test_close(r, w);
 }
 
 /* One writer per name; names that cannot be a segment's. */
@@ -1478,8 +1461,7 @@ static void test_named_bad_segment(void **state)
 	assert_int_equal(fake_open.ah, 2);	/* the creator's only */
 
 	munmap(seg, size);
-	assert_int_equal(fi_close(&r->fid), 0);
-	assert_int_equal(fi_close(&w->fid), 0);
+	test_close(r, w);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "lfv_cntr.h"
+#include "unit_wait.h"
 
 /* A wake-up that has not come by then is lost. */
 #define JOIN_LIMIT_S 10
@@ -52,13 +53,6 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static bool fd_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
 }
 
 static void join_within_limit(pthread_t thread, void **result)
@@ -308,66 +302,67 @@ static void check_wait_timeout(enum fi_wait_obj wait)
 static void test_wait_timeout(void **state)
 {
 	(void)state;
-	check_wait_timeout(FI_WAIT_FD);
-	check_wait_timeout(FI_WAIT_UNSPEC);
-	check_wait_timeout(FI_WAIT_MUTEX_COND);
-	check_wait_timeout(FI_WAIT_YIELD);
+	unit_each_wait_unspec(check_wait_timeout);
+}
+
+/* For each blocking wait object: a thread waiting for the counter to
+ * reach threshold sleeps until wake brings it there, and no longer. */
+static void check_woken(uint64_t threshold, void (*wake)(struct fid_cntr *))
+{
+	size_t i;
+
+	for (i = 0; i < N_BLOCKING; i++) {
+		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
+		struct waiter *w = waiter_start(cntr, threshold, -1);
+
+		wait_for_waiters(cntr, 1);
+		wake(cntr);
+		assert_int_equal(waiter_finish(w), 0);
+		assert_int_equal(fi_cntr_read(cntr), threshold);
+		cntr_close(cntr);
+	}
+}
+
+/* 5 in two steps. */
+static void add_two_then_three(struct fid_cntr *cntr)
+{
+	fi_cntr_add(cntr, 2);
+	usleep(10000);
+	fi_cntr_add(cntr, 3);
+}
+
+static void set_to_100(struct fid_cntr *cntr)
+{
+	fi_cntr_set(cntr, 100);
+}
+
+/* 3, each increment after the waiter had time to sleep again. */
+static void inc_three_times(struct fid_cntr *cntr)
+{
+	int n;
+
+	for (n = 0; n < 3; n++) {
+		usleep(20000);
+		lfv_cntr_inc(lcntr(cntr));
+	}
 }
 
 static void test_wait_woken_by_add(void **state)
 {
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < N_BLOCKING; i++) {
-		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
-		struct waiter *w = waiter_start(cntr, 5, -1);
-
-		wait_for_waiters(cntr, 1);
-		fi_cntr_add(cntr, 2);
-		usleep(10000);
-		fi_cntr_add(cntr, 3);
-		assert_int_equal(waiter_finish(w), 0);
-		cntr_close(cntr);
-	}
+	check_woken(5, add_two_then_three);
 }
 
 static void test_wait_woken_by_set(void **state)
 {
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < N_BLOCKING; i++) {
-		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
-		struct waiter *w = waiter_start(cntr, 100, -1);
-
-		wait_for_waiters(cntr, 1);
-		fi_cntr_set(cntr, 100);
-		assert_int_equal(waiter_finish(w), 0);
-		cntr_close(cntr);
-	}
+	check_woken(100, set_to_100);
 }
 
 static void test_wait_woken_by_inc(void **state)
 {
-	size_t i;
-	int n;
-
 	(void)state;
-	for (i = 0; i < N_BLOCKING; i++) {
-		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
-		struct waiter *w = waiter_start(cntr, 3, -1);
-
-		wait_for_waiters(cntr, 1);
-		/* Each increment after the waiter had time to sleep again. */
-		for (n = 0; n < 3; n++) {
-			usleep(20000);
-			lfv_cntr_inc(lcntr(cntr));
-		}
-		assert_int_equal(waiter_finish(w), 0);
-		assert_int_equal(fi_cntr_read(cntr), 3);
-		cntr_close(cntr);
-	}
+	check_woken(3, inc_three_times);
 }
 
 static void check_wait_eavail(enum fi_wait_obj wait)
@@ -483,29 +478,29 @@ static void test_trywait_fd(void **state)
 	(void)state;
 	assert_int_equal(fi_control(&cntr->fid, FI_GETWAIT, &fd), 0);
 	assert_true(fd >= 0);
-	assert_false(fd_readable(fd));
+	assert_false(unit_readable(fd));
 	/* Nothing happened since open: safe to block. */
 	assert_int_equal(lfv_cntr_trywait(c), 0);
-	assert_false(fd_readable(fd));
+	assert_false(unit_readable(fd));
 
 	lfv_cntr_inc(c);
-	assert_true(fd_readable(fd));
+	assert_true(unit_readable(fd));
 	/* Changed since armed: read first. The fd is drained regardless. */
 	assert_int_equal(lfv_cntr_trywait(c), -FI_EAGAIN);
 	assert_int_equal(fi_cntr_read(cntr), 1);
 	assert_int_equal(lfv_cntr_trywait(c), 0);
-	assert_false(fd_readable(fd));
+	assert_false(unit_readable(fd));
 
 	/* Every kind of update signals. */
 	lfv_cntr_inc_err(c);
-	assert_true(fd_readable(fd));
+	assert_true(unit_readable(fd));
 	assert_int_equal(lfv_cntr_trywait(c), -FI_EAGAIN);
 	assert_int_equal(lfv_cntr_trywait(c), 0);
 	fi_cntr_set(cntr, 9);
-	assert_true(fd_readable(fd));
+	assert_true(unit_readable(fd));
 	assert_int_equal(lfv_cntr_trywait(c), -FI_EAGAIN);
 	assert_int_equal(lfv_cntr_trywait(c), 0);
-	assert_false(fd_readable(fd));
+	assert_false(unit_readable(fd));
 	cntr_close(cntr);
 }
 

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "lfv_cq.h"
+#include "unit_wait.h"
 
 static lfv_atomic32_t parent_ref;
 
@@ -461,10 +462,7 @@ static void check_sread_timeout(enum fi_wait_obj wait)
 static void test_sread_timeout(void **state)
 {
 	(void)state;
-	check_sread_timeout(FI_WAIT_FD);
-	check_sread_timeout(FI_WAIT_UNSPEC);
-	check_sread_timeout(FI_WAIT_MUTEX_COND);
-	check_sread_timeout(FI_WAIT_YIELD);
+	unit_each_wait_unspec(check_sread_timeout);
 }
 
 struct delayed {
@@ -513,9 +511,7 @@ static void check_sread_wakeup(enum fi_wait_obj wait)
 static void test_sread_wakeup(void **state)
 {
 	(void)state;
-	check_sread_wakeup(FI_WAIT_FD);
-	check_sread_wakeup(FI_WAIT_MUTEX_COND);
-	check_sread_wakeup(FI_WAIT_YIELD);
+	unit_each_wait(check_sread_wakeup);
 }
 
 static void check_signal(enum fi_wait_obj wait)
@@ -538,9 +534,7 @@ static void check_signal(enum fi_wait_obj wait)
 static void test_signal(void **state)
 {
 	(void)state;
-	check_signal(FI_WAIT_FD);
-	check_signal(FI_WAIT_MUTEX_COND);
-	check_signal(FI_WAIT_YIELD);
+	unit_each_wait(check_signal);
 }
 
 static void check_threshold(enum fi_wait_obj wait)
@@ -574,13 +568,6 @@ static void test_threshold(void **state)
 	check_threshold(FI_WAIT_MUTEX_COND);
 }
 
-static bool readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
-}
-
 static void test_fd_trywait_poll_epoll(void **state)
 {
 	struct fid_cq *cq = cq_open(FI_CQ_FORMAT_CONTEXT, FI_WAIT_FD);
@@ -598,18 +585,18 @@ static void test_fd_trywait_poll_epoll(void **state)
 	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
 
 	assert_int_equal(lfv_cq_trywait(lcq), 0);
-	assert_false(readable(fd));
+	assert_false(unit_readable(fd));
 	put(cq, 1);
 	/* Armed by trywait, so the producer signalled. */
-	assert_true(readable(fd));
+	assert_true(unit_readable(fd));
 	assert_int_equal(epoll_wait(ep, &ev, 1, 1000), 1);
 	assert_int_equal(lfv_cq_trywait(lcq), -FI_EAGAIN);
 	assert_int_equal(fi_cq_read(cq, &e, 1), 1);
 	assert_int_equal(lfv_cq_trywait(lcq), 0);
-	assert_false(readable(fd));
+	assert_false(unit_readable(fd));
 	assert_int_equal(epoll_wait(ep, &ev, 1, 0), 0);
 	put_err(cq, FI_EIO, NULL, 0);
-	assert_true(readable(fd));
+	assert_true(unit_readable(fd));
 	close(ep);
 	cq_close(cq);
 
@@ -922,10 +909,10 @@ static void test_hw_source(void **state)
 	 * source has completions pending. */
 	assert_int_equal(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
 	assert_int_equal(lfv_cq_trywait(hw.cq), 0);
-	assert_false(readable(fd));
+	assert_false(unit_readable(fd));
 	hw.end = 12;
 	assert_int_equal(write(hw.evfd, &one, sizeof(one)), sizeof(one));
-	assert_true(readable(fd));
+	assert_true(unit_readable(fd));
 	assert_int_equal(lfv_cq_trywait(hw.cq), -FI_EAGAIN);
 	assert_int_equal(fi_cq_sread(cq, d, 16, NULL, 1000), 2);
 	lfv_cq_detach_hw(hw.cq);

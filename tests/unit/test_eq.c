@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lfv_eq.h"
+#include "unit_wait.h"
 
 static lfv_atomic32_t parent_ref;
 
@@ -242,10 +243,7 @@ static void check_sread_timeout(enum fi_wait_obj wait)
 static void test_sread_timeout(void **state)
 {
 	(void)state;
-	check_sread_timeout(FI_WAIT_FD);
-	check_sread_timeout(FI_WAIT_UNSPEC);
-	check_sread_timeout(FI_WAIT_MUTEX_COND);
-	check_sread_timeout(FI_WAIT_YIELD);
+	unit_each_wait_unspec(check_sread_timeout);
 }
 
 static void *writer(void *arg)
@@ -275,16 +273,7 @@ static void check_sread_wakeup(enum fi_wait_obj wait)
 static void test_sread_wakeup(void **state)
 {
 	(void)state;
-	check_sread_wakeup(FI_WAIT_FD);
-	check_sread_wakeup(FI_WAIT_MUTEX_COND);
-	check_sread_wakeup(FI_WAIT_YIELD);
-}
-
-static bool fd_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
+	unit_each_wait(check_sread_wakeup);
 }
 
 static void test_wait_fd_contract(void **state)
@@ -302,17 +291,17 @@ static void test_wait_fd_contract(void **state)
 	assert_int_equal(fi_control(&eq->fid, FI_GETWAIT, &fd), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(fi_control(&eq->fid, FI_GETWAIT, NULL), -FI_EINVAL);
-	assert_false(fd_readable(fd));
+	assert_false(unit_readable(fd));
 	fi_eq_write(eq, FI_NOTIFY, "a", 1, 0);
-	assert_true(fd_readable(fd));
+	assert_true(unit_readable(fd));
 	assert_int_equal(lfv_eq_trywait(leq), -FI_EAGAIN);
 	fi_eq_read(eq, &event, buf, sizeof(buf), 0);
 	/* Level-triggered until trywait says it is safe to block. */
-	assert_true(fd_readable(fd));
+	assert_true(unit_readable(fd));
 	assert_int_equal(lfv_eq_trywait(leq), 0);
-	assert_false(fd_readable(fd));
+	assert_false(unit_readable(fd));
 	fi_eq_write(eq, FI_NOTIFY, "b", 1, 0);
-	assert_true(fd_readable(fd));
+	assert_true(unit_readable(fd));
 	eq_close(eq);
 }
 

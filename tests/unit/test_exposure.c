@@ -27,6 +27,8 @@
 #include "lfv_getinfo.h"
 #include "lfv_mr.h"
 #include "lfv_rdm_tx.h"
+#include "../test_close.h"
+#include "unit_fake.h"
 
 #define PAGES 4
 
@@ -44,16 +46,10 @@ static int open_rdm(void **state, size_t mr_cache)
 	struct fi_info *hints = fi_allocinfo();
 	struct xp *x = calloc(1, sizeof(*x));
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	fake_verbs_add("fake0", "10.1.0.5", 24);
+	unit_fake_device();
 	hints->ep_attr->type = FI_EP_RDM;
-	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
-				     &x->info), 0);
-	fi_freeinfo(hints);
+	unit_fabric_open(hints, &x->info, &x->fabric);
 	assert_int_equal(x->info->ep_attr->type, FI_EP_RDM);
-	assert_int_equal(lfv_fabric_open(x->info->fabric_attr, &x->fabric,
-					 NULL), 0);
 	lfv_params.mr_cache = mr_cache;
 	assert_int_equal(fi_domain(x->fabric, x->info, &x->domain, NULL), 0);
 	lfv_params.mr_cache = 0;
@@ -81,14 +77,11 @@ static int teardown(void **state)
 {
 	struct xp *x = *state;
 
-	assert_int_equal(fi_close(&x->domain->fid), 0);
-	assert_int_equal(fi_close(&x->fabric->fid), 0);
+	test_close(x->domain, x->fabric);
 	fi_freeinfo(x->info);
 	munmap(x->buf, x->len);
 	free(x);
-	lfv_devices_release();
-	assert_int_equal(fake_open.mr, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 

@@ -64,39 +64,38 @@ static struct item *arrive(struct lfv_match *m, enum lfv_match_kind kind,
 	return it;
 }
 
+/* The id of the item of entry e (-1 when NULL), which remove takes out
+ * of m before it is freed. */
+static int take_entry(struct lfv_match *m, struct lfv_match_entry *e,
+		      void (*remove)(struct lfv_match *m,
+				     struct lfv_match_entry *e))
+{
+	struct item *it;
+	int id;
+
+	if (!e)
+		return -1;
+	it = lfv_container_of(e, struct item, m);
+	id = it->id;
+	remove(m, e);
+	free(it);
+	return id;
+}
+
 /* The id of the receive a message (addr, tag) matches, removing and
  * freeing it; -1 when none matches. */
 static int take_recv(struct lfv_match *m, enum lfv_match_kind kind,
 		     fi_addr_t addr, uint64_t tag)
 {
-	struct lfv_match_entry *e = lfv_match_find_recv(m, kind, addr, tag);
-	struct item *it;
-	int id;
-
-	if (!e)
-		return -1;
-	it = lfv_container_of(e, struct item, m);
-	id = it->id;
-	lfv_match_remove_recv(m, e);
-	free(it);
-	return id;
+	return take_entry(m, lfv_match_find_recv(m, kind, addr, tag),
+			  lfv_match_remove_recv);
 }
 
 static int take_msg(struct lfv_match *m, enum lfv_match_kind kind,
 		    fi_addr_t addr, uint64_t tag, uint64_t ignore)
 {
-	struct lfv_match_entry *e = lfv_match_find_msg(m, kind, addr, tag,
-						       ignore);
-	struct item *it;
-	int id;
-
-	if (!e)
-		return -1;
-	it = lfv_container_of(e, struct item, m);
-	id = it->id;
-	lfv_match_remove_msg(m, e);
-	free(it);
-	return id;
+	return take_entry(m, lfv_match_find_msg(m, kind, addr, tag, ignore),
+			  lfv_match_remove_msg);
 }
 
 static int peek_msg(struct lfv_match *m, enum lfv_match_kind kind,

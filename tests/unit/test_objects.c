@@ -20,6 +20,8 @@
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"
 #include "lfv_mr.h"
+#include "../test_close.h"
+#include "unit_fake.h"
 
 struct objs {
 	struct fi_info *info;
@@ -31,13 +33,8 @@ static int setup(void **state)
 {
 	struct objs *o = calloc(1, sizeof(*o));
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL,
-				     &o->info), 0);
-	assert_int_equal(lfv_fabric_open(o->info->fabric_attr, &o->fabric,
-					 NULL), 0);
+	unit_fake_device();
+	unit_fabric_open(NULL, &o->info, &o->fabric);
 	assert_int_equal(fi_domain(o->fabric, o->info, &o->domain, NULL), 0);
 	*state = o;
 	return 0;
@@ -47,17 +44,10 @@ static int teardown(void **state)
 {
 	struct objs *o = *state;
 
-	if (o->domain)
-		assert_int_equal(fi_close(&o->domain->fid), 0);
-	if (o->fabric)
-		assert_int_equal(fi_close(&o->fabric->fid), 0);
+	test_close(o->domain, o->fabric);
 	fi_freeinfo(o->info);
 	free(o);
-	lfv_devices_release();
-	assert_int_equal(fake_open.ctx, 0);
-	assert_int_equal(fake_open.pd, 0);
-	assert_int_equal(fake_open.mr, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 
@@ -89,8 +79,7 @@ static void test_close_order(void **state)
 	assert_int_equal(fi_mr_reg(o->domain, buf, sizeof(buf), FI_SEND, 0, 0,
 				   0, &mr, NULL), 0);
 	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&o->domain->fid), 0);
+	test_close(mr, o->domain);
 	o->domain = NULL;
 	assert_int_equal(fi_close(&o->fabric->fid), 0);
 	o->fabric = NULL;

@@ -15,6 +15,7 @@
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_poll.h"
+#include "../test_close.h"
 
 static lfv_atomic32_t parent_ref;
 static int progress_runs;
@@ -138,8 +139,7 @@ static void test_cq_and_counter_events(void **state)
 	for (i = 0; i < 2; i++) {
 		assert_int_equal(fi_poll_del(ps, &cq[i]->fid, 0), 0);
 		assert_int_equal(fi_poll_del(ps, &cntr[i]->fid, 0), 0);
-		assert_int_equal(fi_close(&cq[i]->fid), 0);
-		assert_int_equal(fi_close(&cntr[i]->fid), 0);
+		test_close(cq[i], cntr[i]);
 	}
 	assert_int_equal(fi_close(&ps->fid), 0);
 	assert_int_equal(parent_ref, 0);
@@ -161,8 +161,7 @@ static void test_member_progress(void **state)
 	assert_ptr_equal(ctx[0], &cq_ctx[0]);
 	assert_int_equal(fi_cq_read(cq, &e, 1), 1);
 	assert_int_equal(fi_poll_del(ps, &cq->fid, 0), 0);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ps->fid), 0);
+	test_close(cq, ps);
 }
 
 static void test_bad_input(void **state)
@@ -188,8 +187,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_poll_del(ps, &cq->fid, 1), -FI_EBADFLAGS);
 	assert_int_equal(fi_poll_del(ps, &cq->fid, 0), 0);
 	assert_int_equal(fi_poll_del(ps, &cq->fid, 0), -FI_EINVAL);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ps->fid), 0);
+	test_close(cq, ps);
 	assert_int_equal(parent_ref, 0);
 }
 

@@ -26,6 +26,8 @@
 #include "lfv_mr.h"
 #include "lfv_msg_rma.h"
 #include "lfv_rdm_rma.h"
+#include "../test_close.h"
+#include "unit_fake.h"
 
 /* The MSG notes' bits (lfv_rma.c): the wire format under test. */
 #define NOTE_READ (1U << 31)
@@ -58,13 +60,8 @@ static int setup(void **state)
 	struct ev *e = calloc(1, sizeof(*e));
 	int i;
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	fake_verbs_add("fake0", "10.1.0.5", 24);
-	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL,
-				     &e->info), 0);
-	assert_int_equal(lfv_fabric_open(e->info->fabric_attr, &e->fabric,
-					 NULL), 0);
+	unit_fake_device();
+	unit_fabric_open(NULL, &e->info, &e->fabric);
 	e->info->caps |= FI_RMA_EVENT;
 	assert_int_equal(fi_domain(e->fabric, e->info, &e->domain, NULL), 0);
 	e->dom = lfv_container_of(e->domain, struct lfv_domain, domain_fid);
@@ -91,15 +88,10 @@ static int teardown(void **state)
 	for (i = 0; i < 2; i++)
 		if (e->mr[i])
 			assert_int_equal(fi_close(&e->mr[i]->fid), 0);
-	assert_int_equal(fi_close(&e->wcntr->fid), 0);
-	assert_int_equal(fi_close(&e->rcntr->fid), 0);
-	assert_int_equal(fi_close(&e->domain->fid), 0);
-	assert_int_equal(fi_close(&e->fabric->fid), 0);
+	test_close(e->wcntr, e->rcntr, e->domain, e->fabric);
 	fi_freeinfo(e->info);
 	free(e);
-	lfv_devices_release();
-	assert_int_equal(fake_open.mr, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	return 0;
 }
 
@@ -149,8 +141,7 @@ static void test_keys_and_bind(void **state)
 			 -FI_ENOSYS);
 	assert_int_equal(fi_mr_reg(plain, e->buf[1], 8, FI_REMOTE_WRITE, 0, 0,
 				   FI_RMA_EVENT, &mr, NULL), -FI_EBADFLAGS);
-	assert_int_equal(fi_close(&mr->fid), 0);
-	assert_int_equal(fi_close(&plain->fid), 0);
+	test_close(mr, plain);
 	fi_freeinfo(info);
 }
 

@@ -23,6 +23,7 @@
 #include "lfv_eq.h"
 #include "lfv_wait.h"
 #include "lfv_wait_set.h"
+#include "../test_close.h"
 
 static lfv_atomic32_t parent_ref;
 
@@ -81,8 +82,21 @@ static int64_t ms_since(int64_t start_ns)
 
 static void test_open_bad_attr(void **state)
 {
+	/* Wait objects a set cannot be: none, a set, an unknown one; and
+	 * those it could be but lfverbs does not do. */
+	static const struct {
+		enum fi_wait_obj wait_obj;
+		int ret;
+	} objs[] = {
+		{ FI_WAIT_NONE, -FI_EINVAL },
+		{ FI_WAIT_SET, -FI_EINVAL },
+		{ (enum fi_wait_obj)77, -FI_EINVAL },
+		{ FI_WAIT_MUTEX_COND, -FI_ENOSYS },
+		{ FI_WAIT_POLLFD, -FI_ENOSYS },
+	};
 	struct fi_wait_attr attr = { .wait_obj = FI_WAIT_FD, .flags = 1 };
 	struct fid_wait *ws = NULL;
+	size_t i;
 
 	(void)state;
 	assert_int_equal(lfv_wait_set_open(NULL, &parent_ref, &ws),
@@ -92,21 +106,11 @@ static void test_open_bad_attr(void **state)
 	attr.flags = 0;
 	assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, NULL),
 			 -FI_EINVAL);
-	attr.wait_obj = FI_WAIT_NONE;
-	assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, &ws),
-			 -FI_EINVAL);
-	attr.wait_obj = FI_WAIT_SET;
-	assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, &ws),
-			 -FI_EINVAL);
-	attr.wait_obj = (enum fi_wait_obj)77;
-	assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, &ws),
-			 -FI_EINVAL);
-	attr.wait_obj = FI_WAIT_MUTEX_COND;
-	assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, &ws),
-			 -FI_ENOSYS);
-	attr.wait_obj = FI_WAIT_POLLFD;
-	assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, &ws),
-			 -FI_ENOSYS);
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		attr.wait_obj = objs[i].wait_obj;
+		assert_int_equal(lfv_wait_set_open(&attr, &parent_ref, &ws),
+				 objs[i].ret);
+	}
 	assert_null(ws);
 	assert_int_equal(lfv_ref_read(&parent_ref), 0);
 }
@@ -128,8 +132,7 @@ static void test_open_control(void **state)
 	assert_int_equal(obj, FI_WAIT_YIELD);
 	assert_int_equal(fi_control(&yield->fid, FI_GETWAIT, &fd),
 			 -FI_ENODATA);
-	assert_int_equal(fi_close(&yield->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(yield, ws);
 	assert_int_equal(lfv_ref_read(&parent_ref), 0);
 }
 
@@ -183,8 +186,7 @@ static void test_wait_timeout(void **state)
 	assert_int_equal(fi_wait(ws, 30), -FI_ETIMEDOUT);
 	assert_true(ms_since(start) >= 30);
 	assert_int_equal(fi_wait(ws, 0), -FI_ETIMEDOUT);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, ws);
 }
 
 /* Each kind of member wakes fi_wait: a CQ while it holds an entry, a
@@ -223,10 +225,7 @@ static void test_wait_members(void **state)
 	assert_int_equal(fi_wait(ws, 5000), 0);
 	assert_int_equal(fi_wait(ws, 0), -FI_ETIMEDOUT);
 
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&cntr->fid), 0);
-	assert_int_equal(fi_close(&eq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, cntr, eq, ws);
 }
 
 struct late_writer {
@@ -259,8 +258,7 @@ static void wait_woken_by_thread(enum fi_wait_obj wait_obj)
 	assert_true(ms_since(start) < 5000);
 	assert_int_equal(pthread_join(w.thread, NULL), 0);
 	assert_int_equal(fi_cq_read(w.cq, &e, 1), 1);
-	assert_int_equal(fi_close(&w.cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(w.cq, ws);
 }
 
 static void test_wait_woken_by_thread(void **state)
@@ -302,8 +300,7 @@ static void test_wait_drives_progress(void **state)
 	assert_int_equal(fi_wait(ws, 10000), 0);
 	assert_true(hook_runs >= 4);
 	assert_int_equal(fi_cq_read(cq, &e, 1), 1);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, ws);
 }
 
 /* fi_trywait on the set, then the set's fd in the application's epoll. */
@@ -329,8 +326,7 @@ static void test_trywait_epoll(void **state)
 	assert_int_equal(lfv_trywait_fid(&ws->fid), 0);
 	assert_int_equal(epoll_wait(epfd, &ev, 1, 0), 0);
 	close(epfd);
-	assert_int_equal(fi_close(&cq->fid), 0);
-	assert_int_equal(fi_close(&ws->fid), 0);
+	test_close(cq, ws);
 }
 
 int main(void)

@@ -476,6 +476,56 @@ static ssize_t lfvpeer_no_barrier2(struct fid_ep *ep, fi_addr_t coll_addr,
 
 #pragma GCC diagnostic pop
 
+/* ---- what every object shares -------------------------------------------- */
+
+/* The fi_ops of an lfvpeer object: its close, bind and control; the rest
+ * are stubs. */
+#define LFVPEER_FI_OPS(close_fn, bind_fn, control_fn) {			\
+	.size = sizeof(struct fi_ops),					\
+	.close = close_fn,						\
+	.bind = bind_fn,						\
+	.control = control_fn,						\
+	.ops_open = lfvpeer_no_ops_open,				\
+	.tostr = lfvpeer_no_tostr,					\
+	.ops_set = lfvpeer_no_ops_set,					\
+}
+
+static void lfvpeer_fid_init(struct fid *fid, size_t fclass, void *context,
+			     struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
+/* One more object holds *ref's owner open. */
+static void lfvpeer_hold(int *ref)
+{
+	pthread_mutex_lock(&lfvpeer_lock);
+	(*ref)++;
+	pthread_mutex_unlock(&lfvpeer_lock);
+}
+
+/* An object whose ref says nothing holds it lets go of what it was
+ * opened on (parent_ref); -FI_EBUSY while something holds it. */
+static int lfvpeer_release(const int *ref, int *parent_ref)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&lfvpeer_lock);
+	if (*ref)
+		ret = -FI_EBUSY;
+	else
+		(*parent_ref)--;
+	pthread_mutex_unlock(&lfvpeer_lock);
+	return ret;
+}
+
+static struct lfvpeer_domain *lfvpeer_domain_from_fid(struct fid_domain *fid)
+{
+	return container_of(fid, struct lfvpeer_domain, domain_fid);
+}
+
 static struct fi_ops_mr lfvpeer_no_mr_ops = {
 	.size = sizeof(struct fi_ops_mr),
 	.reg = lfvpeer_no_mr_reg,
@@ -863,15 +913,8 @@ static int lfvpeer_peer_cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops lfvpeer_peer_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = lfvpeer_peer_cq_close,
-	.bind = lfvpeer_no_bind,
-	.control = lfvpeer_no_control,
-	.ops_open = lfvpeer_no_ops_open,
-	.tostr = lfvpeer_no_tostr,
-	.ops_set = lfvpeer_no_ops_set,
-};
+static struct fi_ops lfvpeer_peer_cq_fi_ops =
+	LFVPEER_FI_OPS(lfvpeer_peer_cq_close, lfvpeer_no_bind, lfvpeer_no_control);
 
 static int lfvpeer_cq_control(struct fid *fid, int command, void *arg)
 {
@@ -910,15 +953,8 @@ static int lfvpeer_cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops lfvpeer_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = lfvpeer_cq_close,
-	.bind = lfvpeer_no_bind,
-	.control = lfvpeer_cq_control,
-	.ops_open = lfvpeer_no_ops_open,
-	.tostr = lfvpeer_no_tostr,
-	.ops_set = lfvpeer_no_ops_set,
-};
+static struct fi_ops lfvpeer_cq_fi_ops =
+	LFVPEER_FI_OPS(lfvpeer_cq_close, lfvpeer_no_bind, lfvpeer_cq_control);
 
 static struct fi_ops_cq lfvpeer_cq_ops = {
 	.size = sizeof(struct fi_ops_cq),
@@ -960,9 +996,7 @@ static int lfvpeer_cq_open(struct fid_domain *domain_fid,
 			   struct fi_cq_attr *attr, struct fid_cq **cq_fid,
 			   void *context)
 {
-	struct lfvpeer_domain *domain = container_of(domain_fid,
-						     struct lfvpeer_domain,
-						     domain_fid);
+	struct lfvpeer_domain *domain = lfvpeer_domain_from_fid(domain_fid);
 	struct fi_peer_cq_context *peer = context;
 	struct fid_peer_cq *owner = NULL;
 	struct lfvpeer_cq *cq;
@@ -985,19 +1019,16 @@ static int lfvpeer_cq_open(struct fid_domain *domain_fid,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &lfvpeer_cq_fi_ops;
+	lfvpeer_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context,
+			 &lfvpeer_cq_fi_ops);
 	cq->cq_fid.ops = owner ? &lfvpeer_cq_peer_ops : &lfvpeer_cq_ops;
-	cq->peer_cq.fid.fclass = FI_CLASS_PEER_CQ;
-	cq->peer_cq.fid.ops = &lfvpeer_peer_cq_fi_ops;
+	lfvpeer_fid_init(&cq->peer_cq.fid, FI_CLASS_PEER_CQ, NULL,
+			 &lfvpeer_peer_cq_fi_ops);
 	cq->peer_cq.owner_ops = &lfvpeer_cq_owner_ops;
 	cq->owner = owner;
 	cq->domain = domain;
 	cq->fmt_size = lfvpeer_format_size(attr->format);
-	pthread_mutex_lock(&lfvpeer_lock);
-	domain->ref++;
-	pthread_mutex_unlock(&lfvpeer_lock);
+	lfvpeer_hold(&domain->ref);
 	*cq_fid = &cq->cq_fid;
 	return 0;
 }
@@ -1129,13 +1160,8 @@ static int lfvpeer_av_close(struct fid *fid)
 	struct lfvpeer_av *av = container_of(fid, struct lfvpeer_av, av_fid.fid);
 	size_t i;
 
-	pthread_mutex_lock(&lfvpeer_lock);
-	if (av->ref) {
-		pthread_mutex_unlock(&lfvpeer_lock);
+	if (lfvpeer_release(&av->ref, &av->domain->ref))
 		return -FI_EBUSY;
-	}
-	av->domain->ref--;
-	pthread_mutex_unlock(&lfvpeer_lock);
 	for (i = 0; i < av->count; i++)
 		free(av->names[i]);
 	free(av->names);
@@ -1143,15 +1169,8 @@ static int lfvpeer_av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops lfvpeer_av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = lfvpeer_av_close,
-	.bind = lfvpeer_no_bind,
-	.control = lfvpeer_no_control,
-	.ops_open = lfvpeer_no_ops_open,
-	.tostr = lfvpeer_no_tostr,
-	.ops_set = lfvpeer_no_ops_set,
-};
+static struct fi_ops lfvpeer_av_fi_ops =
+	LFVPEER_FI_OPS(lfvpeer_av_close, lfvpeer_no_bind, lfvpeer_no_control);
 
 static struct fi_ops_av lfvpeer_av_ops = {
 	.size = sizeof(struct fi_ops_av),
@@ -1168,9 +1187,7 @@ static int lfvpeer_av_open(struct fid_domain *domain_fid,
 			   struct fi_av_attr *attr, struct fid_av **av_fid,
 			   void *context)
 {
-	struct lfvpeer_domain *domain = container_of(domain_fid,
-						     struct lfvpeer_domain,
-						     domain_fid);
+	struct lfvpeer_domain *domain = lfvpeer_domain_from_fid(domain_fid);
 	struct lfvpeer_av *av;
 
 	if (!attr || !av_fid)
@@ -1181,14 +1198,11 @@ static int lfvpeer_av_open(struct fid_domain *domain_fid,
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		return -FI_ENOMEM;
-	av->av_fid.fid.fclass = FI_CLASS_AV;
-	av->av_fid.fid.context = context;
-	av->av_fid.fid.ops = &lfvpeer_av_fi_ops;
+	lfvpeer_fid_init(&av->av_fid.fid, FI_CLASS_AV, context,
+			 &lfvpeer_av_fi_ops);
 	av->av_fid.ops = &lfvpeer_av_ops;
 	av->domain = domain;
-	pthread_mutex_lock(&lfvpeer_lock);
-	domain->ref++;
-	pthread_mutex_unlock(&lfvpeer_lock);
+	lfvpeer_hold(&domain->ref);
 	*av_fid = &av->av_fid;
 	return 0;
 }
@@ -1442,15 +1456,8 @@ static int lfvpeer_ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops lfvpeer_ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = lfvpeer_ep_close,
-	.bind = lfvpeer_ep_bind,
-	.control = lfvpeer_ep_control,
-	.ops_open = lfvpeer_no_ops_open,
-	.tostr = lfvpeer_no_tostr,
-	.ops_set = lfvpeer_no_ops_set,
-};
+static struct fi_ops lfvpeer_ep_fi_ops =
+	LFVPEER_FI_OPS(lfvpeer_ep_close, lfvpeer_ep_bind, lfvpeer_ep_control);
 
 static struct fi_ops_ep lfvpeer_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -1493,9 +1500,7 @@ static int lfvpeer_endpoint(struct fid_domain *domain_fid,
 			    struct fi_info *info, struct fid_ep **ep_fid,
 			    void *context)
 {
-	struct lfvpeer_domain *domain = container_of(domain_fid,
-						     struct lfvpeer_domain,
-						     domain_fid);
+	struct lfvpeer_domain *domain = lfvpeer_domain_from_fid(domain_fid);
 	struct lfvpeer_ep *ep;
 
 	if (!info || !ep_fid)
@@ -1506,9 +1511,8 @@ static int lfvpeer_endpoint(struct fid_domain *domain_fid,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &lfvpeer_ep_fi_ops;
+	lfvpeer_fid_init(&ep->ep_fid.fid, FI_CLASS_EP, context,
+			 &lfvpeer_ep_fi_ops);
 	ep->ep_fid.ops = &lfvpeer_ep_ops;
 	ep->ep_fid.cm = &lfvpeer_cm_ops;
 	ep->ep_fid.msg = &lfvpeer_msg_ops;
@@ -1535,26 +1539,14 @@ static int lfvpeer_domain_close(struct fid *fid)
 	struct lfvpeer_domain *domain = container_of(fid, struct lfvpeer_domain,
 						     domain_fid.fid);
 
-	pthread_mutex_lock(&lfvpeer_lock);
-	if (domain->ref) {
-		pthread_mutex_unlock(&lfvpeer_lock);
+	if (lfvpeer_release(&domain->ref, &domain->fabric->ref))
 		return -FI_EBUSY;
-	}
-	domain->fabric->ref--;
-	pthread_mutex_unlock(&lfvpeer_lock);
 	free(domain);
 	return 0;
 }
 
-static struct fi_ops lfvpeer_domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = lfvpeer_domain_close,
-	.bind = lfvpeer_no_bind,
-	.control = lfvpeer_no_control,
-	.ops_open = lfvpeer_no_ops_open,
-	.tostr = lfvpeer_no_tostr,
-	.ops_set = lfvpeer_no_ops_set,
-};
+static struct fi_ops lfvpeer_domain_fi_ops =
+	LFVPEER_FI_OPS(lfvpeer_domain_close, lfvpeer_no_bind, lfvpeer_no_control);
 
 static struct fi_ops_domain lfvpeer_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
@@ -1587,15 +1579,12 @@ static int lfvpeer_domain(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain = calloc(1, sizeof(*domain));
 	if (!domain)
 		return -FI_ENOMEM;
-	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	domain->domain_fid.fid.context = context;
-	domain->domain_fid.fid.ops = &lfvpeer_domain_fi_ops;
+	lfvpeer_fid_init(&domain->domain_fid.fid, FI_CLASS_DOMAIN, context,
+			 &lfvpeer_domain_fi_ops);
 	domain->domain_fid.ops = &lfvpeer_domain_ops;
 	domain->domain_fid.mr = &lfvpeer_no_mr_ops;
 	domain->fabric = fabric;
-	pthread_mutex_lock(&lfvpeer_lock);
-	fabric->ref++;
-	pthread_mutex_unlock(&lfvpeer_lock);
+	lfvpeer_hold(&fabric->ref);
 	*domain_fid = &domain->domain_fid;
 	return 0;
 }
@@ -1615,15 +1604,8 @@ static int lfvpeer_fabric_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops lfvpeer_fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = lfvpeer_fabric_close,
-	.bind = lfvpeer_no_bind,
-	.control = lfvpeer_no_control,
-	.ops_open = lfvpeer_no_ops_open,
-	.tostr = lfvpeer_no_tostr,
-	.ops_set = lfvpeer_no_ops_set,
-};
+static struct fi_ops lfvpeer_fabric_fi_ops =
+	LFVPEER_FI_OPS(lfvpeer_fabric_close, lfvpeer_no_bind, lfvpeer_no_control);
 
 static struct fi_ops_fabric lfvpeer_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
@@ -1647,9 +1629,8 @@ static int lfvpeer_fabric(struct fi_fabric_attr *attr,
 	fabric = calloc(1, sizeof(*fabric));
 	if (!fabric)
 		return -FI_ENOMEM;
-	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fabric->fabric_fid.fid.context = context;
-	fabric->fabric_fid.fid.ops = &lfvpeer_fabric_fi_ops;
+	lfvpeer_fid_init(&fabric->fabric_fid.fid, FI_CLASS_FABRIC, context,
+			 &lfvpeer_fabric_fi_ops);
 	fabric->fabric_fid.ops = &lfvpeer_fabric_ops;
 	*fabric_fid = &fabric->fabric_fid;
 	return 0;
