@@ -86,6 +86,12 @@ static inline struct lfv_ep *lfv_ep_real(struct fid *fid)
 	return lfv_container_of(lfv_ep_base_of(fid), struct lfv_ep, base);
 }
 
+/* The endpoint whose queue q is (not a shared receive queue's). */
+static inline struct lfv_ep *lfv_queue_ep(const struct lfv_queue *q)
+{
+	return q->owner;
+}
+
 static inline struct lfv_ep *lfv_ep_of(struct fid_ep *ep_fid)
 {
 	return lfv_ep_real(&ep_fid->fid);

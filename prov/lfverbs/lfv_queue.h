@@ -79,8 +79,6 @@ static inline void lfv_spin_unlock(struct lfv_spin *s)
 }
 
 struct lfv_queue;
-struct lfv_srx;
-struct lfv_ep;
 
 struct lfv_op {
 	void *context;
@@ -145,8 +143,12 @@ struct lfv_queue {
 	 * goes to it instead of the translations here. */
 	void (*handler)(struct lfv_queue *q, struct lfv_op *op,
 			const struct ibv_wc *wc);
-	struct lfv_ep *ep;		/* NULL for a shared receive queue */
-	struct lfv_srx *srx;		/* set for a shared receive queue */
+	/* Whose queue it is, opaque at this layer (as an ibv_qp's
+	 * qp_context): a MSG or DGRAM endpoint's (struct lfv_ep), or with
+	 * shared set an MSG SRQ's (struct lfv_srx, whose receives may land
+	 * on any endpoint bound to it). NULL for a dispatch-only queue. */
+	void *owner;
+	bool shared;
 };
 
 static inline struct lfv_op *lfv_queue_next(struct lfv_queue *q)

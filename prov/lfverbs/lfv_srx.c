@@ -324,7 +324,8 @@ static int lfv_srx_init_slots(struct lfv_srx *srx, uint32_t size)
 	}
 	srx->nfree = size;
 	srx->q.size = size;
-	srx->q.srx = srx;
+	srx->q.owner = srx;
+	srx->q.shared = true;
 	return 0;
 }
 

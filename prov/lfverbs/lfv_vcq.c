@@ -105,11 +105,11 @@ static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
 				   const struct ibv_wc *wc)
 {
 	static const uint8_t zero[20];
-	const uint8_t *grh = q->ep->grh +
+	const uint8_t *grh = lfv_queue_ep(q)->grh +
 			     (size_t)(op - q->ops) * LFV_GRH_SIZE;
 	union ibv_gid gid;
 
-	if (!q->ep->base.av || !(wc->wc_flags & IBV_WC_GRH))
+	if (!lfv_queue_ep(q)->base.av || !(wc->wc_flags & IBV_WC_GRH))
 		return FI_ADDR_NOTAVAIL;
 	if (!memcmp(grh, zero, sizeof(zero))) {
 		memset(&gid, 0, sizeof(gid));
@@ -118,7 +118,7 @@ static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
 	} else {
 		memcpy(gid.raw, grh + 8, sizeof(gid.raw));
 	}
-	return lfv_av_reverse(q->ep->base.av, &gid, wc->src_qp);
+	return lfv_av_reverse(lfv_queue_ep(q)->base.av, &gid, wc->src_qp);
 }
 
 /*
@@ -212,7 +212,7 @@ static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
 	uint64_t i;
 
 	for (i = head; i < last; i++)
-		lfv_vcq_count(q->ep, true, q->ops[i & q->mask].flags, true);
+		lfv_vcq_count(q->owner, true, q->ops[i & q->mask].flags, true);
 	lfv_vcq_retire_head(q, last);
 }
 
@@ -284,8 +284,8 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	struct lfv_queue *q = slot->q;
 	/* A copy: once retired, the slot may be reused by a poster. */
 	struct lfv_op op = *slot;
-	struct lfv_ep *ep = q->srx ? lfv_srx_find_ep(q->srx, wc->qp_num) :
-				     q->ep;
+	struct lfv_ep *ep = q->shared ? lfv_srx_find_ep(q->owner, wc->qp_num) :
+					q->owner;
 	bool ok = wc->status == IBV_WC_SUCCESS;
 	bool dgram = ep && ep->type == FI_EP_DGRAM;
 	struct lfv_cq_comp comp;
@@ -294,7 +294,7 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		lfv_vcq_cancel_flushed(vcq, q, wc, sink);
 		return;
 	}
-	if (!q->is_tx && ep && ep->brx && !q->srx) {
+	if (!q->is_tx && ep && ep->brx && !q->shared) {
 		lfv_vcq_bounced(vcq, q, ep, &op, wc, sink);
 		return;
 	}
@@ -307,8 +307,8 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		if (dgram && ok && vcq->cq &&
 		    (vcq->cq->store_src || sink->src))
 			comp.src = lfv_vcq_ud_source(q, slot, wc);
-		if (q->srx)
-			lfv_srx_retire(q->srx, slot);
+		if (q->shared)
+			lfv_srx_retire(q->owner, slot);
 		else	/* In order: head is this op. Relaxed: head is
 			 * written only under the poll lock we hold. */
 			lfv_vcq_retire_head(q, lfv_load_relaxed64(&q->head));
@@ -351,7 +351,7 @@ lfv_vcq_translate_fast(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		       wc->opcode != IBV_WC_RECV)
 		return false;
 	lfv_vcq_comp(q->is_tx, false, op, wc, &comp);
-	if (lfv_vcq_wanted(q->ep, q->is_tx, op->flags))
+	if (lfv_vcq_wanted(q->owner, q->is_tx, op->flags))
 		lfv_vcq_sink_put(vcq, sink, &comp);
 	lfv_vcq_retire_head(q, head);
 	return true;
@@ -724,7 +724,7 @@ static struct ibv_ah *lfv_vcq_post_marker(struct lfv_queue *q)
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct lfv_ep *ep = q->ep;
+	struct lfv_ep *ep = q->owner;
 	struct ibv_ah *ah = NULL;
 	struct lfv_op *op;
 
@@ -776,7 +776,7 @@ void lfv_vcq_drain_queue(struct lfv_queue *q)
 		ibv_destroy_ah(marker_ah);
 }
 
-int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
+int lfv_queue_init(struct lfv_queue *q, void *owner, bool is_tx,
 		   uint32_t size, bool locked)
 {
 	uint32_t n = 1;
@@ -796,7 +796,7 @@ int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
 	q->mask = n - 1;
 	q->size = size;
 	q->is_tx = is_tx;
-	q->ep = ep;
+	q->owner = owner;
 	for (n = 0; n <= q->mask; n++)
 		q->ops[n].q = q;
 	q->one_wr = (struct ibv_send_wr){

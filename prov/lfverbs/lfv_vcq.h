@@ -29,7 +29,7 @@ bool lfv_vcq_wait_empty(struct lfv_queue *q, int64_t deadline);
  * lock. */
 void lfv_vcq_set_cancelling(struct lfv_queue *q, bool on);
 /* Queues (struct lfv_queue). */
-int lfv_queue_init(struct lfv_queue *q, struct lfv_ep *ep, bool is_tx,
+int lfv_queue_init(struct lfv_queue *q, void *owner, bool is_tx,
 		   uint32_t size, bool locked);
 void lfv_queue_fini(struct lfv_queue *q);
 /* Room to hold FI_MORE requests until the chain is posted. */
