@@ -59,7 +59,7 @@ struct lfv_brx {
 };
 
 /* FI_RMA_EVENT: a peer's announcement of an RMA (a write with immediate
- * data, lfv_rma.c) consumes a receive, which must not be the
+ * data, lfv_msg_rma.c) consumes a receive, which must not be the
  * application's. */
 bool lfv_brx_wanted(const struct fi_info *info)
 {

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Names and queue pairs of DGRAM endpoints (lfv_cm.c), and fi_cancel of
- * their receives (lfv_ud_cancel.c).
+ * Names and queue pairs of DGRAM endpoints (lfv_dgram.c).
  */
 #ifndef LFV_DGRAM_H
 #define LFV_DGRAM_H

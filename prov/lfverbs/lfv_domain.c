@@ -104,7 +104,7 @@ static bool lfv_ep_one_context(const struct fi_ep_attr *attr)
 	       (attr->rx_ctx_cnt <= 1 || attr->rx_ctx_cnt == FI_SHARED_CONTEXT);
 }
 
-/* fi_endpoint: each endpoint type opens its own (lfv_ep.c, lfv_rdm.c). */
+/* fi_endpoint: each endpoint type opens its own (lfv_msg_ep.c, lfv_rdm.c). */
 static int lfv_domain_endpoint(struct fid_domain *domain_fid,
 			       struct fi_info *info, struct fid_ep **ep_fid,
 			       void *context)

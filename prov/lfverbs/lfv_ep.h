@@ -74,7 +74,7 @@ struct lfv_ep {
 	struct lfv_sep *sep;		/* a scalable endpoint's context */
 	uint32_t sep_index;
 	struct lfv_svc_listener *svc;	/* DGRAM opened at a service */
-	/* FI_RMA_EVENT (lfv_rma.c): the announcement of a write with remote
+	/* FI_RMA_EVENT (lfv_msg_rma.c): the announcement of a write with remote
 	 * CQ data names the region; the data comes next (poll lock). */
 	bool ev_data_next;
 	uint32_t ev_data_index;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * What every endpoint has, whatever its type (MSG and DGRAM in lfv_ep.c,
+ * What every endpoint has, whatever its type (MSG and DGRAM in lfv_msg_ep.c,
  * RDM in lfv_rdm.c, scalable in lfv_sep.c): the fid_ep and its ops
  * tables, the domain and fi_info it was opened with, the CQs, counters
  * and AV bound to it, its default operation flags, and the aliases

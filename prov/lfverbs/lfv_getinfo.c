@@ -587,7 +587,7 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 	/* Remote CQ data of an RC RDMA write arrives as immediate data,
 	 * which consumes a posted receive: FI_RX_CQ_DATA (fi_getinfo(3)).
 	 * Answered when offered, so the application knows to post one;
-	 * without it, MSG writes with CQ data are refused (lfv_rma.c). */
+	 * without it, MSG writes with CQ data are refused (lfv_msg_rma.c). */
 	if (info->ep_attr->type == FI_EP_MSG &&
 	    (!hints || (hints->mode & FI_RX_CQ_DATA) ||
 	     (urx && (urx->mode & FI_RX_CQ_DATA)))) {

@@ -10,7 +10,7 @@
  * further down the list; locks on the same level are never nested.
  *
  *   1. fabric->cm_auto_lock > a cm source's lock > fabric->cm_lock
- *                                           (MSG control path, lfv_cm.c)
+ *                                           (MSG control path, lfv_cm.c, lfv_msg_cm.c)
  *   2. domain->vcq_lock
  *   3. vcq->lock                            (a verbs CQ's poll lock)
  *   4. an owner's SRX lock                  (FI_PEER: another provider's)
@@ -28,7 +28,7 @@
  *   in order; events are dispatched under it.
  *
  * fabric->cm_lock (pthread mutex): rdma_cm event dispatch against MSG
- *   endpoints changing state or closing (lfv_cm.c). Under it: the
+ *   endpoints changing state or closing (lfv_msg_cm.c). Under it: the
  *   endpoint's EQ (eq->lock). Never taken on the data path; the EQ runs
  *   its source's progress before taking eq->lock, never under it.
  *

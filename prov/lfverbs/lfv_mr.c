@@ -9,7 +9,7 @@
  * domain opened with FI_RMA_EVENT every region takes a slot in the
  * domain's event table, and its key carries LFV_KEY_EVENT and that slot
  * (lfv_prov.h). An initiator that sees the bit follows each access with
- * an announcement on the same RC queue pair (lfv_rma.c for MSG,
+ * an announcement on the same RC queue pair (lfv_msg_rma.c for MSG,
  * lfv_rdm_rma.c for RDM); the target's receive path hands it to
  * lfv_mr_event, which finds the region, checks what the peer claims and
  * counts the counters bound with fi_mr_bind.

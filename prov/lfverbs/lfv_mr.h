@@ -51,7 +51,7 @@ struct lfv_mr {
 /*
  * Keys (fi_mr_key) are the verbs rkey, and in FI_RMA_EVENT domains carry
  * LFV_KEY_EVENT and the region's event index above it: an initiator that
- * sees the bit announces each access to the target (lfv_rma.c,
+ * sees the bit announces each access to the target (lfv_msg_rma.c,
  * lfv_rdm_rma.c); one that does not pays nothing.
  */
 #define LFV_KEY_EVENT (1ULL << 63)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * fi_msg on RC (MSG) and UD (DGRAM) queue pairs: one work request per call,
- * posted with the queue's lock held only under FI_THREAD_SAFE. See lfv_ep.h
+ * posted with the queue's lock held only under FI_THREAD_SAFE. See lfv_queue.h
  * for how requests, ops and completions relate.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Posting on MSG and DGRAM endpoints (lfv_msg.c), and their RMA on RC
- * (lfv_rma.c).
+ * (lfv_msg_rma.c).
  */
 #ifndef LFV_MSG_H
 #define LFV_MSG_H

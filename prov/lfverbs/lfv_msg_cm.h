@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Connection management of MSG endpoints (lfv_cm.c): their rdma_cm ids,
+ * Connection management of MSG endpoints (lfv_msg_cm.c): their rdma_cm ids,
  * RC queue pairs and fi_ops_cm.
  */
 #ifndef LFV_MSG_CM_H

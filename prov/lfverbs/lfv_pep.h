@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Passive endpoints and connection requests of MSG endpoints (lfv_cm.c).
+ * Passive endpoints and connection requests of MSG endpoints (lfv_pep.c).
  */
 #ifndef LFV_PEP_H
 #define LFV_PEP_H
