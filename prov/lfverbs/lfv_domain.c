@@ -4,6 +4,7 @@
 
 #include "lfv_auto.h"
 #include "lfv_av.h"
+#include "lfv_av_ops.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_device.h"
