@@ -3,9 +3,11 @@
  * The owner side of the fi_peer(3) shared receive context: see
  * include/lfv_peer_srx.h for the contract. This file has what the
  * application calls (the receive calls, with FI_PEEK and FI_CLAIM; cancel
- * and options) and the SRX's open and close; the owner ops that peers call
- * are in lfv_peer_srx_owner.c, the steps both share in
- * lfv_peer_srx_entry.c.
+ * and options), the SRX's open and close, and the entry points the
+ * contract gives the transport; the owner ops that peers call are in
+ * lfv_peer_srx_owner.c, the steps both share in lfv_peer_srx_entry.c.
+ * Neither of those names the contract's header, so they sit below this
+ * file.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "lfv_log.h"
+#include "lfv_peer_srx.h"
 #include "lfv_peer_srx_entry.h"
 #include "lfv_peer_srx_owner.h"
 #include "lfv_stubs.h"
@@ -477,6 +480,19 @@ int lfv_peer_srx_set_locking(struct fid_ep *srx_fid, bool locked)
 	if (!srx)
 		return -FI_EINVAL;
 	srx->locked = locked;
+	return 0;
+}
+
+int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
+			     lfv_peer_srx_data_fn fn)
+{
+	struct lfv_srx_export *exp = lfv_srx_export_checked(peer_srx);
+
+	if (!exp)
+		return -FI_EINVAL;
+	lfv_srx_lock(exp->srx);
+	exp->data_fn = fn;
+	lfv_srx_unlock(exp->srx);
 	return 0;
 }
 

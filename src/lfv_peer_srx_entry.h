@@ -6,7 +6,8 @@
  * application's receive calls (with peek and claim) and the SRX's open and
  * close; lfv_peer_srx_owner.c has the owner ops peers call and the exports
  * they call them through; lfv_peer_srx_entry.c has the steps below. Private
- * to src/: prov/ sees only include/lfv_peer_srx.h.
+ * to src/: prov/ sees only include/lfv_peer_srx.h, which this layer does
+ * not include (it sits below the contract's entry points).
  */
 #ifndef LFV_PEER_SRX_ENTRY_H
 #define LFV_PEER_SRX_ENTRY_H
@@ -15,14 +16,17 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include <rdma/fabric.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
 #include <rdma/fi_tagged.h>
 
 #include "lfv_atomic.h"
 #include "lfv_list.h"
 #include "lfv_lock.h"
 #include "lfv_match.h"
-#include "lfv_peer_srx.h"
 #include "lfv_pool.h"
 
 /* Flags an entry hands to the peer from the application's request. */
@@ -56,7 +60,10 @@ struct lfv_srx_entry {
 struct lfv_srx_export {
 	struct fid_peer_srx peer_srx;
 	struct fi_ops_srx_peer peer_ops;	/* the peer fills it in */
-	lfv_peer_srx_data_fn data_fn;		/* CQ data of a queued entry */
+	/* CQ data of a queued entry: an lfv_peer_srx_data_fn, spelled out
+	 * so this layer needs nothing of the contract's header (the
+	 * assignment in lfv_peer_srx_set_data_fn checks the type). */
+	bool (*data_fn)(const struct fi_peer_rx_entry *entry, uint64_t *data);
 	struct lfv_peer_srx *srx;
 	struct lfv_list node;			/* srx->exports */
 	size_t entries;				/* entries naming this peer */

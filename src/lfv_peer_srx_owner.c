@@ -369,19 +369,6 @@ static void lfv_srx_init_export(struct lfv_srx_export *exp,
 	exp->srx = srx;
 }
 
-int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
-			     lfv_peer_srx_data_fn fn)
-{
-	struct lfv_srx_export *exp = lfv_srx_export_checked(peer_srx);
-
-	if (!exp)
-		return -FI_EINVAL;
-	lfv_srx_lock(exp->srx);
-	exp->data_fn = fn;
-	lfv_srx_unlock(exp->srx);
-	return 0;
-}
-
 int lfv_srx_export_new(struct lfv_peer_srx *srx,
 		       struct fid_peer_srx **peer_srx)
 {
