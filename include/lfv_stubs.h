@@ -117,6 +117,17 @@ ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
 ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 				 size_t len, uint64_t data,
 				 fi_addr_t dest_addr, uint64_t tag);
+/* Those send sides as slots of an fi_ops_msg or fi_ops_tagged table. */
+#define LFV_NO_MSG_SEND_SLOTS                                              \
+	.send = lfv_no_msg_send, .sendv = lfv_no_msg_sendv,                \
+	.sendmsg = lfv_no_msg_sendmsg, .inject = lfv_no_msg_inject,        \
+	.senddata = lfv_no_msg_senddata,                                   \
+	.injectdata = lfv_no_msg_injectdata
+#define LFV_NO_TAGGED_SEND_SLOTS                                           \
+	.send = lfv_no_tagged_send, .sendv = lfv_no_tagged_sendv,          \
+	.sendmsg = lfv_no_tagged_sendmsg, .inject = lfv_no_tagged_inject,  \
+	.senddata = lfv_no_tagged_senddata,                                \
+	.injectdata = lfv_no_tagged_injectdata
 
 /* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
 ssize_t lfv_no_cancel(fid_t fid, void *context);

@@ -362,12 +362,7 @@ static struct fi_ops_msg lfv_srx_msg_ops = {
 	.recv = lfv_srx_recv,
 	.recvv = lfv_srx_recvv,
 	.recvmsg = lfv_srx_recvmsg,
-	.send = lfv_no_msg_send,
-	.sendv = lfv_no_msg_sendv,
-	.sendmsg = lfv_no_msg_sendmsg,
-	.inject = lfv_no_msg_inject,
-	.senddata = lfv_no_msg_senddata,
-	.injectdata = lfv_no_msg_injectdata,
+	LFV_NO_MSG_SEND_SLOTS,
 };
 
 static struct fi_ops_tagged lfv_srx_tagged_ops = {
@@ -375,12 +370,7 @@ static struct fi_ops_tagged lfv_srx_tagged_ops = {
 	.recv = lfv_srx_trecv,
 	.recvv = lfv_srx_trecvv,
 	.recvmsg = lfv_srx_trecvmsg,
-	.send = lfv_no_tagged_send,
-	.sendv = lfv_no_tagged_sendv,
-	.sendmsg = lfv_no_tagged_sendmsg,
-	.inject = lfv_no_tagged_inject,
-	.senddata = lfv_no_tagged_senddata,
-	.injectdata = lfv_no_tagged_injectdata,
+	LFV_NO_TAGGED_SEND_SLOTS,
 };
 
 /* ---- fi_ops_ep --------------------------------------------------------- */

@@ -78,12 +78,7 @@ struct fi_ops_tagged lfv_no_tagged_ops = {
 	.recv = lfv_no_tagged_recv,
 	.recvv = lfv_no_tagged_recvv,
 	.recvmsg = lfv_no_tagged_recvmsg,
-	.send = lfv_no_tagged_send,
-	.sendv = lfv_no_tagged_sendv,
-	.sendmsg = lfv_no_tagged_sendmsg,
-	.inject = lfv_no_tagged_inject,
-	.senddata = lfv_no_tagged_senddata,
-	.injectdata = lfv_no_tagged_injectdata,
+	LFV_NO_TAGGED_SEND_SLOTS,
 };
 
 LFV_STUB(static ssize_t, lfv_no_atomic_write, -FI_ENOSYS, struct fid_ep *ep,

@@ -32,12 +32,7 @@ struct fi_ops_msg lfv_no_msg_ops = {
 	.recv = lfv_no_msg_recv,
 	.recvv = lfv_no_msg_recvv,
 	.recvmsg = lfv_no_msg_recvmsg,
-	.send = lfv_no_msg_send,
-	.sendv = lfv_no_msg_sendv,
-	.sendmsg = lfv_no_msg_sendmsg,
-	.inject = lfv_no_msg_inject,
-	.senddata = lfv_no_msg_senddata,
-	.injectdata = lfv_no_msg_injectdata,
+	LFV_NO_MSG_SEND_SLOTS,
 };
 
 struct fi_ops_ep lfv_no_ep_ops = {

@@ -587,10 +587,5 @@ struct fi_ops_msg lfv_msg_rx_ops = {
 	.recv = lfv_recv,
 	.recvv = lfv_recvv,
 	.recvmsg = lfv_recvmsg,
-	.send = lfv_no_msg_send,
-	.sendv = lfv_no_msg_sendv,
-	.sendmsg = lfv_no_msg_sendmsg,
-	.inject = lfv_no_msg_inject,
-	.senddata = lfv_no_msg_senddata,
-	.injectdata = lfv_no_msg_injectdata,
+	LFV_NO_MSG_SEND_SLOTS,
 };
