@@ -117,7 +117,11 @@ ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
 ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 				 size_t len, uint64_t data,
 				 fi_addr_t dest_addr, uint64_t tag);
-/* Those send sides as slots of an fi_ops_msg or fi_ops_tagged table. */
+/* Those receive and send sides as slots of fi_ops_msg or fi_ops_tagged
+ * tables. */
+#define LFV_NO_MSG_RECV_SLOTS                                              \
+	.recv = lfv_no_msg_recv, .recvv = lfv_no_msg_recvv,                \
+	.recvmsg = lfv_no_msg_recvmsg
 #define LFV_NO_MSG_SEND_SLOTS                                              \
 	.send = lfv_no_msg_send, .sendv = lfv_no_msg_sendv,                \
 	.sendmsg = lfv_no_msg_sendmsg, .inject = lfv_no_msg_inject,        \

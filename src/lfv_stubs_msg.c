@@ -29,9 +29,7 @@ LFV_STUB(ssize_t, lfv_no_msg_injectdata, -FI_ENOSYS, struct fid_ep *ep,
 
 struct fi_ops_msg lfv_no_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_no_msg_recv,
-	.recvv = lfv_no_msg_recvv,
-	.recvmsg = lfv_no_msg_recvmsg,
+	LFV_NO_MSG_RECV_SLOTS,
 	LFV_NO_MSG_SEND_SLOTS,
 };
 
