@@ -13,6 +13,17 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
 
+/*
+ * One stub: a function of an ops slot's exact type (the parameters are
+ * there for the type only) that returns err. Every stub of lfverbs is
+ * written with it, so a slot's stub is one line of its signature.
+ */
+#define LFV_STUB(ret, name, err, ...)                                    \
+	_Pragma("GCC diagnostic push")                                   \
+	_Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")         \
+	ret name(__VA_ARGS__) { return err; }                            \
+	_Pragma("GCC diagnostic pop")
+
 /* struct fi_ops */
 int lfv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int lfv_no_control(struct fid *fid, int command, void *arg);
@@ -106,6 +117,21 @@ ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
 ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 				 size_t len, uint64_t data,
 				 fi_addr_t dest_addr, uint64_t tag);
+/* Those receive and send sides as slots of fi_ops_msg or fi_ops_tagged
+ * tables. */
+#define LFV_NO_MSG_RECV_SLOTS                                              \
+	.recv = lfv_no_msg_recv, .recvv = lfv_no_msg_recvv,                \
+	.recvmsg = lfv_no_msg_recvmsg
+#define LFV_NO_MSG_SEND_SLOTS                                              \
+	.send = lfv_no_msg_send, .sendv = lfv_no_msg_sendv,                \
+	.sendmsg = lfv_no_msg_sendmsg, .inject = lfv_no_msg_inject,        \
+	.senddata = lfv_no_msg_senddata,                                   \
+	.injectdata = lfv_no_msg_injectdata
+#define LFV_NO_TAGGED_SEND_SLOTS                                           \
+	.send = lfv_no_tagged_send, .sendv = lfv_no_tagged_sendv,          \
+	.sendmsg = lfv_no_tagged_sendmsg, .inject = lfv_no_tagged_inject,  \
+	.senddata = lfv_no_tagged_senddata,                                \
+	.injectdata = lfv_no_tagged_injectdata
 
 /* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
 ssize_t lfv_no_cancel(fid_t fid, void *context);
@@ -120,6 +146,20 @@ int lfv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 ssize_t lfv_no_size_left(struct fid_ep *ep);
 
 /* struct fi_ops_cm */
+/* fi_ops_cm of an object with no connections: a name at most. */
+#define LFV_NO_CONN_CM_OPS(setname_fn, getname_fn)                         \
+	{                                                                  \
+		.size = sizeof(struct fi_ops_cm),                          \
+		.setname = (setname_fn),                                   \
+		.getname = (getname_fn),                                   \
+		.getpeer = lfv_no_getpeer,                                 \
+		.connect = lfv_no_connect,                                 \
+		.listen = lfv_no_listen,                                   \
+		.accept = lfv_no_accept,                                   \
+		.reject = lfv_no_reject,                                   \
+		.shutdown = lfv_no_shutdown,                               \
+		.join = lfv_no_join,                                       \
+	}
 int lfv_no_setname(fid_t fid, void *addr, size_t addrlen);
 int lfv_no_getname(fid_t fid, void *addr, size_t *addrlen);
 int lfv_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);

@@ -41,75 +41,95 @@ static void lfv_param_size(struct fi_provider *prov, const char *name,
 	fi_param_get_size_t(prov, name, dst);
 }
 
+/* A size_t parameter: FI_LFVERBS_<NAME> sets lfv_params.<name>. */
+struct lfv_size_param {
+	const char *name;
+	size_t *dst;
+	const char *help;
+};
+
+#define LFV_SIZE_PARAM(field, text) \
+	{ .name = #field, .dst = &lfv_params.field, .help = text }
+
+/* In the order fi_info -e lists them. */
+static const struct lfv_size_param lfv_size_params[] = {
+	LFV_SIZE_PARAM(tx_size,
+		       "Default transmit queue depth reported by fi_getinfo, "
+		       "capped at the device's max_qp_wr"),
+	LFV_SIZE_PARAM(rx_size,
+		       "Default receive queue depth reported by fi_getinfo, "
+		       "capped at the device's max_qp_wr"),
+	LFV_SIZE_PARAM(tx_iov_limit,
+		       "Default transmit iov limit, capped at the device's "
+		       "max_sge"),
+	LFV_SIZE_PARAM(rx_iov_limit,
+		       "Default receive iov limit, capped at the device's "
+		       "max_sge"),
+	LFV_SIZE_PARAM(inline_size,
+		       "Default inject size in bytes, capped at the device's "
+		       "probed max_inline_data; 0 means the device maximum"),
+	LFV_SIZE_PARAM(bounce_size,
+		       "Bytes of each provider receive buffer of MSG endpoints "
+		       "that buffer receives (FI_MULTI_RECV); also their "
+		       "max_msg_size"),
+	LFV_SIZE_PARAM(buffered_recv,
+		       "1: every MSG endpoint receives through provider "
+		       "buffers (one copy), which makes fi_cancel of receives "
+		       "possible; 0: only endpoints with FI_MULTI_RECV do"),
+	LFV_SIZE_PARAM(rdm,
+		       "1: fi_getinfo offers FI_EP_RDM endpoints; 0 hides "
+		       "them"),
+	LFV_SIZE_PARAM(rdm_eager,
+		       "RDM: payload bytes of the largest message sent eagerly "
+		       "through provider buffers"),
+	LFV_SIZE_PARAM(rdm_rx_bufs,
+		       "RDM: provider receive buffers each endpoint keeps on "
+		       "its shared receive queue"),
+	LFV_SIZE_PARAM(mr_cache,
+		       "RDM: registrations of unregistered application buffers "
+		       "kept for reuse (rendezvous, RMA), per domain; 0: none "
+		       "(default; experimental, see fi_lfverbs(7))"),
+	LFV_SIZE_PARAM(svc_timeout,
+		       "DGRAM and RDM: milliseconds fi_av_insert of a host "
+		       "and service waits for the endpoint there to answer, "
+		       "trying again while nobody listens at the port yet"),
+	LFV_SIZE_PARAM(rdm_handshakes_max,
+		       "RDM: connection handshakes an endpoint has under way "
+		       "at most; a peer's request past it is dropped (the peer "
+		       "asks again), so a flood of requests cannot take a "
+		       "queue pair each"),
+	LFV_SIZE_PARAM(rdm_rndv_timeout,
+		       "RDM: seconds a rendezvous send waits for the "
+		       "receiver's FIN before it asks whether the receiver "
+		       "still holds the request, and as many again for the "
+		       "answer before it fails (FI_ETIMEDOUT); 0: for ever"),
+	LFV_SIZE_PARAM(rdm_rndv_peer_max,
+		       "RDM: rendezvous sends to one peer waiting for its FIN "
+		       "at most; past it sends to that peer return "
+		       "-FI_EAGAIN; 0: half the transmit queue"),
+	LFV_SIZE_PARAM(rdm_unexp_max,
+		       "RDM: messages an endpoint holds that arrived before "
+		       "their receive, at most (one peer: half); past it "
+		       "an eager message is dropped, a rendezvous refused"),
+	LFV_SIZE_PARAM(rdm_unexp_bytes,
+		       "RDM: bytes those messages take, at most (one peer: "
+		       "half)"),
+	LFV_SIZE_PARAM(rdm_conns_max,
+		       "RDM: connections peers' requests made to an endpoint, "
+		       "at most; a new peer's request past it is dropped"),
+};
+
 void lfv_params_init(struct fi_provider *prov)
 {
+	size_t i;
+
 	lfv_param_str(prov, "device_name", &lfv_params.device_name,
 		      "Comma-separated list of verbs device names to use, in "
 		      "order of preference (e.g. rxe0,mlx5_0). Overrides the "
 		      "hwloc nearest-device ordering; other devices are not "
 		      "reported (default: all devices, nearest first)");
-	lfv_param_size(prov, "tx_size", &lfv_params.tx_size,
-		       "Default transmit queue depth reported by fi_getinfo, "
-		       "capped at the device's max_qp_wr");
-	lfv_param_size(prov, "rx_size", &lfv_params.rx_size,
-		       "Default receive queue depth reported by fi_getinfo, "
-		       "capped at the device's max_qp_wr");
-	lfv_param_size(prov, "tx_iov_limit", &lfv_params.tx_iov_limit,
-		       "Default transmit iov limit, capped at the device's "
-		       "max_sge");
-	lfv_param_size(prov, "rx_iov_limit", &lfv_params.rx_iov_limit,
-		       "Default receive iov limit, capped at the device's "
-		       "max_sge");
-	lfv_param_size(prov, "inline_size", &lfv_params.inline_size,
-		       "Default inject size in bytes, capped at the device's "
-		       "probed max_inline_data; 0 means the device maximum");
-	lfv_param_size(prov, "bounce_size", &lfv_params.bounce_size,
-		       "Bytes of each provider receive buffer of MSG endpoints "
-		       "that buffer receives (FI_MULTI_RECV); also their "
-		       "max_msg_size");
-	lfv_param_size(prov, "buffered_recv", &lfv_params.buffered_recv,
-		       "1: every MSG endpoint receives through provider "
-		       "buffers (one copy), which makes fi_cancel of receives "
-		       "possible; 0: only endpoints with FI_MULTI_RECV do");
-	lfv_param_size(prov, "rdm", &lfv_params.rdm,
-		       "1: fi_getinfo offers FI_EP_RDM endpoints; 0 hides "
-		       "them");
-	lfv_param_size(prov, "rdm_eager", &lfv_params.rdm_eager,
-		       "RDM: payload bytes of the largest message sent eagerly "
-		       "through provider buffers");
-	lfv_param_size(prov, "rdm_rx_bufs", &lfv_params.rdm_rx_bufs,
-		       "RDM: provider receive buffers each endpoint keeps on "
-		       "its shared receive queue");
-	lfv_param_size(prov, "mr_cache", &lfv_params.mr_cache,
-		       "RDM: registrations of unregistered application buffers "
-		       "kept for reuse (rendezvous, RMA), per domain; 0: none "
-		       "(default; experimental, see fi_lfverbs(7))");
-	lfv_param_size(prov, "svc_timeout", &lfv_params.svc_timeout,
-		       "DGRAM and RDM: milliseconds fi_av_insert of a host "
-		       "and service waits for the endpoint there to answer, "
-		       "trying again while nobody listens at the port yet");
-	lfv_param_size(prov, "rdm_handshakes_max", &lfv_params.rdm_handshakes_max,
-		       "RDM: connection handshakes an endpoint has under way "
-		       "at most; a peer's request past it is dropped (the peer "
-		       "asks again), so a flood of requests cannot take a "
-		       "queue pair each");
-	lfv_param_size(prov, "rdm_rndv_timeout", &lfv_params.rdm_rndv_timeout,
-		       "RDM: seconds a rendezvous send waits for the "
-		       "receiver's FIN before it asks whether the receiver "
-		       "still holds the request, and as many again for the "
-		       "answer before it fails (FI_ETIMEDOUT); 0: for ever");
-	lfv_param_size(prov, "rdm_rndv_peer_max", &lfv_params.rdm_rndv_peer_max,
-		       "RDM: rendezvous sends to one peer waiting for its FIN "
-		       "at most; past it sends to that peer return "
-		       "-FI_EAGAIN; 0: half the transmit queue");
-	lfv_param_size(prov, "rdm_unexp_max", &lfv_params.rdm_unexp_max,
-		       "RDM: messages an endpoint holds that arrived before "
-		       "their receive, at most (one peer: half); past it "
-		       "an eager message is dropped, a rendezvous refused");
-	lfv_param_size(prov, "rdm_unexp_bytes", &lfv_params.rdm_unexp_bytes,
-		       "RDM: bytes those messages take, at most (one peer: "
-		       "half)");
-	lfv_param_size(prov, "rdm_conns_max", &lfv_params.rdm_conns_max,
-		       "RDM: connections peers' requests made to an endpoint, "
-		       "at most; a new peer's request past it is dropped");
+	for (i = 0; i < sizeof(lfv_size_params) / sizeof(lfv_size_params[0]);
+	     i++)
+		lfv_param_size(prov, lfv_size_params[i].name,
+			       lfv_size_params[i].dst, lfv_size_params[i].help);
 }

@@ -4,88 +4,33 @@
  * themselves (the fid_peer_srx handed to peer providers). */
 #include "lfv_stubs.h"
 
-ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len,
-			       void *desc, fi_addr_t src_addr, void *context)
-{
-	(void)ep; (void)buf; (void)len; (void)desc; (void)src_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
-				void **desc, size_t count, fi_addr_t src_addr,
-				void *context)
-{
-	(void)ep; (void)iov; (void)desc; (void)count; (void)src_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-				  uint64_t flags)
-{
-	(void)ep; (void)msg; (void)flags;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,
-			void *desc, fi_addr_t dest_addr, void *context)
-{
-	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest_addr,
-			 void *context)
-{
-	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags)
-{
-	(void)ep; (void)msg; (void)flags;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
-			  fi_addr_t dest_addr)
-{
-	(void)ep; (void)buf; (void)len; (void)dest_addr;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest_addr,
-			    void *context)
-{
-	(void)ep; (void)buf; (void)len; (void)desc; (void)data;
-	(void)dest_addr; (void)context;
-	return -FI_ENOSYS;
-}
-
-ssize_t lfv_no_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			      uint64_t data, fi_addr_t dest_addr)
-{
-	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr;
-	return -FI_ENOSYS;
-}
+LFV_STUB(ssize_t, lfv_no_msg_recv, -FI_ENOSYS, struct fid_ep *ep, void *buf,
+	 size_t len, void *desc, fi_addr_t src_addr, void *context)
+LFV_STUB(ssize_t, lfv_no_msg_recvv, -FI_ENOSYS, struct fid_ep *ep,
+	 const struct iovec *iov, void **desc, size_t count,
+	 fi_addr_t src_addr, void *context)
+LFV_STUB(ssize_t, lfv_no_msg_recvmsg, -FI_ENOSYS, struct fid_ep *ep,
+	 const struct fi_msg *msg, uint64_t flags)
+LFV_STUB(ssize_t, lfv_no_msg_send, -FI_ENOSYS, struct fid_ep *ep,
+	 const void *buf, size_t len, void *desc, fi_addr_t dest_addr,
+	 void *context)
+LFV_STUB(ssize_t, lfv_no_msg_sendv, -FI_ENOSYS, struct fid_ep *ep,
+	 const struct iovec *iov, void **desc, size_t count,
+	 fi_addr_t dest_addr, void *context)
+LFV_STUB(ssize_t, lfv_no_msg_sendmsg, -FI_ENOSYS, struct fid_ep *ep,
+	 const struct fi_msg *msg, uint64_t flags)
+LFV_STUB(ssize_t, lfv_no_msg_inject, -FI_ENOSYS, struct fid_ep *ep,
+	 const void *buf, size_t len, fi_addr_t dest_addr)
+LFV_STUB(ssize_t, lfv_no_msg_senddata, -FI_ENOSYS, struct fid_ep *ep,
+	 const void *buf, size_t len, void *desc, uint64_t data,
+	 fi_addr_t dest_addr, void *context)
+LFV_STUB(ssize_t, lfv_no_msg_injectdata, -FI_ENOSYS, struct fid_ep *ep,
+	 const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr)
 
 struct fi_ops_msg lfv_no_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_no_msg_recv,
-	.recvv = lfv_no_msg_recvv,
-	.recvmsg = lfv_no_msg_recvmsg,
-	.send = lfv_no_msg_send,
-	.sendv = lfv_no_msg_sendv,
-	.sendmsg = lfv_no_msg_sendmsg,
-	.inject = lfv_no_msg_inject,
-	.senddata = lfv_no_msg_senddata,
-	.injectdata = lfv_no_msg_injectdata,
+	LFV_NO_MSG_RECV_SLOTS,
+	LFV_NO_MSG_SEND_SLOTS,
 };
 
 struct fi_ops_ep lfv_no_ep_ops = {

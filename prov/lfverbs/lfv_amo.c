@@ -135,19 +135,50 @@ static int lfv_amo_msg_check(const struct fi_msg_atomic *msg, uint64_t flags)
 	return 0;
 }
 
-static ssize_t lfv_amo_write(struct fid_ep *ep, const void *buf, size_t count,
-			     void *desc, fi_addr_t dest_addr, uint64_t addr,
-			     uint64_t key, enum fi_datatype datatype,
-			     enum fi_op op, void *context)
+/* What every *msg call takes from msg once it is checked: the operation,
+ * its operands (a->count from them), the remote address and r. */
+static int lfv_amo_from_msg(const struct fi_msg_atomic *msg, uint64_t flags,
+			    struct lfv_amo *a, struct lfv_tx_req *r)
+{
+	int ret = lfv_amo_msg_check(msg, flags);
+
+	if (ret)
+		return ret;
+	a->datatype = msg->datatype;
+	a->op = msg->op;
+	a->operand = lfv_ioc_one(msg->msg_iov, msg->iov_count, &a->count);
+	a->addr = msg->rma_iov[0].addr;
+	a->key = msg->rma_iov[0].key;
+	*r = (struct lfv_tx_req){ .dest = msg->addr, .context = msg->context,
+				  .flags = flags };
+	return 0;
+}
+
+/* fi_atomic and fi_inject_atomic: a write with no result. */
+static ssize_t lfv_amo_post_write(struct fid_ep *ep, const void *buf,
+				  size_t count, fi_addr_t dest_addr,
+				  uint64_t addr, uint64_t key,
+				  enum fi_datatype datatype, enum fi_op op,
+				  void *context, uint64_t flags)
 {
 	struct lfv_amo a = { .kind = LFV_AMO_WRITE, .datatype = datatype,
 			     .op = op, .operand = buf, .addr = addr,
 			     .key = key, .count = count };
 	struct lfv_tx_req r = { .dest = dest_addr, .context = context,
-				.flags = lfv_rma_in_op_flags(ep) };
+				.flags = flags };
 
-	(void)desc;
 	return lfv_amo_post(ep, &a, &r);
+}
+
+static ssize_t lfv_amo_write(struct fid_ep *ep, const void *buf, size_t count,
+			     void *desc, fi_addr_t dest_addr, uint64_t addr,
+			     uint64_t key, enum fi_datatype datatype,
+			     enum fi_op op, void *context)
+{
+	(void)desc;
+	return lfv_amo_post_write(ep, buf, count, dest_addr, addr, key,
+				  datatype, op, context,
+				  lfv_rma_in_op_flags(ep));
 }
 
 static ssize_t lfv_amo_writev(struct fid_ep *ep, const struct fi_ioc *iov,
@@ -168,19 +199,12 @@ static ssize_t lfv_amo_writemsg(struct fid_ep *ep,
 {
 	struct lfv_amo a = { .kind = LFV_AMO_WRITE };
 	struct lfv_tx_req r;
-	int ret = lfv_amo_msg_check(msg, flags);
+	int ret = lfv_amo_from_msg(msg, flags, &a, &r);
 
 	if (ret)
 		return ret;
-	a.datatype = msg->datatype;
-	a.op = msg->op;
-	a.operand = lfv_ioc_one(msg->msg_iov, msg->iov_count, &a.count);
-	a.addr = msg->rma_iov[0].addr;
-	a.key = msg->rma_iov[0].key;
 	if (msg->rma_iov[0].count != a.count)
 		return -FI_EINVAL;
-	r = (struct lfv_tx_req){ .dest = msg->addr, .context = msg->context,
-				 .flags = flags };
 	return lfv_amo_post(ep, &a, &r);
 }
 
@@ -188,12 +212,8 @@ static ssize_t lfv_amo_inject(struct fid_ep *ep, const void *buf, size_t count,
 			      fi_addr_t dest_addr, uint64_t addr, uint64_t key,
 			      enum fi_datatype datatype, enum fi_op op)
 {
-	struct lfv_amo a = { .kind = LFV_AMO_WRITE, .datatype = datatype,
-			     .op = op, .operand = buf, .addr = addr,
-			     .key = key, .count = count };
-	struct lfv_tx_req r = { .dest = dest_addr, .flags = FI_INJECT };
-
-	return lfv_amo_post(ep, &a, &r);
+	return lfv_amo_post_write(ep, buf, count, dest_addr, addr, key,
+				  datatype, op, NULL, FI_INJECT);
 }
 
 static ssize_t lfv_amo_readwrite(struct fid_ep *ep, const void *buf,
@@ -243,25 +263,18 @@ static ssize_t lfv_amo_readwritemsg(struct fid_ep *ep,
 	struct lfv_amo a = { .kind = LFV_AMO_FETCH };
 	struct lfv_tx_req r;
 	size_t rn;
-	int ret = lfv_amo_msg_check(msg, flags);
+	int ret = lfv_amo_from_msg(msg, flags, &a, &r);
 
 	if (ret)
 		return ret;
 	if (flags & FI_INJECT)
 		return -FI_EINVAL; /* the result needs a completion */
-	a.datatype = msg->datatype;
-	a.op = msg->op;
-	a.operand = lfv_ioc_one(msg->msg_iov, msg->iov_count, &a.count);
 	a.result = (void *)lfv_ioc_one(resultv, result_count, &rn);
 	a.result_desc = result_desc ? result_desc[0] : NULL;
 	if (a.op == FI_ATOMIC_READ)
 		a.count = rn;
 	if (a.count != rn || msg->rma_iov[0].count != rn)
 		return -FI_EINVAL;
-	a.addr = msg->rma_iov[0].addr;
-	a.key = msg->rma_iov[0].key;
-	r = (struct lfv_tx_req){ .dest = msg->addr, .context = msg->context,
-				 .flags = flags };
 	return lfv_amo_post(ep, &a, &r);
 }
 
@@ -317,25 +330,18 @@ static ssize_t lfv_amo_compwritemsg(struct fid_ep *ep,
 	struct lfv_amo a = { .kind = LFV_AMO_COMPARE };
 	struct lfv_tx_req r;
 	size_t cn, rn;
-	int ret = lfv_amo_msg_check(msg, flags);
+	int ret = lfv_amo_from_msg(msg, flags, &a, &r);
 
 	(void)compare_desc;
 	if (ret)
 		return ret;
 	if (flags & FI_INJECT)
 		return -FI_EINVAL;
-	a.datatype = msg->datatype;
-	a.op = msg->op;
-	a.operand = lfv_ioc_one(msg->msg_iov, msg->iov_count, &a.count);
 	a.compare = lfv_ioc_one(comparev, compare_count, &cn);
 	a.result = (void *)lfv_ioc_one(resultv, result_count, &rn);
 	a.result_desc = result_desc ? result_desc[0] : NULL;
 	if (a.count != cn || a.count != rn || msg->rma_iov[0].count != rn)
 		return -FI_EINVAL;
-	a.addr = msg->rma_iov[0].addr;
-	a.key = msg->rma_iov[0].key;
-	r = (struct lfv_tx_req){ .dest = msg->addr, .context = msg->context,
-				 .flags = flags };
 	return lfv_amo_post(ep, &a, &r);
 }
 

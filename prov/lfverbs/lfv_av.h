@@ -43,6 +43,8 @@
 
 #include "lfv_atomic.h"
 #include "lfv_lock.h"
+#include "lfv_av_shm.h"
+#include "lfv_av_sep.h"
 #include "lfv_prov.h"
 
 /* What a UD send needs. */
@@ -65,13 +67,6 @@ struct lfv_av_dest {
 #define LFV_AV_MAX_SEGS 26
 #define LFV_AV_NO_INDEX UINT32_MAX
 
-/* Reverse map (FI_SOURCE) of a transmit context's QP number. */
-struct lfv_av_alias {
-	struct lfv_av_alias *next;	/* chain in av->aliases (lock) */
-	uint32_t qpn;
-	uint32_t idx;			/* the entry; its name has the GID */
-};
-
 /* The contexts of a scalable endpoint's entry. */
 struct lfv_av_sep {
 	uint32_t nrx, ntx;
@@ -92,7 +87,6 @@ struct lfv_av_entry {
 };
 
 struct lfv_eq;
-struct lfv_av_shm;
 
 struct lfv_av {
 	struct fid_av av_fid;
@@ -128,44 +122,29 @@ struct lfv_av {
 	uint32_t live;			/* live entries */
 	uint32_t *buckets;		/* reverse map: GID+QPN -> chain head */
 	uint32_t nbuckets;		/* power of two */
-	struct lfv_av_alias **aliases;	/* transmit-context QPNs -> entry */
-	uint32_t naliases, nalias_buckets;	/* count; power of two */
+	struct lfv_av_sep_map sep_map;	/* transmit-context QPNs -> entry */
 };
 
-/* lfv_av_svc.c: service names (lfv_svc.h) in inserts. */
+/* For lfv_av_ops.c: the table's own steps, each under av->lock. */
 
-/* One inserted address that was a service name, and what it resolved to. */
-struct lfv_av_resolved {
-	bool service;
-	int err;			/* of the resolution */
-	struct lfv_ud_name qp;		/* the QP name, when err is 0 */
-};
-
-/* Any address big enough for one insert. */
-union lfv_av_addr_buf {
-	struct lfv_ud_name ud;
-	struct lfv_sep_name sep;
-};
-
-/* Resolves the service names among count addresses, before the AV's lock is
- * taken (each may wait for the network): *res is NULL when there are none,
- * else an array to free. 0 or -FI_ENOMEM. */
-int lfv_av_resolve(struct lfv_av *av, const void *addr, size_t count,
-		   struct lfv_av_resolved **res);
-/* Address i of an insert as lfv_av_insert_one takes it: the caller's, or
- * for a service name a copy in buf with its QP name (NULL, *err set, when
- * the resolution failed). */
-const void *lfv_av_resolved_addr(const struct lfv_av *av, const void *addr,
-				 size_t i, const struct lfv_av_resolved *res,
-				 union lfv_av_addr_buf *buf, int *err);
-int lfv_av_insertsvc(struct fid_av *av, const char *node, const char *service,
-		     fi_addr_t *fi_addr, uint64_t flags, void *context);
-int lfv_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-		     const char *service, size_t svccnt, fi_addr_t *fi_addr,
-		     uint64_t flags, void *context);
-
-int lfv_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		struct fid_av **av, void *context);
+/* Makes a new AV's table (segment 0, the reverse map) and its fid, with
+ * the AV's fi_ops: 0 or -FI_ENOMEM (nothing left allocated). */
+int lfv_av_table_init(struct lfv_av *av, void *context);
+/* Inserts one checked address: its fi_addr_t in *fi_addr, or an error
+ * (-FI_EINVAL bad name, -FI_ENOSPC, -FI_ENOMEM, a verbs error). */
+int lfv_av_insert_one(struct lfv_av *av, const void *addr, fi_addr_t *fi_addr);
+/* Removes a live entry: 0, or the error of destroying its handle (the
+ * entry then stays live). */
+int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e,
+			uint32_t idx);
+/* Undoes one insert call whose events could not be queued (lfv_av.c). */
+void lfv_av_rollback(struct lfv_av *av, fi_addr_t *fi_addr, size_t tried,
+		     size_t count, uint32_t table_start);
+/* The live entry at addr and its index, or NULL. */
+struct lfv_av_entry *lfv_av_live_locked(struct lfv_av *av, fi_addr_t addr,
+					uint32_t *idx);
+/* The name fi_av_lookup returns (and a named AV shares) of an entry. */
+const void *lfv_av_entry_name(const struct lfv_av_entry *e);
 
 /* The fast path: the destination of addr, or NULL when addr is not a live
  * entry. Lock-free; entries never move once inserted. */
@@ -204,57 +183,5 @@ struct lfv_av *lfv_av_from_fid(struct fid *fid);
 /* Endpoints bound to the AV keep it open (fi_close -> -FI_EBUSY). */
 void lfv_av_hold(struct lfv_av *av);
 void lfv_av_release(struct lfv_av *av);
-
-/* lfv_av_shm.c: the shared-memory segment of a named AV. */
-
-/* "/lfverbs-av-" and the name, bytes outside [A-Za-z0-9._-] as %XX. */
-#define LFV_AV_SHM_PATH_MAX 256
-
-/* What an AV needs of its segment. Creating: the segment's type and
- * capacity (slots); attaching: the type asked for (FI_AV_UNSPEC: any) and
- * the largest capacity accepted. */
-struct lfv_av_shm_want {
-	enum fi_av_type type;
-	int rx_ctx_bits;
-	size_t addrlen;
-	uint32_t capacity;
-};
-
-/* A slot a reader found different from its own entry. */
-struct lfv_av_shm_slot {
-	uint32_t idx;
-	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL: now free */
-	union lfv_av_addr_buf name;
-};
-
-/* A reader's own fi_addr_t of an index (FI_ADDR_NOTAVAIL when free). */
-typedef fi_addr_t (*lfv_av_shm_local_fn)(void *arg, uint32_t idx);
-
-/* The segment's name for an AV name: 0 or -FI_EINVAL (empty, too long). */
-int lfv_av_shm_path(const char *name, char *path, size_t len);
-/* Creates the segment, every slot free. -FI_ENOSYS when the name is held
- * by a live creator (one writer per name). */
-int lfv_av_shm_create(const char *name, const struct lfv_av_shm_want *want,
-		      struct lfv_av_shm **shm);
-/* Maps an existing segment read-only after checking its header:
- * -FI_ENOENT when there is none, -FI_EINVAL when it does not fit want. */
-int lfv_av_shm_attach(const char *name, const struct lfv_av_shm_want *want,
-		      struct lfv_av_shm **shm, enum fi_av_type *type,
-		      uint32_t *capacity);
-/* Creator, under the AV's lock: slot idx now holds addr and name (len
- * bytes), or is free (addr FI_ADDR_NOTAVAIL, name NULL). */
-void lfv_av_shm_publish(struct lfv_av_shm *shm, uint32_t idx, fi_addr_t addr,
-			const void *name, size_t len);
-uint64_t lfv_av_shm_seq(const struct lfv_av_shm *shm);
-/* Reader: a consistent copy of the slots whose fi_addr_t differs from
- * local's (*slots to free), and the seq it was taken at. -FI_EAGAIN when
- * the creator kept writing. */
-int lfv_av_shm_changes(const struct lfv_av_shm *shm, lfv_av_shm_local_fn local,
-		       void *arg, struct lfv_av_shm_slot **slots,
-		       size_t *count, uint64_t *seq);
-/* The slots' fi_addr_t array (attr->map_addr). */
-void *lfv_av_shm_map_addr(const struct lfv_av_shm *shm);
-/* Unmaps; the creator also removes the name. NULL: nothing. */
-void lfv_av_shm_close(struct lfv_av_shm *shm);
 
 #endif /* LFV_AV_H */

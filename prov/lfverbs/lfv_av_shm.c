@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lfv_av.h"
+#include "lfv_av_shm.h"
 #include "lfv_log.h"
 
 #define LFV_AV_SHM_MAGIC 0x4d48535641564c46ULL	/* "LFVAVSHM" */

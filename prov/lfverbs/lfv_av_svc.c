@@ -22,7 +22,7 @@
 
 #include <rdma/fi_errno.h>
 
-#include "lfv_av.h"
+#include "lfv_av_svc.h"
 #include "lfv_log.h"
 #include "lfv_svc.h"
 

@@ -40,18 +40,8 @@ static int lfv_dgram_setname(fid_t fid, void *addr, size_t addrlen)
 	return -FI_ENOSYS; /* a UD address is the QP's number */
 }
 
-struct fi_ops_cm lfv_dgram_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = lfv_dgram_setname,
-	.getname = lfv_dgram_getname,
-	.getpeer = lfv_no_getpeer,
-	.connect = lfv_no_connect,
-	.listen = lfv_no_listen,
-	.accept = lfv_no_accept,
-	.reject = lfv_no_reject,
-	.shutdown = lfv_no_shutdown,
-	.join = lfv_no_join,
-};
+struct fi_ops_cm lfv_dgram_cm_ops =
+	LFV_NO_CONN_CM_OPS(lfv_dgram_setname, lfv_dgram_getname);
 
 int lfv_ep_create_ud_qp(struct lfv_ep *ep)
 {

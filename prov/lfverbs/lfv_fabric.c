@@ -8,7 +8,7 @@
 #include "lfv_domain.h"
 #include "lfv_eq.h"
 #include "lfv_fabric.h"
-#include "lfv_getinfo.h"
+#include "lfv_info_template.h"
 #include "lfv_log.h"
 #include "lfv_pep.h"
 #include "lfv_prov.h"

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * fi_getinfo (lfv_getinfo.c): templates, hint checks and narrowing.
+ * fi_getinfo (lfv_getinfo.c): each device's templates
+ * (lfv_info_template.h) that fit the hints (lfv_info_fits.h), narrowed to
+ * the request, with the addresses node and service name.
  */
 #ifndef LFV_GETINFO_H
 #define LFV_GETINFO_H
@@ -14,11 +16,5 @@
 int lfv_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
-struct fi_info *lfv_info_template(const struct lfv_device *dev,
-				  enum fi_ep_type type,
-				  const struct lfv_addr *addr,
-				  uint32_t version);
-bool lfv_info_fits(const struct fi_info *prov, const struct fi_info *hints,
-		   uint32_t version);
 
 #endif /* LFV_GETINFO_H */

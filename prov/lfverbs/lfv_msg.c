@@ -552,43 +552,30 @@ static ssize_t lfv_injectdata(struct fid_ep *ep_fid, const void *buf,
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);
 }
 
+/* The two halves of lfv_msg_ops, as slots of the tables below. */
+#define LFV_MSG_RECV_SLOTS                                                 \
+	.recv = lfv_recv, .recvv = lfv_recvv, .recvmsg = lfv_recvmsg
+#define LFV_MSG_SEND_SLOTS                                                 \
+	.send = lfv_send, .sendv = lfv_sendv, .sendmsg = lfv_sendmsg,      \
+	.inject = lfv_inject, .senddata = lfv_senddata,                    \
+	.injectdata = lfv_injectdata
+
 struct fi_ops_msg lfv_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_recv,
-	.recvv = lfv_recvv,
-	.recvmsg = lfv_recvmsg,
-	.send = lfv_send,
-	.sendv = lfv_sendv,
-	.sendmsg = lfv_sendmsg,
-	.inject = lfv_inject,
-	.senddata = lfv_senddata,
-	.injectdata = lfv_injectdata,
+	LFV_MSG_RECV_SLOTS,
+	LFV_MSG_SEND_SLOTS,
 };
 
 /* A scalable endpoint's transmit context sends only, a receive context
  * receives only (lfv_sep.c): the other half answers -FI_ENOSYS. */
 struct fi_ops_msg lfv_msg_tx_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_no_msg_recv,
-	.recvv = lfv_no_msg_recvv,
-	.recvmsg = lfv_no_msg_recvmsg,
-	.send = lfv_send,
-	.sendv = lfv_sendv,
-	.sendmsg = lfv_sendmsg,
-	.inject = lfv_inject,
-	.senddata = lfv_senddata,
-	.injectdata = lfv_injectdata,
+	LFV_NO_MSG_RECV_SLOTS,
+	LFV_MSG_SEND_SLOTS,
 };
 
 struct fi_ops_msg lfv_msg_rx_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_recv,
-	.recvv = lfv_recvv,
-	.recvmsg = lfv_recvmsg,
-	.send = lfv_no_msg_send,
-	.sendv = lfv_no_msg_sendv,
-	.sendmsg = lfv_no_msg_sendmsg,
-	.inject = lfv_no_msg_inject,
-	.senddata = lfv_no_msg_senddata,
-	.injectdata = lfv_no_msg_injectdata,
+	LFV_MSG_RECV_SLOTS,
+	LFV_NO_MSG_SEND_SLOTS,
 };

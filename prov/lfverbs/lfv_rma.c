@@ -70,33 +70,43 @@ static ssize_t lfv_rma_post(struct fid_ep *ep_fid, const struct lfv_tx_req *r,
 	return lfv_rma_submit(ep_fid, &q);
 }
 
-static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
-			    void *desc, fi_addr_t src_addr, uint64_t addr,
-			    uint64_t key, void *context)
+/* fi_readv and fi_writev: the two differ in their default op flags (a read
+ * sends no buffer, so no FI_INJECT) and completion flags only. */
+static ssize_t lfv_rma_postv(struct fid_ep *ep_fid, bool read,
+			     const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t peer, uint64_t addr,
+			     uint64_t key, void *context)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct lfv_tx_req r = {
-		.iov = &iov, .desc = &desc, .count = 1, .dest = src_addr,
-		.context = context, .flags = lfv_rma_in_op_flags(ep_fid),
-		.comp_flags = FI_RMA | FI_READ,
+		.iov = iov, .desc = desc, .count = count, .dest = peer,
+		.context = context,
+		.flags = read ? lfv_rma_in_op_flags(ep_fid) :
+				lfv_rma_op_flags(ep_fid),
+		.comp_flags = FI_RMA | (read ? FI_READ : FI_WRITE),
 	};
 
-	return lfv_rma_post(ep_fid, &r, true, addr, key);
+	if (count && !iov)
+		return -FI_EINVAL;
+	return lfv_rma_post(ep_fid, &r, read, addr, key);
 }
 
 static ssize_t lfv_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 			     void **desc, size_t count, fi_addr_t src_addr,
 			     uint64_t addr, uint64_t key, void *context)
 {
-	struct lfv_tx_req r = {
-		.iov = iov, .desc = desc, .count = count, .dest = src_addr,
-		.context = context, .flags = lfv_rma_in_op_flags(ep_fid),
-		.comp_flags = FI_RMA | FI_READ,
-	};
+	return lfv_rma_postv(ep_fid, true, iov, desc, count, src_addr, addr,
+			     key, context);
+}
 
-	if (count && !iov)
-		return -FI_EINVAL;
-	return lfv_rma_post(ep_fid, &r, true, addr, key);
+/* One buffer: an iov of one. */
+static ssize_t lfv_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src_addr, uint64_t addr,
+			    uint64_t key, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return lfv_rma_readv(ep_fid, &iov, &desc, 1, src_addr, addr, key,
+			     context);
 }
 
 /* One remote segment: verbs has one remote address per work request. */
@@ -110,7 +120,8 @@ static int lfv_rma_msg_check(const struct fi_msg_rma *msg, uint64_t flags)
 	return 0;
 }
 
-static ssize_t lfv_rma_readmsg(struct fid_ep *ep_fid,
+/* fi_readmsg and fi_writemsg: a read carries no CQ data. */
+static ssize_t lfv_rma_postmsg(struct fid_ep *ep_fid, bool read,
 			       const struct fi_msg_rma *msg, uint64_t flags)
 {
 	struct lfv_tx_req r;
@@ -120,12 +131,26 @@ static ssize_t lfv_rma_readmsg(struct fid_ep *ep_fid,
 		return ret;
 	r = (struct lfv_tx_req){
 		.iov = msg->msg_iov, .desc = msg->desc,
-		.count = msg->iov_count, .dest = msg->addr,
-		.context = msg->context, .flags = flags,
-		.comp_flags = FI_RMA | FI_READ,
+		.count = msg->iov_count, .data = read ? 0 : msg->data,
+		.dest = msg->addr, .context = msg->context, .flags = flags,
+		.comp_flags = FI_RMA | (read ? FI_READ : FI_WRITE),
 	};
-	return lfv_rma_post(ep_fid, &r, true, msg->rma_iov[0].addr,
+	return lfv_rma_post(ep_fid, &r, read, msg->rma_iov[0].addr,
 			    msg->rma_iov[0].key);
+}
+
+static ssize_t lfv_rma_readmsg(struct fid_ep *ep_fid,
+			       const struct fi_msg_rma *msg, uint64_t flags)
+{
+	return lfv_rma_postmsg(ep_fid, true, msg, flags);
+}
+
+static ssize_t lfv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t dest_addr,
+			      uint64_t addr, uint64_t key, void *context)
+{
+	return lfv_rma_postv(ep_fid, false, iov, desc, count, dest_addr, addr,
+			     key, context);
 }
 
 static ssize_t lfv_rma_write(struct fid_ep *ep_fid, const void *buf,
@@ -133,46 +158,15 @@ static ssize_t lfv_rma_write(struct fid_ep *ep_fid, const void *buf,
 			     uint64_t addr, uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .desc = &desc, .count = 1, .dest = dest_addr,
-		.context = context, .flags = lfv_rma_op_flags(ep_fid),
-		.comp_flags = FI_RMA | FI_WRITE,
-	};
 
-	return lfv_rma_post(ep_fid, &r, false, addr, key);
-}
-
-static ssize_t lfv_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
-			      void **desc, size_t count, fi_addr_t dest_addr,
-			      uint64_t addr, uint64_t key, void *context)
-{
-	struct lfv_tx_req r = {
-		.iov = iov, .desc = desc, .count = count, .dest = dest_addr,
-		.context = context, .flags = lfv_rma_op_flags(ep_fid),
-		.comp_flags = FI_RMA | FI_WRITE,
-	};
-
-	if (count && !iov)
-		return -FI_EINVAL;
-	return lfv_rma_post(ep_fid, &r, false, addr, key);
+	return lfv_rma_writev(ep_fid, &iov, &desc, 1, dest_addr, addr, key,
+			      context);
 }
 
 static ssize_t lfv_rma_writemsg(struct fid_ep *ep_fid,
 				const struct fi_msg_rma *msg, uint64_t flags)
 {
-	struct lfv_tx_req r;
-	int ret = lfv_rma_msg_check(msg, flags);
-
-	if (ret)
-		return ret;
-	r = (struct lfv_tx_req){
-		.iov = msg->msg_iov, .desc = msg->desc,
-		.count = msg->iov_count, .data = msg->data, .dest = msg->addr,
-		.context = msg->context, .flags = flags,
-		.comp_flags = FI_RMA | FI_WRITE,
-	};
-	return lfv_rma_post(ep_fid, &r, false,
-			    msg->rma_iov[0].addr, msg->rma_iov[0].key);
+	return lfv_rma_postmsg(ep_fid, false, msg, flags);
 }
 
 static ssize_t lfv_rma_inject(struct fid_ep *ep_fid, const void *buf,

@@ -360,18 +360,8 @@ static struct fi_ops_ep lfv_sep_ops = {
 	.tx_size_left = lfv_no_size_left,
 };
 
-static struct fi_ops_cm lfv_sep_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = lfv_sep_setname,
-	.getname = lfv_sep_getname,
-	.getpeer = lfv_no_getpeer,
-	.connect = lfv_no_connect,
-	.listen = lfv_no_listen,
-	.accept = lfv_no_accept,
-	.reject = lfv_no_reject,
-	.shutdown = lfv_no_shutdown,
-	.join = lfv_no_join,
-};
+static struct fi_ops_cm lfv_sep_cm_ops =
+	LFV_NO_CONN_CM_OPS(lfv_sep_setname, lfv_sep_getname);
 
 /* A scalable endpoint binds its AV only (fi_scalable_ep_bind). */
 static const struct lfv_ep_type lfv_sep_type = {

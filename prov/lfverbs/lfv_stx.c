@@ -37,17 +37,6 @@ static struct fi_ops lfv_stx_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
-static struct fi_ops_ep lfv_stx_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_no_cancel,
-	.getopt = lfv_no_getopt,
-	.setopt = lfv_no_setopt,
-	.tx_ctx = lfv_no_tx_ctx,
-	.rx_ctx = lfv_no_rx_ctx,
-	.rx_size_left = lfv_no_size_left,
-	.tx_size_left = lfv_no_size_left,
-};
-
 int lfv_stx_context(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
 		    struct fid_stx **stx_fid, void *context)
 {
@@ -71,7 +60,8 @@ int lfv_stx_context(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
 	stx->stx_fid.fid.fclass = FI_CLASS_STX_CTX;
 	stx->stx_fid.fid.context = context;
 	stx->stx_fid.fid.ops = &lfv_stx_fi_ops;
-	stx->stx_fid.ops = &lfv_stx_ops;
+	/* A shared transmit context has no calls of its own. */
+	stx->stx_fid.ops = &lfv_no_ep_ops;
 	lfv_ref_get(&domain->ref);
 	*stx_fid = &stx->stx_fid;
 	return 0;

@@ -599,7 +599,7 @@ static void test_rx_ctx_bits(void **state)
 							names[i].tx_qpn[k]),
 					 fa[i]);
 	}
-	assert_true(l->nalias_buckets >= 400);
+	assert_true(l->sep_map.nbuckets >= 400);
 	assert_int_equal(fi_av_lookup(av, fi_rx_addr(fa[7], 2, 4), &out, &len),
 			 0);
 	assert_int_equal(len, sizeof(out));
