@@ -362,16 +362,12 @@ int lfv_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		goto free_slots;
 	}
 	atomic_init(&srx->ref, 1);
-	srx->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-	srx->ep_fid.fid.context = context;
-	srx->ep_fid.fid.ops = &lfv_srx_fi_ops;
-	srx->ep_fid.ops = &lfv_srx_ep_ops;
-	srx->ep_fid.msg = &lfv_srx_msg_ops;
-	srx->ep_fid.cm = &lfv_no_cm_ops;
-	srx->ep_fid.rma = &lfv_no_rma_ops;
-	srx->ep_fid.tagged = &lfv_no_tagged_ops;
-	srx->ep_fid.atomic = &lfv_no_atomic_ops;
-	srx->ep_fid.collective = &lfv_no_collective_ops;
+	lfv_rx_only_fid_init(&srx->ep_fid, FI_CLASS_SRX_CTX, context,
+			     &(struct lfv_rx_only_ops){
+				     .fi = &lfv_srx_fi_ops,
+				     .ep = &lfv_srx_ep_ops,
+				     .msg = &lfv_srx_msg_ops,
+				     .tagged = &lfv_no_tagged_ops });
 	lfv_ref_get(&domain->ref);
 	*rx_ep = &srx->ep_fid;
 	return 0;
