@@ -24,6 +24,16 @@
 	ret name(__VA_ARGS__) { return err; }                            \
 	_Pragma("GCC diagnostic pop")
 
+/* The fid every object starts with: its class, the user's context and
+ * its fi_ops (close, bind, control...). */
+static inline void lfv_fid_init(struct fid *fid, size_t fclass,
+				void *context, struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
 /* struct fi_ops */
 int lfv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int lfv_no_control(struct fid *fid, int command, void *arg);

@@ -212,9 +212,7 @@ struct fi_ops_collective lfv_no_collective_ops = {
 void lfv_rx_only_fid_init(struct fid_ep *ep, size_t fclass, void *context,
 			  const struct lfv_rx_only_ops *ops)
 {
-	ep->fid.fclass = fclass;
-	ep->fid.context = context;
-	ep->fid.ops = ops->fi;
+	lfv_fid_init(&ep->fid, fclass, context, ops->fi);
 	ep->ops = ops->ep;
 	ep->cm = &lfv_no_cm_ops;
 	ep->msg = ops->msg;
