@@ -87,7 +87,8 @@ LFV_RDM_RX_CALL(lfv_rdm_msg_recvv, fi_recvv,
 		iov, desc, count, src, context)
 
 LFV_RDM_RX_CALL(lfv_rdm_msg_recvmsg, fi_recvmsg,
-		(struct fid_ep *ep_fid, const struct fi_msg *msg, uint64_t flags),
+		(struct fid_ep *ep_fid, const struct fi_msg *msg,
+		 uint64_t flags),
 		msg, flags)
 
 struct fi_ops_msg lfv_rdm_msg_ops = {
