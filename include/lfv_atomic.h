@@ -17,45 +17,35 @@
 typedef _Atomic uint32_t lfv_atomic32_t;
 typedef _Atomic uint64_t lfv_atomic64_t;
 
-static inline uint32_t lfv_load_relaxed32(const lfv_atomic32_t *p)
-{
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
+/*
+ * Relaxed and acquire loads, relaxed and release stores, one set for each
+ * width: lfv_load_relaxed32/64, lfv_load_acquire32/64,
+ * lfv_store_relaxed32/64, lfv_store_release32/64.
+ */
+#define LFV_ATOMIC_ACCESSORS(bits)                                          \
+	static inline uint##bits##_t lfv_load_relaxed##bits(                \
+		const lfv_atomic##bits##_t *p)                              \
+	{                                                                   \
+		return atomic_load_explicit(p, memory_order_relaxed);       \
+	}                                                                   \
+	static inline uint##bits##_t lfv_load_acquire##bits(                \
+		const lfv_atomic##bits##_t *p)                              \
+	{                                                                   \
+		return atomic_load_explicit(p, memory_order_acquire);       \
+	}                                                                   \
+	static inline void lfv_store_relaxed##bits(lfv_atomic##bits##_t *p, \
+						   uint##bits##_t v)        \
+	{                                                                   \
+		atomic_store_explicit(p, v, memory_order_relaxed);          \
+	}                                                                   \
+	static inline void lfv_store_release##bits(lfv_atomic##bits##_t *p, \
+						   uint##bits##_t v)        \
+	{                                                                   \
+		atomic_store_explicit(p, v, memory_order_release);          \
+	}
 
-static inline uint32_t lfv_load_acquire32(const lfv_atomic32_t *p)
-{
-	return atomic_load_explicit(p, memory_order_acquire);
-}
-
-static inline void lfv_store_relaxed32(lfv_atomic32_t *p, uint32_t v)
-{
-	atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-static inline void lfv_store_release32(lfv_atomic32_t *p, uint32_t v)
-{
-	atomic_store_explicit(p, v, memory_order_release);
-}
-
-static inline uint64_t lfv_load_relaxed64(const lfv_atomic64_t *p)
-{
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
-
-static inline uint64_t lfv_load_acquire64(const lfv_atomic64_t *p)
-{
-	return atomic_load_explicit(p, memory_order_acquire);
-}
-
-static inline void lfv_store_relaxed64(lfv_atomic64_t *p, uint64_t v)
-{
-	atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-static inline void lfv_store_release64(lfv_atomic64_t *p, uint64_t v)
-{
-	atomic_store_explicit(p, v, memory_order_release);
-}
+LFV_ATOMIC_ACCESSORS(32)
+LFV_ATOMIC_ACCESSORS(64)
 
 /* Forces inlining where the compiler's heuristics measured wrong. */
 #define LFV_ALWAYS_INLINE static inline __attribute__((always_inline))

@@ -24,6 +24,16 @@
 	ret name(__VA_ARGS__) { return err; }                            \
 	_Pragma("GCC diagnostic pop")
 
+/* The fid every object starts with: its class, the user's context and
+ * its fi_ops (close, bind, control...). */
+static inline void lfv_fid_init(struct fid *fid, size_t fclass,
+				void *context, struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
 /* struct fi_ops */
 int lfv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int lfv_no_control(struct fid *fid, int command, void *arg);
@@ -76,6 +86,21 @@ extern struct fi_ops_atomic lfv_no_atomic_ops;
 extern struct fi_ops_collective lfv_no_collective_ops;
 extern struct fi_ops_msg lfv_no_msg_ops;	/* lfv_stubs_msg.c */
 extern struct fi_ops_ep lfv_no_ep_ops;		/* lfv_stubs_msg.c */
+
+/*
+ * The fid of an object that only receives (a shared receive context, an
+ * imported or exported SRX): its own close/control, fi_ops_ep and receive
+ * tables; no connections, RMA, atomics or collectives. One builder, so
+ * every such object answers the calls it does not take the same way.
+ */
+struct lfv_rx_only_ops {
+	struct fi_ops *fi;
+	struct fi_ops_ep *ep;
+	struct fi_ops_msg *msg;
+	struct fi_ops_tagged *tagged;
+};
+void lfv_rx_only_fid_init(struct fid_ep *ep, size_t fclass, void *context,
+			  const struct lfv_rx_only_ops *ops);
 
 /* The receive side of fi_ops_msg, for transmit-only contexts. */
 ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,

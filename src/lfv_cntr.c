@@ -454,9 +454,8 @@ int lfv_cntr_open(const struct fi_cntr_attr *attr, void *context,
 	atomic_init(&cntr->armed, 1);
 	atomic_init(&cntr->ref, 1);
 	cntr->parent_ref = parent_ref;
-	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
-	cntr->cntr_fid.fid.context = context;
-	cntr->cntr_fid.fid.ops = &lfv_cntr_fi_ops;
+	lfv_fid_init(&cntr->cntr_fid.fid, FI_CLASS_CNTR,
+		     context, &lfv_cntr_fi_ops);
 	cntr->cntr_fid.ops = &lfv_cntr_ops;
 	/* Last: a wait set's fi_wait may look at the counter from now on. */
 	if (attr && attr->wait_obj == FI_WAIT_SET) {

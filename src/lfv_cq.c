@@ -984,9 +984,7 @@ static int lfv_cq_peer_owner(void *context, struct fid_peer_cq **owner)
 
 static void lfv_cq_init_fids(struct lfv_cq *cq, void *context)
 {
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &lfv_cq_fi_ops;
+	lfv_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &lfv_cq_fi_ops);
 	cq->cq_fid.ops = cq->owner ? &lfv_cq_peer_ops : &lfv_cq_ops;
 	cq->peer_cq.fid.fclass = FI_CLASS_PEER_CQ;
 	cq->peer_cq.fid.ops = &lfv_peer_cq_fi_ops;

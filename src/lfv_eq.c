@@ -381,9 +381,7 @@ int lfv_eq_open(const struct fi_eq_attr *attr, void *context,
 	eq->api_version = api_version;
 	eq->parent_ref = parent_ref;
 	atomic_init(&eq->ref, 1);
-	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
-	eq->eq_fid.fid.context = context;
-	eq->eq_fid.fid.ops = &lfv_eq_fi_ops;
+	lfv_fid_init(&eq->eq_fid.fid, FI_CLASS_EQ, context, &lfv_eq_fi_ops);
 	eq->eq_fid.ops = &lfv_eq_ops;
 	/* Last: a wait set's fi_wait may look at the EQ from now on. */
 	if (attr->wait_obj == FI_WAIT_SET) {

@@ -611,18 +611,12 @@ static int lfv_srx_check_open(const struct fi_rx_attr *attr, uint64_t caps,
 
 static void lfv_srx_init_fid(struct lfv_peer_srx *srx, void *context)
 {
-	struct fid_ep *ep = &srx->ep_fid;
-
-	ep->fid.fclass = FI_CLASS_SRX_CTX;
-	ep->fid.context = context;
-	ep->fid.ops = &lfv_srx_fi_ops;
-	ep->ops = &lfv_srx_ep_ops;
-	ep->cm = &lfv_no_cm_ops;
-	ep->msg = &lfv_srx_msg_ops;
-	ep->rma = &lfv_no_rma_ops;
-	ep->tagged = &lfv_srx_tagged_ops;
-	ep->atomic = &lfv_no_atomic_ops;
-	ep->collective = &lfv_no_collective_ops;
+	lfv_rx_only_fid_init(&srx->ep_fid, FI_CLASS_SRX_CTX, context,
+			     &(struct lfv_rx_only_ops){
+				     .fi = &lfv_srx_fi_ops,
+				     .ep = &lfv_srx_ep_ops,
+				     .msg = &lfv_srx_msg_ops,
+				     .tagged = &lfv_srx_tagged_ops });
 }
 
 static size_t lfv_srx_entry_size(size_t iov_limit)

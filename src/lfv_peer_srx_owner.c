@@ -349,20 +349,14 @@ static const struct fi_ops_srx_peer lfv_srx_unset_peer_ops = {
 static void lfv_srx_init_export(struct lfv_srx_export *exp,
 				struct lfv_peer_srx *srx)
 {
-	struct fid_ep *ep = &exp->peer_srx.ep_fid;
-
-	ep->fid.fclass = FI_CLASS_PEER_SRX;
-	ep->fid.context = srx->ep_fid.fid.context;
-	ep->fid.ops = &lfv_srx_export_fi_ops;
 	/* Peers drive the SRX through owner_ops; the endpoint calls of
 	 * this fid are not the way in. */
-	ep->ops = &lfv_no_ep_ops;
-	ep->cm = &lfv_no_cm_ops;
-	ep->msg = &lfv_no_msg_ops;
-	ep->rma = &lfv_no_rma_ops;
-	ep->tagged = &lfv_no_tagged_ops;
-	ep->atomic = &lfv_no_atomic_ops;
-	ep->collective = &lfv_no_collective_ops;
+	lfv_rx_only_fid_init(&exp->peer_srx.ep_fid, FI_CLASS_PEER_SRX,
+			     srx->ep_fid.fid.context, &(struct lfv_rx_only_ops){
+				     .fi = &lfv_srx_export_fi_ops,
+				     .ep = &lfv_no_ep_ops,
+				     .msg = &lfv_no_msg_ops,
+				     .tagged = &lfv_no_tagged_ops });
 	exp->peer_ops = lfv_srx_unset_peer_ops;
 	exp->peer_srx.owner_ops = &lfv_srx_owner_ops;
 	exp->peer_srx.peer_ops = &exp->peer_ops;

@@ -208,3 +208,16 @@ struct fi_ops_collective lfv_no_collective_ops = {
 	.msg = lfv_no_collective_msg,
 	.barrier2 = lfv_no_collective_barrier2,
 };
+
+void lfv_rx_only_fid_init(struct fid_ep *ep, size_t fclass, void *context,
+			  const struct lfv_rx_only_ops *ops)
+{
+	lfv_fid_init(&ep->fid, fclass, context, ops->fi);
+	ep->ops = ops->ep;
+	ep->cm = &lfv_no_cm_ops;
+	ep->msg = ops->msg;
+	ep->rma = &lfv_no_rma_ops;
+	ep->tagged = ops->tagged;
+	ep->atomic = &lfv_no_atomic_ops;
+	ep->collective = &lfv_no_collective_ops;
+}

@@ -611,9 +611,7 @@ int lfv_av_table_init(struct lfv_av *av, void *context)
 	}
 	av->free_head = LFV_AV_NO_INDEX;
 	atomic_init(&av->ref, 1);
-	av->av_fid.fid.fclass = FI_CLASS_AV;
-	av->av_fid.fid.context = context;
-	av->av_fid.fid.ops = &lfv_av_fi_ops;
+	lfv_fid_init(&av->av_fid.fid, FI_CLASS_AV, context, &lfv_av_fi_ops);
 	return 0;
 }
 

@@ -296,9 +296,8 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain->dev = dev;
 	domain->fabric = fabric;
 	atomic_init(&domain->ref, 1);
-	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	domain->domain_fid.fid.context = context;
-	domain->domain_fid.fid.ops = &lfv_domain_fi_ops;
+	lfv_fid_init(&domain->domain_fid.fid, FI_CLASS_DOMAIN,
+		     context, &lfv_domain_fi_ops);
 	domain->domain_fid.ops = &lfv_domain_ops;
 	domain->domain_fid.mr = &lfv_mr_ops;
 	lfv_ref_get(&fabric->ref);

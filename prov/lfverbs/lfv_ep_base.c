@@ -20,9 +20,7 @@ int lfv_ep_base_init(struct lfv_ep_base *base, struct lfv_domain *domain,
 		return -FI_ENOMEM;
 	base->type = type;
 	base->domain = domain;
-	base->ep_fid.fid.fclass = FI_CLASS_EP;
-	base->ep_fid.fid.context = context;
-	base->ep_fid.fid.ops = type->fi;
+	lfv_fid_init(&base->ep_fid.fid, FI_CLASS_EP, context, type->fi);
 	base->ep_fid.ops = type->ep;
 	base->ep_fid.cm = type->cm;
 	base->ep_fid.msg = type->msg;

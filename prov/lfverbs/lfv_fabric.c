@@ -156,9 +156,8 @@ int lfv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_fid,
 	}
 	lfv_list_init(&fabric->cm_auto_sources);
 	atomic_init(&fabric->ref, 1);
-	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fabric->fabric_fid.fid.context = context;
-	fabric->fabric_fid.fid.ops = &lfv_fabric_fi_ops;
+	lfv_fid_init(&fabric->fabric_fid.fid, FI_CLASS_FABRIC,
+		     context, &lfv_fabric_fi_ops);
 	fabric->fabric_fid.ops = &lfv_fabric_ops;
 	*fabric_fid = &fabric->fabric_fid;
 	return 0;

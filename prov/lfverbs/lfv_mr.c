@@ -288,9 +288,8 @@ static int lfv_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	ret = domain->rma_event ? lfv_ev_add(mr) : 0;
 	if (ret)
 		goto dereg_mr;
-	mr->mr_fid.fid.fclass = FI_CLASS_MR;
-	mr->mr_fid.fid.context = attr->context;
-	mr->mr_fid.fid.ops = &lfv_mr_fi_ops;
+	lfv_fid_init(&mr->mr_fid.fid, FI_CLASS_MR,
+		     attr->context, &lfv_mr_fi_ops);
 	mr->mr_fid.mem_desc = mr;
 	mr->mr_fid.key = mr->ibv_mr->rkey;
 	if (domain->rma_event)

@@ -358,9 +358,7 @@ int lfv_passive_ep(struct fid_fabric *fabric_fid, struct fi_info *info,
 		if (ret)
 			goto destroy_id;
 	}
-	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
-	pep->pep_fid.fid.context = context;
-	pep->pep_fid.fid.ops = &lfv_pep_fi_ops;
+	lfv_fid_init(&pep->pep_fid.fid, FI_CLASS_PEP, context, &lfv_pep_fi_ops);
 	pep->pep_fid.ops = &lfv_pep_ops;
 	pep->pep_fid.cm = &lfv_pep_cm_ops;
 	lfv_ref_get(&fabric->ref);

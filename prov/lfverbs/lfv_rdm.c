@@ -365,16 +365,12 @@ int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		x->peer = pctx->srx;
 		x->peer->peer_ops = &lfv_rdm_srx_peer_ops;
 		atomic_init(&x->ref, 1);
-		x->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-		x->ep_fid.fid.context = context;
-		x->ep_fid.fid.ops = &lfv_rdm_isrx_fi_ops;
-		x->ep_fid.ops = &lfv_no_ep_ops;
-		x->ep_fid.cm = &lfv_no_cm_ops;
-		x->ep_fid.msg = &lfv_no_msg_ops;
-		x->ep_fid.rma = &lfv_no_rma_ops;
-		x->ep_fid.tagged = &lfv_no_tagged_ops;
-		x->ep_fid.atomic = &lfv_no_atomic_ops;
-		x->ep_fid.collective = &lfv_no_collective_ops;
+		lfv_rx_only_fid_init(&x->ep_fid, FI_CLASS_SRX_CTX, context,
+				     &(struct lfv_rx_only_ops){
+					     .fi = &lfv_rdm_isrx_fi_ops,
+					     .ep = &lfv_no_ep_ops,
+					     .msg = &lfv_no_msg_ops,
+					     .tagged = &lfv_no_tagged_ops });
 		*rx_ep = &x->ep_fid;
 		return 0;
 	}

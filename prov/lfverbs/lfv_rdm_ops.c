@@ -17,6 +17,17 @@ static uint64_t lfv_rdm_tx_flags(const struct lfv_rdm_ep *ep)
 	return ep->base.tx_op_flags;
 }
 
+/* fi_sendmsg and fi_tsendmsg: the call's own flags, checked once here,
+ * instead of the endpoint's. */
+static ssize_t lfv_rdm_send_msg(struct fid_ep *ep_fid, uint64_t flags,
+				struct lfv_rdm_send *s)
+{
+	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
+		return -FI_EBADFLAGS;
+	s->flags = flags;
+	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), s);
+}
+
 static ssize_t lfv_rdm_msg_sendv(struct fid_ep *ep_fid,
 				 const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t dest, void *context)
@@ -34,13 +45,10 @@ static ssize_t lfv_rdm_msg_sendmsg(struct fid_ep *ep_fid,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
-		return -FI_EBADFLAGS;
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+	return lfv_rdm_send_msg(ep_fid, flags, &(struct lfv_rdm_send){
 		.iov = msg->msg_iov, .desc = msg->desc,
-		.count = msg->iov_count,
-		.dest = msg->addr, .context = msg->context,
-		.data = msg->data, .flags = flags });
+		.count = msg->iov_count, .dest = msg->addr,
+		.context = msg->context, .data = msg->data });
 }
 
 /* Where receives are posted: the SRX the endpoint matches with (its own
@@ -57,40 +65,31 @@ static ssize_t lfv_rdm_rx_srx(struct fid_ep *ep_fid, struct fid_ep **srx)
 	return 0;
 }
 
-/* Receives are the SRX's (the endpoint's own or the bound one). */
-static ssize_t lfv_rdm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
-				void *desc, fi_addr_t src, void *context)
-{
-	struct fid_ep *srx;
-	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
+/* Receives are the SRX's (the endpoint's own or the bound one): each
+ * receive call of the endpoint is the same call on that SRX. */
+#define LFV_RDM_RX_CALL(name, call, params, ...)                             \
+	static ssize_t name params                                           \
+	{                                                                    \
+		struct fid_ep *srx;                                          \
+		ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);                  \
+									     \
+		return ret ? ret : call(srx, __VA_ARGS__);                   \
+	}
 
-	if (ret)
-		return ret;
-	return fi_recv(srx, buf, len, desc, src, context);
-}
+LFV_RDM_RX_CALL(lfv_rdm_msg_recv, fi_recv,
+		(struct fid_ep *ep_fid, void *buf, size_t len, void *desc,
+		 fi_addr_t src, void *context),
+		buf, len, desc, src, context)
 
-static ssize_t lfv_rdm_msg_recvv(struct fid_ep *ep_fid,
-				 const struct iovec *iov, void **desc,
-				 size_t count, fi_addr_t src, void *context)
-{
-	struct fid_ep *srx;
-	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
+LFV_RDM_RX_CALL(lfv_rdm_msg_recvv, fi_recvv,
+		(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
+		 size_t count, fi_addr_t src, void *context),
+		iov, desc, count, src, context)
 
-	if (ret)
-		return ret;
-	return fi_recvv(srx, iov, desc, count, src, context);
-}
-
-static ssize_t lfv_rdm_msg_recvmsg(struct fid_ep *ep_fid,
-				   const struct fi_msg *msg, uint64_t flags)
-{
-	struct fid_ep *srx;
-	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
-
-	if (ret)
-		return ret;
-	return fi_recvmsg(srx, msg, flags);
-}
+LFV_RDM_RX_CALL(lfv_rdm_msg_recvmsg, fi_recvmsg,
+		(struct fid_ep *ep_fid, const struct fi_msg *msg,
+		 uint64_t flags),
+		msg, flags)
 
 struct fi_ops_msg lfv_rdm_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
@@ -123,51 +122,27 @@ static ssize_t lfv_rdm_tsendmsg(struct fid_ep *ep_fid,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)LFV_RDM_TX_FLAGS)
-		return -FI_EBADFLAGS;
-	return lfv_rdm_send(lfv_rdm_of(&ep_fid->fid), &(struct lfv_rdm_send){
+	return lfv_rdm_send_msg(ep_fid, flags, &(struct lfv_rdm_send){
 		.iov = msg->msg_iov, .desc = msg->desc,
-		.count = msg->iov_count,
-		.dest = msg->addr, .tag = msg->tag, .context = msg->context,
-		.data = msg->data, .flags = flags, .tagged = true });
+		.count = msg->iov_count, .dest = msg->addr, .tag = msg->tag,
+		.context = msg->context, .data = msg->data, .tagged = true });
 }
 
-static ssize_t lfv_rdm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
-			     void *desc, fi_addr_t src, uint64_t tag,
-			     uint64_t ignore, void *context)
-{
-	struct fid_ep *srx;
-	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
+LFV_RDM_RX_CALL(lfv_rdm_trecv, fi_trecv,
+		(struct fid_ep *ep_fid, void *buf, size_t len, void *desc,
+		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context),
+		buf, len, desc, src, tag, ignore, context)
 
-	if (ret)
-		return ret;
-	return fi_trecv(srx, buf, len, desc, src, tag, ignore, context);
-}
+LFV_RDM_RX_CALL(lfv_rdm_trecvv, fi_trecvv,
+		(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
+		 size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		 void *context),
+		iov, desc, count, src, tag, ignore, context)
 
-static ssize_t lfv_rdm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
-			      void **desc, size_t count, fi_addr_t src,
-			      uint64_t tag, uint64_t ignore, void *context)
-{
-	struct fid_ep *srx;
-	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
-
-	if (ret)
-		return ret;
-	return fi_trecvv(srx, iov, desc, count, src, tag, ignore,
-			 context);
-}
-
-static ssize_t lfv_rdm_trecvmsg(struct fid_ep *ep_fid,
-				const struct fi_msg_tagged *msg,
-				uint64_t flags)
-{
-	struct fid_ep *srx;
-	ssize_t ret = lfv_rdm_rx_srx(ep_fid, &srx);
-
-	if (ret)
-		return ret;
-	return fi_trecvmsg(srx, msg, flags);
-}
+LFV_RDM_RX_CALL(lfv_rdm_trecvmsg, fi_trecvmsg,
+		(struct fid_ep *ep_fid, const struct fi_msg_tagged *msg,
+		 uint64_t flags),
+		msg, flags)
 
 struct fi_ops_tagged lfv_rdm_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),

@@ -173,65 +173,13 @@ static ssize_t lfv_srx_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			    msg->iov_count, msg->context, flags);
 }
 
-static ssize_t lfv_srx_no_send(struct fid_ep *ep, const void *buf, size_t len,
-			       void *desc, fi_addr_t dest_addr, void *context)
-{
-	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_srx_no_sendv(struct fid_ep *ep, const struct iovec *iov,
-				void **desc, size_t count, fi_addr_t dest_addr,
-				void *context)
-{
-	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_srx_no_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-				  uint64_t flags)
-{
-	(void)ep; (void)msg; (void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_srx_no_inject(struct fid_ep *ep, const void *buf,
-				 size_t len, fi_addr_t dest_addr)
-{
-	(void)ep; (void)buf; (void)len; (void)dest_addr;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_srx_no_senddata(struct fid_ep *ep, const void *buf,
-				   size_t len, void *desc, uint64_t data,
-				   fi_addr_t dest_addr, void *context)
-{
-	(void)ep; (void)buf; (void)len; (void)desc; (void)data;
-	(void)dest_addr; (void)context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_srx_no_injectdata(struct fid_ep *ep, const void *buf,
-				     size_t len, uint64_t data,
-				     fi_addr_t dest_addr)
-{
-	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_msg lfv_srx_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
 	.recv = lfv_srx_recv,
 	.recvv = lfv_srx_recvv,
 	.recvmsg = lfv_srx_recvmsg,
-	.send = lfv_srx_no_send,
-	.sendv = lfv_srx_no_sendv,
-	.sendmsg = lfv_srx_no_sendmsg,
-	.inject = lfv_srx_no_inject,
-	.senddata = lfv_srx_no_senddata,
-	.injectdata = lfv_srx_no_injectdata,
+	/* Receive only: sends go through the endpoints bound to it. */
+	LFV_NO_MSG_SEND_SLOTS,
 };
 
 /* ---- the object ------------------------------------------------------------------ */
@@ -362,16 +310,12 @@ int lfv_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		goto free_slots;
 	}
 	atomic_init(&srx->ref, 1);
-	srx->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-	srx->ep_fid.fid.context = context;
-	srx->ep_fid.fid.ops = &lfv_srx_fi_ops;
-	srx->ep_fid.ops = &lfv_srx_ep_ops;
-	srx->ep_fid.msg = &lfv_srx_msg_ops;
-	srx->ep_fid.cm = &lfv_no_cm_ops;
-	srx->ep_fid.rma = &lfv_no_rma_ops;
-	srx->ep_fid.tagged = &lfv_no_tagged_ops;
-	srx->ep_fid.atomic = &lfv_no_atomic_ops;
-	srx->ep_fid.collective = &lfv_no_collective_ops;
+	lfv_rx_only_fid_init(&srx->ep_fid, FI_CLASS_SRX_CTX, context,
+			     &(struct lfv_rx_only_ops){
+				     .fi = &lfv_srx_fi_ops,
+				     .ep = &lfv_srx_ep_ops,
+				     .msg = &lfv_srx_msg_ops,
+				     .tagged = &lfv_no_tagged_ops });
 	lfv_ref_get(&domain->ref);
 	*rx_ep = &srx->ep_fid;
 	return 0;

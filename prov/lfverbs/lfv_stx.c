@@ -57,9 +57,8 @@ int lfv_stx_context(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
 	if (attr)
 		stx->attr = *attr;
 	atomic_init(&stx->ref, 1);
-	stx->stx_fid.fid.fclass = FI_CLASS_STX_CTX;
-	stx->stx_fid.fid.context = context;
-	stx->stx_fid.fid.ops = &lfv_stx_fi_ops;
+	lfv_fid_init(&stx->stx_fid.fid, FI_CLASS_STX_CTX,
+		     context, &lfv_stx_fi_ops);
 	/* A shared transmit context has no calls of its own. */
 	stx->stx_fid.ops = &lfv_no_ep_ops;
 	lfv_ref_get(&domain->ref);
