@@ -21,7 +21,7 @@
 #include "lfv_prov.h"
 #include "lfv_rdm.h"
 #include "lfv_sep.h"
-#include "lfv_srx.h"
+#include "lfv_msg_srq.h"
 #include "lfv_stubs.h"
 #include "lfv_stx.h"
 #include "lfv_vcq.h"
@@ -132,7 +132,7 @@ static int lfv_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	return lfv_domain_endpoint(domain, info, ep, context);
 }
 
-/* fi_srx_context: an SRQ on a MSG domain (lfv_srx.c); RDM receives match
+/* fi_srx_context: an SRQ on a MSG domain (lfv_msg_srq.c); RDM receives match
  * in software, in the matching SRX (lfv_rdm.c). */
 static int lfv_domain_srx_context(struct fid_domain *domain_fid,
 				  struct fi_rx_attr *attr,
@@ -145,7 +145,7 @@ static int lfv_domain_srx_context(struct fid_domain *domain_fid,
 	domain = lfv_container_of(domain_fid, struct lfv_domain, domain_fid);
 	if (domain->info->ep_attr && domain->info->ep_attr->type == FI_EP_RDM)
 		return lfv_rdm_srx_context(domain, attr, rx_ep, context);
-	return lfv_srx_context(domain, attr, rx_ep, context);
+	return lfv_msg_srq_context(domain, attr, rx_ep, context);
 }
 
 static struct fi_ops lfv_domain_fi_ops = {

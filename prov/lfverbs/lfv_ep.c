@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "lfv_ep.h"
-#include "lfv_srx.h"
+#include "lfv_msg_srq.h"
 
 void lfv_ep_qp_caps(const struct lfv_ep *ep, enum ibv_qp_type type,
 		    struct ibv_qp_init_attr *attr)
@@ -21,8 +21,8 @@ void lfv_ep_qp_caps(const struct lfv_ep *ep, enum ibv_qp_type type,
 	attr->cap.max_recv_sge = (uint32_t)ep->base.info->rx_attr->iov_limit +
 				 (type == IBV_QPT_UD ? 1 : 0);
 	attr->cap.max_inline_data = (uint32_t)ep->inject_size;
-	if (ep->srx) {
-		attr->srq = ep->srx->srq;
+	if (ep->srq) {
+		attr->srq = ep->srq->srq;
 		attr->cap.max_recv_wr = 0;
 		attr->cap.max_recv_sge = 0;
 	}

@@ -46,7 +46,7 @@ struct lfv_ep {
 	struct ibv_qp *qp;
 	struct rdma_cm_id *id;		/* MSG */
 	struct lfv_eq *eq;
-	struct lfv_srx *srx;		/* receives come from here */
+	struct lfv_msg_srq *srq;		/* receives come from here */
 	struct lfv_stx *stx;		/* bound transmit context, if any */
 	struct lfv_brx *brx;		/* buffered receives (lfv_brx.c) */
 	struct lfv_queue tx;

@@ -14,7 +14,7 @@
  *   2. domain->vcq_lock
  *   3. vcq->lock                            (a verbs CQ's poll lock)
  *   4. an owner's SRX lock                  (FI_PEER: another provider's)
- *   5. RDM ep->lock | MSG/DGRAM q->lock | srx->lock (lfv_srx.c) |
+ *   5. RDM ep->lock | MSG/DGRAM q->lock | srq->lock (lfv_msg_srq.c) |
  *      brx->lock | lfv_peer_srx lock
  *   6. av->lock | domain->ev_lock | memmon lock > mr_cache lock
  *   7. cq->err_lock | eq->lock | ring ovf_lock |
@@ -75,7 +75,7 @@
  * MSG/DGRAM q->lock (lfv_spin): posting on one queue (tail, FI_MORE
  *   chains). Under it: nothing but verbs.
  *
- * srx->lock (lfv_srx.c, lfv_spin): an MSG SRQ's free op slots and bound
+ * srq->lock (lfv_msg_srq.c, lfv_spin): an MSG SRQ's free op slots and bound
  *   endpoints.
  *
  * lfv_peer_srx lock (src/lfv_peer_srx.c, lfv_mutex, on when locked):

@@ -14,7 +14,7 @@
 #include "lfv_msg.h"
 #include "lfv_queue.h"
 #include "lfv_sge.h"
-#include "lfv_srx.h"
+#include "lfv_msg_srq.h"
 #include "lfv_stubs.h"
 #include "lfv_ud.h"
 
@@ -266,8 +266,8 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 	size_t len, slot;
 	int nsge, ret;
 
-	if (ep->srx) /* receives of a bound endpoint go to the shared queue */
-		return lfv_srx_post(ep->srx, iov, desc, count, context, flags);
+	if (ep->srq) /* receives of a bound endpoint go to the shared queue */
+		return lfv_msg_srq_post(ep->srq, iov, desc, count, context, flags);
 	if (ep->brx)
 		return lfv_brx_post(ep, iov, count, context, flags);
 	if (flags & FI_MULTI_RECV)

@@ -27,7 +27,7 @@
 #include "lfv_queue.h"
 #include "lfv_rma.h"
 #include "lfv_sep.h"
-#include "lfv_srx.h"
+#include "lfv_msg_srq.h"
 #include "lfv_stubs.h"
 #include "lfv_stx.h"
 #include "lfv_svc.h"
@@ -57,19 +57,19 @@ static int lfv_ep_bind_eq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
-static int lfv_ep_bind_srx(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
+static int lfv_ep_bind_srq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 {
-	struct lfv_srx *srx = lfv_container_of(bfid, struct lfv_srx,
+	struct lfv_msg_srq *srq = lfv_container_of(bfid, struct lfv_msg_srq,
 					       ep_fid.fid);
 
-	if (ep->srx)
+	if (ep->srq)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	if (srx->domain != ep->base.domain)
+	if (srq->domain != ep->base.domain)
 		return -FI_EINVAL;
-	ep->srx = srx;
-	return lfv_srx_attach(ep->srx, ep);
+	ep->srq = srq;
+	return lfv_msg_srq_attach(ep->srq, ep);
 }
 
 static int lfv_ep_bind_stx(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
@@ -113,7 +113,7 @@ static int lfv_msg_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_EQ:
 		return lfv_ep_bind_eq(ep, bfid, flags);
 	case FI_CLASS_SRX_CTX:
-		return lfv_ep_bind_srx(ep, bfid, flags);
+		return lfv_ep_bind_srq(ep, bfid, flags);
 	case FI_CLASS_STX_CTX:
 		return lfv_ep_bind_stx(ep, bfid, flags);
 	default:
@@ -142,7 +142,7 @@ static int lfv_dgram_ep_bind(struct fid *fid, struct fid *bfid,
  * may all come through this endpoint's QP. */
 static int lfv_ep_rx_reserve(const struct lfv_ep *ep)
 {
-	return (int)(ep->srx ? ep->srx->q.size : ep->rx.size);
+	return (int)(ep->srq ? ep->srq->q.size : ep->rx.size);
 }
 
 static int lfv_ep_attach_queues(struct lfv_ep *ep)
@@ -179,8 +179,8 @@ static void lfv_ep_mark_fast(struct lfv_ep *ep)
 
 	ep->tx.fast = rc && !ep->tx.cntr && !ep->base.cntr[LFV_CNTR_READ] &&
 		      !ep->base.cntr[LFV_CNTR_WRITE] && ep->tx.vcq->cq;
-	ep->rx.fast = rc && !ep->srx && !ep->rx.cntr && ep->rx.vcq->cq;
-	ep->rx_direct = rc && !ep->srx;
+	ep->rx.fast = rc && !ep->srq && !ep->rx.cntr && ep->rx.vcq->cq;
+	ep->rx_direct = rc && !ep->srq;
 }
 
 /* What the verbs CQ layer reads per completion, kept on the queues it
@@ -354,8 +354,8 @@ static void lfv_ep_free(struct lfv_ep *ep)
 	free(ep->ud_nsge);
 	if (ep->eq)
 		lfv_ref_put(&ep->eq->ref);
-	if (ep->srx)
-		lfv_srx_detach(ep->srx, ep);
+	if (ep->srq)
+		lfv_msg_srq_detach(ep->srq, ep);
 	if (ep->stx)
 		lfv_ref_put(&ep->stx->ref);
 	lfv_brx_free(ep);

@@ -145,7 +145,7 @@ struct lfv_queue {
 			const struct ibv_wc *wc);
 	/* Whose queue it is, opaque at this layer (as an ibv_qp's
 	 * qp_context): a MSG or DGRAM endpoint's (struct lfv_ep), or with
-	 * shared set an MSG SRQ's (struct lfv_srx, whose receives may land
+	 * shared set an MSG SRQ's (struct lfv_msg_srq, whose receives may land
 	 * on any endpoint bound to it). NULL for a dispatch-only queue. */
 	void *owner;
 	bool shared;

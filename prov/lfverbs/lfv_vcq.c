@@ -20,7 +20,7 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_queue.h"
-#include "lfv_srx.h"
+#include "lfv_msg_srq.h"
 #include "lfv_ud.h"
 #include "lfv_vcq.h"
 
@@ -284,7 +284,7 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	struct lfv_queue *q = slot->q;
 	/* A copy: once retired, the slot may be reused by a poster. */
 	struct lfv_op op = *slot;
-	struct lfv_ep *ep = q->shared ? lfv_srx_find_ep(q->owner, wc->qp_num) :
+	struct lfv_ep *ep = q->shared ? lfv_msg_srq_find_ep(q->owner, wc->qp_num) :
 					q->owner;
 	bool ok = wc->status == IBV_WC_SUCCESS;
 	bool dgram = ep && ep->type == FI_EP_DGRAM;
@@ -308,7 +308,7 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 		    (vcq->cq->store_src || sink->src))
 			comp.src = lfv_vcq_ud_source(q, slot, wc);
 		if (q->shared)
-			lfv_srx_retire(q->owner, slot);
+			lfv_msg_srq_retire(q->owner, slot);
 		else	/* In order: head is this op. Relaxed: head is
 			 * written only under the poll lock we hold. */
 			lfv_vcq_retire_head(q, lfv_load_relaxed64(&q->head));

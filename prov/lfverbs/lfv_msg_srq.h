@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Shared receive contexts of MSG endpoints, on an SRQ (lfv_srx.c).
+ * Shared receive contexts of MSG endpoints, on an SRQ (lfv_msg_srq.c).
  */
-#ifndef LFV_SRX_H
-#define LFV_SRX_H
+#ifndef LFV_MSG_SRQ_H
+#define LFV_MSG_SRQ_H
 
 #include <rdma/fi_endpoint.h>
 
 #include "lfv_queue.h"
 
-/* A shared receive context on an SRQ (lfv_srx.c). */
-struct lfv_srx {
+/* A shared receive context on an SRQ (lfv_msg_srq.c). */
+struct lfv_msg_srq {
 	struct fid_ep ep_fid;		/* FI_CLASS_SRX_CTX */
 	struct lfv_domain *domain;
 	struct ibv_srq *srq;
@@ -26,15 +26,15 @@ struct lfv_srx {
 };
 
 /* fi_srx_context on a MSG domain (lfv_domain.c dispatches). */
-int lfv_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
+int lfv_msg_srq_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context);
 
 
-int lfv_srx_attach(struct lfv_srx *srx, struct lfv_ep *ep);
-void lfv_srx_detach(struct lfv_srx *srx, struct lfv_ep *ep);
-struct lfv_ep *lfv_srx_find_ep(struct lfv_srx *srx, uint32_t qp_num);
-void lfv_srx_retire(struct lfv_srx *srx, const struct lfv_op *op);
-ssize_t lfv_srx_post(struct lfv_srx *srx, const struct iovec *iov,
+int lfv_msg_srq_attach(struct lfv_msg_srq *srq, struct lfv_ep *ep);
+void lfv_msg_srq_detach(struct lfv_msg_srq *srq, struct lfv_ep *ep);
+struct lfv_ep *lfv_msg_srq_find_ep(struct lfv_msg_srq *srq, uint32_t qp_num);
+void lfv_msg_srq_retire(struct lfv_msg_srq *srq, const struct lfv_op *op);
+ssize_t lfv_msg_srq_post(struct lfv_msg_srq *srq, const struct iovec *iov,
 		     void **desc, size_t count, void *context, uint64_t flags);
 
-#endif /* LFV_SRX_H */
+#endif /* LFV_MSG_SRQ_H */
