@@ -119,4 +119,14 @@ static inline ssize_t func_cq_read_n(struct fid_cq *cq, void *buf,
 	return (ssize_t)got;
 }
 
+/* A cmocka test that runs a body shared by several tests with one argument
+ * (an endpoint type, a wait object, a progress mode): the test is only a
+ * name for that argument. */
+#define FUNC_TEST_WITH(name, body, arg)                                       \
+	static void name(void **state)                                        \
+	{                                                                     \
+		(void)state;                                                  \
+		body(arg);                                                    \
+	}
+
 #endif /* FUNC_COMMON_H */

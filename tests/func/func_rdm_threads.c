@@ -147,18 +147,11 @@ static void send_while_reading(enum fi_progress progress)
 }
 
 /* Progress by the readers of the CQs. */
-static void test_send_while_reading(void **state)
-{
-	(void)state;
-	send_while_reading(FI_PROGRESS_MANUAL);
-}
+FUNC_TEST_WITH(test_send_while_reading, send_while_reading, FI_PROGRESS_MANUAL)
 
 /* The domain's progress thread polls too (lfv_auto.c). */
-static void test_send_while_reading_auto(void **state)
-{
-	(void)state;
-	send_while_reading(FI_PROGRESS_AUTO);
-}
+FUNC_TEST_WITH(test_send_while_reading_auto, send_while_reading,
+	       FI_PROGRESS_AUTO)
 
 int main(void)
 {

@@ -1331,17 +1331,9 @@ static void run_counters(bool cli_cq)
 	assert_int_equal(fi_cntr_read(c->rcntr), 4);
 }
 
-static void test_counters(void **state)
-{
-	(void)state;
-	run_counters(true);
-}
+FUNC_TEST_WITH(test_counters, run_counters, true)
 
-static void test_counters_no_cq(void **state)
-{
-	(void)state;
-	run_counters(false);
-}
+FUNC_TEST_WITH(test_counters_no_cq, run_counters, false)
 
 /* ---- 7. two threads, one remote counter ---------------------------------- */
 
