@@ -16,6 +16,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "../test_with.h"
+
 #define FUNC_VERSION FI_VERSION(1, 17)
 #define FUNC_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
 		      FI_MR_PROV_KEY)
@@ -118,15 +120,5 @@ static inline ssize_t func_cq_read_n(struct fid_cq *cq, void *buf,
 	}
 	return (ssize_t)got;
 }
-
-/* A cmocka test that runs a body shared by several tests with one argument
- * (an endpoint type, a wait object, a progress mode): the test is only a
- * name for that argument. */
-#define FUNC_TEST_WITH(name, body, arg)                                       \
-	static void name(void **state)                                        \
-	{                                                                     \
-		(void)state;                                                  \
-		body(arg);                                                    \
-	}
 
 #endif /* FUNC_COMMON_H */

@@ -20,6 +20,7 @@
 
 #include "lfv_cntr.h"
 #include "unit_wait.h"
+#include "../test_with.h"
 
 /* A wake-up that has not come by then is lost. */
 #define JOIN_LIMIT_S 10
@@ -299,11 +300,7 @@ static void check_wait_timeout(enum fi_wait_obj wait)
 	cntr_close(cntr);
 }
 
-static void test_wait_timeout(void **state)
-{
-	(void)state;
-	unit_each_wait_unspec(check_wait_timeout);
-}
+TEST_WITH(test_wait_timeout, unit_each_wait_unspec, check_wait_timeout)
 
 /* For each blocking wait object: a thread waiting for the counter to
  * reach threshold sleeps until wake brings it there, and no longer. */
@@ -347,23 +344,11 @@ static void inc_three_times(struct fid_cntr *cntr)
 	}
 }
 
-static void test_wait_woken_by_add(void **state)
-{
-	(void)state;
-	check_woken(5, add_two_then_three);
-}
+TEST_WITH(test_wait_woken_by_add, check_woken, 5, add_two_then_three)
 
-static void test_wait_woken_by_set(void **state)
-{
-	(void)state;
-	check_woken(100, set_to_100);
-}
+TEST_WITH(test_wait_woken_by_set, check_woken, 100, set_to_100)
 
-static void test_wait_woken_by_inc(void **state)
-{
-	(void)state;
-	check_woken(3, inc_three_times);
-}
+TEST_WITH(test_wait_woken_by_inc, check_woken, 3, inc_three_times)
 
 static void check_wait_eavail(enum fi_wait_obj wait)
 {
