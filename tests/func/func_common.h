@@ -16,6 +16,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "../test_with.h"
+
 #define FUNC_VERSION FI_VERSION(1, 17)
 #define FUNC_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
 		      FI_MR_PROV_KEY)

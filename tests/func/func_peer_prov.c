@@ -225,23 +225,12 @@ static void traffic(enum fi_wait_obj wait)
 	owner_close(&o);
 }
 
-static void test_traffic_into_lfverbs_cq(void **state)
-{
-	(void)state;
-	traffic(FI_WAIT_NONE);
-}
+TEST_WITH(test_traffic_into_lfverbs_cq, traffic, FI_WAIT_NONE)
 
-static void test_traffic_into_lfverbs_cq_wait_fd(void **state)
-{
-	(void)state;
-	traffic(FI_WAIT_FD);
-}
+TEST_WITH(test_traffic_into_lfverbs_cq_wait_fd, traffic, FI_WAIT_FD)
 
-static void test_traffic_into_lfverbs_cq_wait_unspec(void **state)
-{
-	(void)state;
-	traffic(FI_WAIT_UNSPEC);
-}
+TEST_WITH(test_traffic_into_lfverbs_cq_wait_unspec, traffic,
+	  FI_WAIT_UNSPEC)
 
 struct sender {
 	struct lfvpeer *p;
@@ -309,17 +298,9 @@ static void sread_woken(enum fi_wait_obj wait)
 	owner_close(&o);
 }
 
-static void test_sread_woken_through_peer(void **state)
-{
-	(void)state;
-	sread_woken(FI_WAIT_UNSPEC);
-}
+TEST_WITH(test_sread_woken_through_peer, sread_woken, FI_WAIT_UNSPEC)
 
-static void test_sread_woken_through_peer_wait_fd(void **state)
-{
-	(void)state;
-	sread_woken(FI_WAIT_FD);
-}
+TEST_WITH(test_sread_woken_through_peer_wait_fd, sread_woken, FI_WAIT_FD)
 
 /* A receive too short for the message: lfvpeer reports FI_ETRUNC through
  * writeerr, the send itself completes normally. */

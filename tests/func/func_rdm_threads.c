@@ -117,7 +117,7 @@ static void send_while_reading(enum fi_progress progress)
 	send_all(&f, &a, &b, to, src, sops, &rdone, &stray);
 	deadline = now_ms() + WAIT_MS;
 	while ((rdone < NMSG || atomic_load(&rd.done) < NMSG) &&
-	       now_ms() < deadline) {
+	  now_ms() < deadline) {
 		got = drain_cq(b.cq, &stray);
 		assert_true(got >= 0);
 		rdone += got;
@@ -147,18 +147,11 @@ static void send_while_reading(enum fi_progress progress)
 }
 
 /* Progress by the readers of the CQs. */
-static void test_send_while_reading(void **state)
-{
-	(void)state;
-	send_while_reading(FI_PROGRESS_MANUAL);
-}
+TEST_WITH(test_send_while_reading, send_while_reading, FI_PROGRESS_MANUAL)
 
 /* The domain's progress thread polls too (lfv_auto.c). */
-static void test_send_while_reading_auto(void **state)
-{
-	(void)state;
-	send_while_reading(FI_PROGRESS_AUTO);
-}
+TEST_WITH(test_send_while_reading_auto, send_while_reading,
+	  FI_PROGRESS_AUTO)
 
 int main(void)
 {

@@ -1331,17 +1331,9 @@ static void run_counters(bool cli_cq)
 	assert_int_equal(fi_cntr_read(c->rcntr), 4);
 }
 
-static void test_counters(void **state)
-{
-	(void)state;
-	run_counters(true);
-}
+TEST_WITH(test_counters, run_counters, true)
 
-static void test_counters_no_cq(void **state)
-{
-	(void)state;
-	run_counters(false);
-}
+TEST_WITH(test_counters_no_cq, run_counters, false)
 
 /* ---- 7. two threads, one remote counter ---------------------------------- */
 
@@ -1413,7 +1405,7 @@ static void *conc_thread(void *arg)
 		i++;
 	}
 	while (atomic_load(t->done) < CONC_THREADS * CONC_OPS &&
-	       !atomic_load(t->stop) && now_ms() < t->end)
+	  !atomic_load(t->stop) && now_ms() < t->end)
 		conc_reap(t);
 	return NULL;
 }
@@ -1453,7 +1445,7 @@ static void test_concurrent_atomics(void **state)
 	for (i = 0; i < CONC_THREADS; i++)
 		assert_int_equal(atomic_load(&conc_per_ctx[i]), CONC_OPS);
 	printf("# -FI_EAGAIN while posting: %lu and %lu times\n",
-	       t[0].eagain, t[1].eagain);
+	  t[0].eagain, t[1].eagain);
 	expect_empty(g.main.cli.cq);
 	assert_int_equal(amo_fetch(&g.main.cli, FI_ATOMIC_READ, 0, FI_UINT64),
 			 CONC_THREADS * CONC_OPS);

@@ -233,17 +233,9 @@ static void exchange_by_service(enum fi_ep_type type)
 	peer_close(&srv);
 }
 
-static void test_rdm_by_service(void **state)
-{
-	(void)state;
-	exchange_by_service(FI_EP_RDM);
-}
+TEST_WITH(test_rdm_by_service, exchange_by_service, FI_EP_RDM)
 
-static void test_dgram_by_service(void **state)
-{
-	(void)state;
-	exchange_by_service(FI_EP_DGRAM);
-}
+TEST_WITH(test_dgram_by_service, exchange_by_service, FI_EP_DGRAM)
 
 /* One service, one endpoint; once it is closed nobody answers there. */
 static void service_taken_and_freed(enum fi_ep_type type)
@@ -272,17 +264,11 @@ static void service_taken_and_freed(enum fi_ep_type type)
 	peer_close(&cli);
 }
 
-static void test_rdm_service_taken_and_freed(void **state)
-{
-	(void)state;
-	service_taken_and_freed(FI_EP_RDM);
-}
+TEST_WITH(test_rdm_service_taken_and_freed, service_taken_and_freed,
+	  FI_EP_RDM)
 
-static void test_dgram_service_taken_and_freed(void **state)
-{
-	(void)state;
-	service_taken_and_freed(FI_EP_DGRAM);
-}
+TEST_WITH(test_dgram_service_taken_and_freed, service_taken_and_freed,
+	  FI_EP_DGRAM)
 
 /* Blocks in fi_cq_sread on cq for one completion: 1, or the error. */
 static ssize_t sread_one(struct fid_cq *cq)

@@ -101,6 +101,19 @@ static uint64_t drops_cm_data(struct fid_fabric *fabric)
 	return d.count[FI_LFVERBS_DROP_CM_DATA];
 }
 
+/* Both sides end by checking that the provider counted exactly the bad
+ * connection data the attacker sent: 0, or -1 after saying why not. */
+static int check_cm_drops(struct fid_fabric *fabric, uint64_t want_drops)
+{
+	uint64_t got = drops_cm_data(fabric);
+
+	if (got == want_drops)
+		return 0;
+	fprintf(stderr, "lfv_victim: %llu connection data drops, wanted %llu\n",
+		(unsigned long long)got, (unsigned long long)want_drops);
+	return -1;
+}
+
 /* One connection event (or error) within TIMEOUT_MS: the event, or the
  * negated error of an error entry, or a negative read error. */
 static int cm_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry,
@@ -294,13 +307,8 @@ static int msg_server(const char *ip, const char *port, int sessions,
 			break;
 		done++;
 	}
-	if (!ret && drops_cm_data(fabric) != want_drops) {
-		fprintf(stderr, "lfv_victim: %llu connection data drops, "
-			"wanted %llu\n",
-			(unsigned long long)drops_cm_data(fabric),
-			(unsigned long long)want_drops);
-		ret = -1;
-	}
+	if (!ret)
+		ret = check_cm_drops(fabric, want_drops);
 	fi_close(&pep->fid);
 	fi_close(&eq->fid);
 	fi_close(&fabric->fid);
@@ -374,13 +382,8 @@ static int msg_client(int argc, char **argv)
 		}
 		ret = client_one(fabric, eq, ip, port, expect, (unsigned)i);
 	}
-	if (!ret && drops_cm_data(fabric) != want_drops) {
-		fprintf(stderr, "lfv_victim: %llu connection data drops, "
-			"wanted %llu\n",
-			(unsigned long long)drops_cm_data(fabric),
-			(unsigned long long)want_drops);
-		ret = -1;
-	}
+	if (!ret)
+		ret = check_cm_drops(fabric, want_drops);
 	fi_close(&eq->fid);
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);

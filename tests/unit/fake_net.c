@@ -121,35 +121,27 @@ static struct fnet_qp *fnet_qp_by_num(uint32_t qpn)
 	return NULL;
 }
 
-static struct fnet_srq *fnet_srq_of(const struct ibv_srq *srq)
-{
-	size_t i;
+/* The fake's slot for a verbs SRQ or CQ, claimed the first time the fake
+ * meets that object (the library creates them through fake verbs that do
+ * not know the fake network); a full table is a bug in the test. */
+#define FNET_SLOT_OF(fn, slot, table, key, max)                               \
+	static struct slot *fn(const struct ibv_##key *key)                   \
+	{                                                                     \
+		size_t i;                                                     \
+                                                                              \
+		for (i = 0; i < (max); i++)                                   \
+			if (table[i].key == key)                              \
+				return &table[i];                             \
+		for (i = 0; i < (max); i++)                                   \
+			if (!table[i].key) {                                  \
+				table[i].key = (struct ibv_##key *)key;       \
+				return &table[i];                             \
+			}                                                     \
+		abort();                                                      \
+	}
 
-	for (i = 0; i < FNET_MAX_SRQS; i++)
-		if (fnet_srqs[i].srq == srq)
-			return &fnet_srqs[i];
-	for (i = 0; i < FNET_MAX_SRQS; i++)
-		if (!fnet_srqs[i].srq) {
-			fnet_srqs[i].srq = (struct ibv_srq *)srq;
-			return &fnet_srqs[i];
-		}
-	abort();
-}
-
-static struct fnet_cq *fnet_cq_of(const struct ibv_cq *cq)
-{
-	size_t i;
-
-	for (i = 0; i < FNET_MAX_CQS; i++)
-		if (fnet_cqs[i].cq == cq)
-			return &fnet_cqs[i];
-	for (i = 0; i < FNET_MAX_CQS; i++)
-		if (!fnet_cqs[i].cq) {
-			fnet_cqs[i].cq = (struct ibv_cq *)cq;
-			return &fnet_cqs[i];
-		}
-	abort();
-}
+FNET_SLOT_OF(fnet_srq_of, fnet_srq, fnet_srqs, srq, FNET_MAX_SRQS)
+FNET_SLOT_OF(fnet_cq_of, fnet_cq, fnet_cqs, cq, FNET_MAX_CQS)
 
 static void fnet_complete(struct ibv_cq *cq, const struct ibv_wc *wc)
 {

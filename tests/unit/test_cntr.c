@@ -20,6 +20,7 @@
 
 #include "lfv_cntr.h"
 #include "unit_wait.h"
+#include "../test_with.h"
 
 /* A wake-up that has not come by then is lost. */
 #define JOIN_LIMIT_S 10
@@ -129,11 +130,6 @@ static void wait_for_waiters(struct fid_cntr *cntr, uint32_t n)
 	/* Give them time to go to sleep on the wait object, too. */
 	usleep(10000);
 }
-
-static const enum fi_wait_obj blocking_waits[] = {
-	FI_WAIT_FD, FI_WAIT_MUTEX_COND, FI_WAIT_YIELD,
-};
-#define N_BLOCKING (sizeof(blocking_waits) / sizeof(blocking_waits[0]))
 
 static void test_open_bad_input(void **state)
 {
@@ -265,22 +261,19 @@ static void test_wait_none(void **state)
 	cntr_close(cntr);
 }
 
-static void test_wait_threshold_met(void **state)
+static void check_wait_threshold_met(enum fi_wait_obj wait)
 {
-	size_t i;
+	struct fid_cntr *cntr = cntr_open(wait);
 
-	(void)state;
-	for (i = 0; i < N_BLOCKING; i++) {
-		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
-
-		assert_int_equal(fi_cntr_wait(cntr, 0, 0), 0);
-		fi_cntr_add(cntr, 7);
-		assert_int_equal(fi_cntr_wait(cntr, 7, -1), 0);
-		assert_int_equal(fi_cntr_wait(cntr, 3, 0), 0);
-		assert_int_equal(fi_cntr_wait(cntr, 8, 0), -FI_ETIMEDOUT);
-		cntr_close(cntr);
-	}
+	assert_int_equal(fi_cntr_wait(cntr, 0, 0), 0);
+	fi_cntr_add(cntr, 7);
+	assert_int_equal(fi_cntr_wait(cntr, 7, -1), 0);
+	assert_int_equal(fi_cntr_wait(cntr, 3, 0), 0);
+	assert_int_equal(fi_cntr_wait(cntr, 8, 0), -FI_ETIMEDOUT);
+	cntr_close(cntr);
 }
+
+TEST_WITH(test_wait_threshold_met, unit_each_wait, check_wait_threshold_met)
 
 static void check_wait_timeout(enum fi_wait_obj wait)
 {
@@ -299,11 +292,7 @@ static void check_wait_timeout(enum fi_wait_obj wait)
 	cntr_close(cntr);
 }
 
-static void test_wait_timeout(void **state)
-{
-	(void)state;
-	unit_each_wait_unspec(check_wait_timeout);
-}
+TEST_WITH(test_wait_timeout, unit_each_wait_unspec, check_wait_timeout)
 
 /* For each blocking wait object: a thread waiting for the counter to
  * reach threshold sleeps until wake brings it there, and no longer. */
@@ -311,8 +300,8 @@ static void check_woken(uint64_t threshold, void (*wake)(struct fid_cntr *))
 {
 	size_t i;
 
-	for (i = 0; i < N_BLOCKING; i++) {
-		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
+	for (i = 0; i < UNIT_N_BLOCKING; i++) {
+		struct fid_cntr *cntr = cntr_open(unit_blocking_waits[i]);
 		struct waiter *w = waiter_start(cntr, threshold, -1);
 
 		wait_for_waiters(cntr, 1);
@@ -347,23 +336,11 @@ static void inc_three_times(struct fid_cntr *cntr)
 	}
 }
 
-static void test_wait_woken_by_add(void **state)
-{
-	(void)state;
-	check_woken(5, add_two_then_three);
-}
+TEST_WITH(test_wait_woken_by_add, check_woken, 5, add_two_then_three)
 
-static void test_wait_woken_by_set(void **state)
-{
-	(void)state;
-	check_woken(100, set_to_100);
-}
+TEST_WITH(test_wait_woken_by_set, check_woken, 100, set_to_100)
 
-static void test_wait_woken_by_inc(void **state)
-{
-	(void)state;
-	check_woken(3, inc_three_times);
-}
+TEST_WITH(test_wait_woken_by_inc, check_woken, 3, inc_three_times)
 
 static void check_wait_eavail(enum fi_wait_obj wait)
 {
@@ -397,14 +374,7 @@ static void check_wait_eavail(enum fi_wait_obj wait)
 	cntr_close(cntr);
 }
 
-static void test_wait_eavail(void **state)
-{
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < N_BLOCKING; i++)
-		check_wait_eavail(blocking_waits[i]);
-}
+TEST_WITH(test_wait_eavail, unit_each_wait, check_wait_eavail)
 
 /* A transport under FI_PROGRESS_MANUAL: the completion only appears on the
  * third progress call, from the thread that makes progress. */
@@ -451,23 +421,20 @@ static void test_progress_read(void **state)
 	free(p);
 }
 
-static void test_progress_wait(void **state)
+static void check_progress_wait(enum fi_wait_obj wait)
 {
-	size_t i;
+	struct fid_cntr *cntr = cntr_open(wait);
+	struct fake_progress *p = fake_progress_attach(cntr);
+	struct waiter *w = waiter_start(cntr, 1, -1);
 
-	(void)state;
-	for (i = 0; i < N_BLOCKING; i++) {
-		struct fid_cntr *cntr = cntr_open(blocking_waits[i]);
-		struct fake_progress *p = fake_progress_attach(cntr);
-		struct waiter *w = waiter_start(cntr, 1, -1);
-
-		/* Nobody else updates the counter: only progress can. */
-		assert_int_equal(waiter_finish(w), 0);
-		assert_true(lfv_load_relaxed32(&p->calls) >= 3);
-		cntr_close(cntr);
-		free(p);
-	}
+	/* Nobody else updates the counter: only progress can. */
+	assert_int_equal(waiter_finish(w), 0);
+	assert_true(lfv_load_relaxed32(&p->calls) >= 3);
+	cntr_close(cntr);
+	free(p);
 }
+
+TEST_WITH(test_progress_wait, unit_each_wait, check_progress_wait)
 
 static void test_trywait_fd(void **state)
 {
@@ -661,18 +628,16 @@ static void check_leader_hands_over(enum fi_wait_obj wait)
 	cntr_close(cntr);
 }
 
-static void test_many_waiters(void **state)
+static void check_many_waiters(enum fi_wait_obj wait)
 {
-	size_t i;
 	int round;
 
-	(void)state;
-	for (i = 0; i < N_BLOCKING; i++) {
-		check_followers_woken(blocking_waits[i]);
-		for (round = 0; round < HANDOVER_ROUNDS; round++)
-			check_leader_hands_over(blocking_waits[i]);
-	}
+	check_followers_woken(wait);
+	for (round = 0; round < HANDOVER_ROUNDS; round++)
+		check_leader_hands_over(wait);
 }
+
+TEST_WITH(test_many_waiters, unit_each_wait, check_many_waiters)
 
 #define MT_INC_THREADS 4
 #define MT_INCS 1000000
@@ -748,14 +713,7 @@ static void check_concurrent(enum fi_wait_obj wait)
 	cntr_close(cntr);
 }
 
-static void test_concurrent(void **state)
-{
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < N_BLOCKING; i++)
-		check_concurrent(blocking_waits[i]);
-}
+TEST_WITH(test_concurrent, unit_each_wait, check_concurrent)
 
 int main(void)
 {

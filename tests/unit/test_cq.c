@@ -19,6 +19,7 @@
 
 #include "lfv_cq.h"
 #include "unit_wait.h"
+#include "../test_with.h"
 
 static lfv_atomic32_t parent_ref;
 
@@ -459,11 +460,7 @@ static void check_sread_timeout(enum fi_wait_obj wait)
 	cq_close(cq);
 }
 
-static void test_sread_timeout(void **state)
-{
-	(void)state;
-	unit_each_wait_unspec(check_sread_timeout);
-}
+TEST_WITH(test_sread_timeout, unit_each_wait_unspec, check_sread_timeout)
 
 struct delayed {
 	struct fid_cq *cq;
@@ -508,11 +505,7 @@ static void check_sread_wakeup(enum fi_wait_obj wait)
 	cq_close(cq);
 }
 
-static void test_sread_wakeup(void **state)
-{
-	(void)state;
-	unit_each_wait(check_sread_wakeup);
-}
+TEST_WITH(test_sread_wakeup, unit_each_wait, check_sread_wakeup)
 
 static void check_signal(enum fi_wait_obj wait)
 {
@@ -531,11 +524,7 @@ static void check_signal(enum fi_wait_obj wait)
 	cq_close(cq);
 }
 
-static void test_signal(void **state)
-{
-	(void)state;
-	unit_each_wait(check_signal);
-}
+TEST_WITH(test_signal, unit_each_wait, check_signal)
 
 static void check_threshold(enum fi_wait_obj wait)
 {

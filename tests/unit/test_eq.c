@@ -15,6 +15,7 @@
 
 #include "lfv_eq.h"
 #include "unit_wait.h"
+#include "../test_with.h"
 
 static lfv_atomic32_t parent_ref;
 
@@ -240,11 +241,7 @@ static void check_sread_timeout(enum fi_wait_obj wait)
 	eq_close(eq);
 }
 
-static void test_sread_timeout(void **state)
-{
-	(void)state;
-	unit_each_wait_unspec(check_sread_timeout);
-}
+TEST_WITH(test_sread_timeout, unit_each_wait_unspec, check_sread_timeout)
 
 static void *writer(void *arg)
 {
@@ -270,11 +267,7 @@ static void check_sread_wakeup(enum fi_wait_obj wait)
 	eq_close(eq);
 }
 
-static void test_sread_wakeup(void **state)
-{
-	(void)state;
-	unit_each_wait(check_sread_wakeup);
-}
+TEST_WITH(test_sread_wakeup, unit_each_wait, check_sread_wakeup)
 
 static void test_wait_fd_contract(void **state)
 {

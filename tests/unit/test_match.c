@@ -23,6 +23,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "lfv_cq.h"
 #include "lfv_match.h"
 #include "lfv_peer_srx.h"
 
@@ -586,23 +587,13 @@ static void fake_peer_attach(struct fake_peer *p, struct fid_ep *srx)
 	p->ps->peer_ops = &p->ops;
 }
 
-struct cq_write {
-	void *context;
-	uint64_t flags;
-	size_t len;
-	void *buf;
-	uint64_t data;
-	uint64_t tag;
-	fi_addr_t src;
-};
-
 /* A completion sink: the owner CQ's exported fid_peer_cq. */
 struct fake_cq {
 	struct fid_peer_cq cq;
 	struct fi_ops_cq_owner ops;
 	int nwrites;
 	int nerrs;
-	struct cq_write writes[MAX_CALLS];
+	struct lfv_cq_comp writes[MAX_CALLS];
 	struct fi_cq_err_entry errs[MAX_CALLS];
 };
 
@@ -613,7 +604,7 @@ static ssize_t fake_cq_write(struct fid_peer_cq *cq, void *context,
 	struct fake_cq *f = lfv_container_of(cq, struct fake_cq, cq);
 
 	assert_true(f->nwrites < MAX_CALLS);
-	f->writes[f->nwrites++] = (struct cq_write){
+	f->writes[f->nwrites++] = (struct lfv_cq_comp){
 		.context = context, .flags = flags, .len = len, .buf = buf,
 		.data = data, .tag = tag, .src = src,
 	};

@@ -31,6 +31,7 @@
 #include "lfv_param.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_conn.h"
+#include "unit_fake.h"
 
 #define MAX_COMPS 32
 #define SMALL 64
@@ -262,9 +263,7 @@ static int setup(void **state)
 	struct fi_info *hints = fi_allocinfo();
 	struct fake_dev *dev;
 
-	lfv_devices_release();
-	fake_verbs_reset();
-	dev = fake_verbs_add("fake0", "10.1.0.5", 24);
+	dev = unit_fake_device();
 	fake_net_init(dev);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_MSG | FI_TAGGED;
@@ -308,12 +307,9 @@ static int teardown(void **state)
 	fi_freeinfo(w->info);
 	lfv_params.rdm_rx_bufs = w->saved_rx_bufs;
 	fake_net_fini();
-	lfv_devices_release();
 	assert_int_equal(fake_open.qp, 0);
 	assert_int_equal(fake_open.srq, 0);
-	assert_int_equal(fake_open.mr, 0);
-	assert_int_equal(fake_open.ah, 0);
-	fake_verbs_reset();
+	unit_fake_release();
 	free(w->src);
 	free(w->dst);
 	free(w);

@@ -6,6 +6,7 @@
 
 #include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Whether fd is readable now (a wait object signalled). */
 static inline bool unit_readable(int fd)
@@ -15,13 +16,21 @@ static inline bool unit_readable(int fd)
 	return poll(&pfd, 1, 0) == 1;
 }
 
-/* check for each wait object a thread can block on: an fd, a mutex and
- * condition, and yielding. */
+/* The wait objects a thread can block on: an fd, a mutex and condition,
+ * and yielding. */
+static const enum fi_wait_obj unit_blocking_waits[] = {
+	FI_WAIT_FD, FI_WAIT_MUTEX_COND, FI_WAIT_YIELD,
+};
+#define UNIT_N_BLOCKING \
+	(sizeof(unit_blocking_waits) / sizeof(unit_blocking_waits[0]))
+
+/* check for each of them. */
 static inline void unit_each_wait(void (*check)(enum fi_wait_obj))
 {
-	check(FI_WAIT_FD);
-	check(FI_WAIT_MUTEX_COND);
-	check(FI_WAIT_YIELD);
+	size_t i;
+
+	for (i = 0; i < UNIT_N_BLOCKING; i++)
+		check(unit_blocking_waits[i]);
 }
 
 /* The same and FI_WAIT_UNSPEC (lfverbs' choice). */
