@@ -165,6 +165,15 @@ int lfv_ep_base_bind(struct lfv_ep_base *base, struct fid *bfid,
  * FI_ALIAS; -FI_ENOSYS for other commands. */
 int lfv_ep_base_control(struct lfv_ep_base *base, int command, void *arg);
 
+/* A queue's size: what the application asked for, else the default, at
+ * most what the device allows. */
+static inline size_t lfv_ep_pick_size(size_t asked, size_t dflt, size_t max)
+{
+	size_t v = asked ? asked : dflt;
+
+	return v < max ? v : max;
+}
+
 /* Copies a name out as fi_getname(3) says (-FI_ETOOSMALL with the size). */
 int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen);
 

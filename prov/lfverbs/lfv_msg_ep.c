@@ -472,13 +472,6 @@ const struct lfv_ep_type lfv_dgram_type = {
 
 /* ---- open ------------------------------------------------------------------ */
 
-static size_t lfv_pick(size_t asked, size_t dflt, size_t max)
-{
-	size_t v = asked ? asked : dflt;
-
-	return v < max ? v : max;
-}
-
 static int lfv_ep_check_info(const struct lfv_domain *domain,
 			     const struct fi_info *info)
 {
@@ -503,9 +496,9 @@ static int lfv_ep_check_info(const struct lfv_domain *domain,
 static int lfv_ep_init_queues(struct lfv_ep *ep)
 {
 	struct fi_info *info = ep->base.info;
-	size_t tx = lfv_pick(info->tx_attr->size, lfv_params.tx_size,
+	size_t tx = lfv_ep_pick_size(info->tx_attr->size, lfv_params.tx_size,
 			     (size_t)ep->base.domain->dev->attr.max_qp_wr);
-	size_t rx = lfv_pick(info->rx_attr->size, lfv_params.rx_size,
+	size_t rx = lfv_ep_pick_size(info->rx_attr->size, lfv_params.rx_size,
 			     (size_t)ep->base.domain->dev->attr.max_qp_wr);
 	int ret;
 

@@ -869,13 +869,6 @@ static const struct lfv_ep_type lfv_rdm_type = {
 
 /* ---- open ---------------------------------------------------------------------- */
 
-static size_t lfv_rdm_pick(size_t asked, size_t dflt, size_t max)
-{
-	size_t v = asked ? asked : dflt;
-
-	return v < max ? v : max;
-}
-
 int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep_fid, void *context)
 {
@@ -904,9 +897,9 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 		goto fini_base;
 	ep->eager = lfv_params.rdm_eager;
 	ep->buf_size = LFV_RDM_HDR_SIZE + ep->eager;
-	ep->ntx = lfv_rdm_pick(info->tx_attr->size, lfv_params.tx_size,
+	ep->ntx = lfv_ep_pick_size(info->tx_attr->size, lfv_params.tx_size,
 			       (size_t)dev->attr.max_qp_wr);
-	ep->nrx = lfv_rdm_pick(lfv_params.rdm_rx_bufs, 256,
+	ep->nrx = lfv_ep_pick_size(lfv_params.rdm_rx_bufs, 256,
 			       (size_t)dev->attr.max_srq_wr);
 	ep->max_inline = dev->max_inline;
 	ep->max_rdma = dev->port_attr.max_msg_sz;
