@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"
 
 #include "lfv_atomic.h"
 #include "lfv_list.h"

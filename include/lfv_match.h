@@ -156,6 +156,13 @@ void lfv_match_remove_recv(struct lfv_match *m, struct lfv_match_entry *recv);
  * after every message added before it. 0, as above. */
 int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
 		      struct lfv_match_entry *msg);
+/* Names the source of a queued message that arrived with FI_ADDR_UNSPEC
+ * (fi_peer(3) foreach_unspec_addr: the sender's address was inserted into
+ * the AV since). It keeps its arrival position; directed receives from
+ * addr accept it from now on. -FI_EINVAL when its source is already known
+ * or addr is FI_ADDR_UNSPEC. */
+int lfv_match_set_msg_source(struct lfv_match *m, struct lfv_match_entry *msg,
+			     fi_addr_t addr);
 /* The earliest-arrived message a receive (addr, tag, ignore) accepts,
  * left queued; NULL when none. */
 struct lfv_match_entry *lfv_match_find_msg(struct lfv_match *m,

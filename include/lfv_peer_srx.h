@@ -92,7 +92,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"
 
 /* The capability bits lfv_peer_srx_open understands. No FI_MSG and no
  * FI_TAGGED means both; a class left out makes its receives and its

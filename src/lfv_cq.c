@@ -820,7 +820,7 @@ static struct fi_ops lfv_peer_cq_fi_ops = {
 
 static int lfv_cq_export(struct lfv_cq *cq, struct fi_fid_export *exp)
 {
-	if (!exp || !exp->fid)
+	if (!exp || !exp->fid || !lfv_peer_allowed())
 		return -FI_EINVAL;
 	if (exp->flags)
 		return -FI_EBADFLAGS;
@@ -945,6 +945,8 @@ static int lfv_cq_check_attr(const struct fi_cq_attr *attr,
 	long ncpu;
 	int ret;
 
+	if ((attr->flags & FI_PEER) && !lfv_peer_allowed())
+		return -FI_EINVAL;
 	if (attr->flags & ~(uint64_t)(FI_AFFINITY | FI_PEER))
 		return -FI_EINVAL;
 	if (attr->format > FI_CQ_FORMAT_TAGGED)

@@ -342,6 +342,38 @@ int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
 	return 0;
 }
 
+/* Chains a message into its (tag, source) bucket after every message that
+ * arrived before it (the bucket is in arrival order; the message may have
+ * arrived before messages already chained). */
+static void lfv_match_srcs_add_in_order(struct lfv_match_table *t,
+					struct lfv_match_entry *msg)
+{
+	struct lfv_list *bucket, *pos;
+
+	if (t->entries > t->mask)
+		lfv_match_table_grow(t);
+	bucket = lfv_match_bucket(t, msg->tag, msg->addr);
+	for (pos = bucket->prev; pos != bucket; pos = pos->prev)
+		if (lfv_match_of_node(t, pos)->seq < msg->seq)
+			break;
+	lfv_list_insert_between(lfv_match_node(t, msg), pos, pos->next);
+	t->entries++;
+}
+
+int lfv_match_set_msg_source(struct lfv_match *m, struct lfv_match_entry *msg,
+			     fi_addr_t addr)
+{
+	struct lfv_match_side *s = &m->side[msg->kind];
+
+	if (msg->addr != FI_ADDR_UNSPEC || addr == FI_ADDR_UNSPEC)
+		return -FI_EINVAL;
+	msg->addr = addr;
+	msg->by_source = m->directed;
+	if (msg->by_source)
+		lfv_match_srcs_add_in_order(&s->srcs, msg);
+	return 0;
+}
+
 /* The oldest message a wildcard receive accepts: an arrival-order scan. */
 static struct lfv_match_entry *lfv_match_scan_arrivals(struct lfv_match *m,
 						       struct lfv_match_side *s,

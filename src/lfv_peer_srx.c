@@ -161,7 +161,7 @@ lfv_srx_post_multi(struct lfv_peer_srx *srx, const struct lfv_srx_req *req)
 		lfv_match_remove_msg(&srx->match, m);
 		msg->state = LFV_SRX_STARTED;
 		lfv_list_insert_tail(&batch, &msg->node);
-		if (lfv_srx_carve(srx, mrecv, msg->peer.size, msg)) {
+		if (lfv_srx_carve(srx, mrecv, lfv_peer_entry_size(&msg->peer), msg)) {
 			lfv_srx_unpost(srx, mrecv);
 			lfv_srx_entry_free(mrecv);
 			break;
@@ -563,7 +563,7 @@ static int lfv_srx_control(struct fid *fid, int command, void *arg)
 
 	if (command != FI_EXPORT_FID)
 		return -FI_ENOSYS;
-	if (!exp || !exp->fid)
+	if (!exp || !exp->fid || !lfv_peer_allowed())
 		return -FI_EINVAL;
 	if (exp->flags)
 		return -FI_EBADFLAGS;

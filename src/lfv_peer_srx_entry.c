@@ -101,7 +101,7 @@ void lfv_srx_fill_from_recv(struct lfv_peer_srx *srx,
 	bool drop = true;
 
 	if (recv->peer.flags & FI_MULTI_RECV)
-		drop = lfv_srx_carve(srx, recv, e->peer.size, e);
+		drop = lfv_srx_carve(srx, recv, lfv_peer_entry_size(&e->peer), e);
 	else
 		lfv_srx_copy_buffers(srx, e, recv);
 	if (drop) {

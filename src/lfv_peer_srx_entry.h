@@ -20,7 +20,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"
 #include <rdma/fi_tagged.h>
 
 #include "lfv_atomic.h"

@@ -23,7 +23,8 @@ struct lfv_srx_export *lfv_srx_export_checked(struct fid_peer_srx *ps)
 }
 
 /* What a peek (or a discard) reports about a queued message: CQ data too
- * when the peer that queued it can tell (1.17 entries carry none). */
+ * when the entry carries it (1.19 on) or the peer that queued it can tell
+ * (1.17 entries have no field for it). */
 struct lfv_srx_report lfv_srx_msg_report(const struct lfv_srx_entry *e,
 					 void *context)
 {
@@ -31,13 +32,17 @@ struct lfv_srx_report lfv_srx_msg_report(const struct lfv_srx_entry *e,
 	struct lfv_srx_report r = {
 		.context = context,
 		.flags = lfv_srx_kind_flags(e->kind),
-		.len = e->peer.size,
+		.len = lfv_peer_entry_size(&e->peer),
 		.tag = e->peer.tag,
 		.src = e->peer.addr,
 	};
 
-	if (exp && exp->data_fn && exp->data_fn(&e->peer, &r.data))
+	if (LFV_PEER_ENTRY_HAS_CQ_DATA && (e->peer.flags & FI_REMOTE_CQ_DATA)) {
+		r.data = lfv_peer_entry_cq_data(&e->peer);
 		r.flags |= FI_REMOTE_CQ_DATA;
+	} else if (exp && exp->data_fn && exp->data_fn(&e->peer, &r.data)) {
+		r.flags |= FI_REMOTE_CQ_DATA;
+	}
 	return r;
 }
 
@@ -66,14 +71,14 @@ static int lfv_srx_match_arrival(struct lfv_peer_srx *srx,
 		e->state = LFV_SRX_ARRIVED;
 	}
 	e->peer.addr = addr;
-	e->peer.size = size;
+	lfv_peer_entry_set_size(&e->peer, size);
 	e->peer.tag = kind == LFV_MATCH_TAG ? tag : 0;
 	*out = e;
 	return m ? 0 : -FI_ENOENT;
 }
 
 static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
-		       fi_addr_t addr, size_t size, uint64_t tag,
+		       const struct lfv_peer_match *m,
 		       struct fi_peer_rx_entry **entry)
 {
 	struct lfv_srx_export *exp = lfv_srx_export_checked(ps);
@@ -87,7 +92,7 @@ static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
 	if (!lfv_srx_supports(srx, kind))
 		return -FI_EOPNOTSUPP;
 	lfv_srx_lock(srx);
-	ret = lfv_srx_match_arrival(srx, kind, addr, size, tag, &e);
+	ret = lfv_srx_match_arrival(srx, kind, m->addr, m->msg_size, m->tag, &e);
 	if (ret == 0 || ret == -FI_ENOENT) {
 		lfv_srx_name_peer(e, exp);
 		*entry = &e->peer;
@@ -96,18 +101,24 @@ static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
 	return ret;
 }
 
-static int lfv_srx_get_msg(struct fid_peer_srx *ps, fi_addr_t addr,
-			   size_t size, struct fi_peer_rx_entry **entry)
+static int lfv_srx_get_msg_match(struct fid_peer_srx *ps,
+				 const struct lfv_peer_match *m,
+				 struct fi_peer_rx_entry **entry)
 {
-	return lfv_srx_get(ps, LFV_MATCH_MSG, addr, size, 0, entry);
+	return lfv_srx_get(ps, LFV_MATCH_MSG, m, entry);
 }
 
-static int lfv_srx_get_tag(struct fid_peer_srx *ps, fi_addr_t addr,
-			   uint64_t tag, struct fi_peer_rx_entry **entry)
+/* Before 2.0, get_tag carries no size (0 here): the peer sets the entry's
+ * size itself. */
+static int lfv_srx_get_tag_match(struct fid_peer_srx *ps,
+				 const struct lfv_peer_match *m,
+				 struct fi_peer_rx_entry **entry)
 {
-	/* 1.17's get_tag carries no size: the peer sets entry->size. */
-	return lfv_srx_get(ps, LFV_MATCH_TAG, addr, 0, tag, entry);
+	return lfv_srx_get(ps, LFV_MATCH_TAG, m, entry);
 }
+
+LFV_PEER_OWNER_GET_MSG(lfv_srx_get_msg, lfv_srx_get_msg_match)
+LFV_PEER_OWNER_GET_TAG(lfv_srx_get_tag, lfv_srx_get_tag_match)
 
 static void lfv_srx_no_entry_op_warn(const char *what)
 {
@@ -239,12 +250,48 @@ static void lfv_srx_free_entry(struct fi_peer_rx_entry *entry)
 	lfv_srx_unlock(srx);
 }
 
+/* foreach_unspec_addr (1.19 on): the peer has learnt senders' addresses
+ * (an AV insert) and names the source of the messages it queued without
+ * one. Only this peer's entries: get_addr reads its peer_context. They
+ * keep their arrival order; directed receives accept them from now on. */
+static void __attribute__((unused))
+lfv_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
+			    fi_addr_t (*get_addr)(struct fi_peer_rx_entry *))
+{
+	struct lfv_srx_export *exp = lfv_srx_export_checked(ps);
+	struct lfv_match_entry *m;
+	struct lfv_srx_entry *e;
+	struct lfv_peer_srx *srx;
+	fi_addr_t addr;
+	int kind;
+
+	if (!exp || !get_addr)
+		return;
+	srx = exp->srx;
+	lfv_srx_lock(srx);
+	for (kind = 0; kind < LFV_MATCH_KINDS; kind++) {
+		for (m = lfv_match_first_msg(&srx->match, kind); m;
+		     m = lfv_match_next_msg(&srx->match, m)) {
+			e = lfv_srx_entry_of_match(m);
+			if (e->exp != exp || m->addr != FI_ADDR_UNSPEC)
+				continue;
+			addr = get_addr(&e->peer);
+			if (addr == FI_ADDR_UNSPEC)
+				continue;
+			lfv_match_set_msg_source(&srx->match, m, addr);
+			e->peer.addr = addr;
+		}
+	}
+	lfv_srx_unlock(srx);
+}
+
 static struct fi_ops_srx_owner lfv_srx_owner_ops = {
 	.size = sizeof(struct fi_ops_srx_owner),
 	.get_msg = lfv_srx_get_msg,
 	.get_tag = lfv_srx_get_tag,
 	.queue_msg = lfv_srx_queue_msg,
 	.queue_tag = lfv_srx_queue_tag,
+	LFV_PEER_OWNER_FOREACH_SLOT(lfv_srx_foreach_unspec_addr)
 	.free_entry = lfv_srx_free_entry,
 };
 

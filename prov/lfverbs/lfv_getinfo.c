@@ -132,7 +132,7 @@ static void lfv_info_narrow(struct fi_info *info, const struct fi_info *hints,
 		 * as asked, FI_MR_UNSPEC as 0 (an answer never holds a bit
 		 * the hints did not offer), local keys as FI_LOCAL_MR. */
 		if (dom->mr_mode & FI_MR_LOCAL)
-			info->mode |= FI_LOCAL_MR;
+			info->mode |= LFV_LOCAL_MR;
 		dom->mr_mode = udom->mr_mode;
 	} else if (!lfv_is_legacy_mr(version) &&
 		   !lfv_caps_rma_target(hints->caps)) {

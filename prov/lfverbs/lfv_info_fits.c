@@ -41,8 +41,8 @@ static bool lfv_addr_format_fits(uint32_t prov, uint32_t user)
 /* mr_mode bits the application accepts, in the >= 1.5 bit form. */
 bool lfv_user_mr_is_legacy(int mr_mode)
 {
-	return mr_mode == FI_MR_UNSPEC || mr_mode == FI_MR_BASIC ||
-	       mr_mode == FI_MR_SCALABLE;
+	return mr_mode == LFV_MR_UNSPEC || mr_mode == LFV_MR_BASIC ||
+	       mr_mode == LFV_MR_SCALABLE;
 }
 
 /* mr_mode 0 from a 1.5+ application offers no mode bits at all. Such an
@@ -52,7 +52,7 @@ bool lfv_user_mr_is_legacy(int mr_mode)
 bool lfv_mr_unspec(const struct fi_info *hints, uint32_t version)
 {
 	return hints && hints->domain_attr && !lfv_is_legacy_mr(version) &&
-	       hints->domain_attr->mr_mode == FI_MR_UNSPEC;
+	       hints->domain_attr->mr_mode == LFV_MR_UNSPEC;
 }
 
 /* Whether hinted caps can make an RMA or atomic target: remote access
@@ -81,15 +81,15 @@ static bool lfv_mr_mode_fits(int prov_mr_mode, int user_mr_mode,
 			     uint64_t user_mode, uint32_t version)
 {
 	if (lfv_is_legacy_mr(version))
-		return user_mr_mode == FI_MR_UNSPEC ||
-		       user_mr_mode == FI_MR_BASIC;
-	if (user_mr_mode == FI_MR_SCALABLE)
+		return user_mr_mode == LFV_MR_UNSPEC ||
+		       user_mr_mode == LFV_MR_BASIC;
+	if (user_mr_mode == LFV_MR_SCALABLE)
 		return false;
 	/* FI_MR_BASIC (or UNSPEC) means VIRT_ADDR|ALLOCATED|PROV_KEY, with
 	 * local registration announced through the FI_LOCAL_MR mode bit. */
 	if (lfv_user_mr_is_legacy(user_mr_mode))
 		return !(prov_mr_mode & FI_MR_LOCAL) ||
-		       (user_mode & FI_LOCAL_MR) != 0;
+		       (user_mode & LFV_LOCAL_MR) != 0;
 	return ((uint64_t)prov_mr_mode & ~(uint64_t)user_mr_mode) == 0;
 }
 

@@ -78,8 +78,8 @@ static void lfv_template_tx(struct fi_tx_attr *tx, const struct lfv_device *dev,
 	tx->mode = 0;
 	tx->op_flags = type == FI_EP_DGRAM ? LFV_TX_OP_FLAGS : LFV_RC_TX_OP_FLAGS;
 	tx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
-			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
-	tx->comp_order = FI_ORDER_NONE;
+			type == FI_EP_RDM ? FI_ORDER_SAS : LFV_ORDER_NONE;
+	tx->comp_order = LFV_ORDER_NONE;
 	/* RDM sends go through a provider buffer: any eager size injects. */
 	tx->inject_size = type == FI_EP_RDM ? lfv_params.rdm_eager :
 					      dev->max_inline;
@@ -95,8 +95,8 @@ static void lfv_template_rx(struct fi_rx_attr *rx, const struct lfv_device *dev,
 	rx->mode = 0;
 	rx->op_flags = type == FI_EP_DGRAM ? LFV_RX_OP_FLAGS : LFV_RC_RX_OP_FLAGS;
 	rx->msg_order = type == FI_EP_MSG ? LFV_RC_ORDER :
-			type == FI_EP_RDM ? FI_ORDER_SAS : FI_ORDER_NONE;
-	rx->comp_order = FI_ORDER_NONE;
+			type == FI_EP_RDM ? FI_ORDER_SAS : LFV_ORDER_NONE;
+	rx->comp_order = LFV_ORDER_NONE;
 	rx->total_buffered_recv = 0;
 	rx->size = (size_t)dev->attr.max_qp_wr;
 	/* A UD receive spends one SGE on the GRH in front of the data. */
@@ -148,7 +148,7 @@ static int lfv_template_domain(struct fi_domain_attr *dom,
 	dom->data_progress = FI_PROGRESS_MANUAL;
 	dom->resource_mgmt = FI_RM_ENABLED;
 	dom->av_type = FI_AV_UNSPEC;
-	dom->mr_mode = lfv_is_legacy_mr(version) ? FI_MR_BASIC : LFV_MR_MODE;
+	dom->mr_mode = lfv_is_legacy_mr(version) ? LFV_MR_BASIC : LFV_MR_MODE;
 	/* The rkey, and in FI_RMA_EVENT domains the event bit and index
 	 * above it (lfv_prov.h); narrowed to the rkey without the cap. */
 	dom->mr_key_size = sizeof(uint64_t);
@@ -220,7 +220,7 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	if (!info)
 		return NULL;
 	info->caps = lfv_type_caps(dev, type);
-	info->mode = lfv_is_legacy_mr(version) ? FI_LOCAL_MR : 0;
+	info->mode = lfv_is_legacy_mr(version) ? LFV_LOCAL_MR : 0;
 	lfv_template_tx(info->tx_attr, dev, info->caps, type);
 	lfv_template_rx(info->rx_attr, dev, info->caps, type);
 	lfv_template_ep(info->ep_attr, dev, type);
@@ -235,7 +235,7 @@ struct fi_info *lfv_info_template(const struct lfv_device *dev,
 	if (type == FI_EP_RDM) {
 		/* RDM copies or registers what it is given: no local keys,
 		 * in either registration form. */
-		info->mode &= ~(uint64_t)FI_LOCAL_MR;
+		info->mode &= ~(uint64_t)LFV_LOCAL_MR;
 		if (!lfv_is_legacy_mr(version))
 			info->domain_attr->mr_mode &= ~FI_MR_LOCAL;
 		/* The header carries 64 bits of CQ data; the SRX is the

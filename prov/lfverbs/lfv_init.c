@@ -66,5 +66,8 @@ FI_EXT_INI
 	lfv_log_init(&lfv_prov);
 	lfv_params_init(&lfv_prov);
 	lfv_refuse_layering(&lfv_prov);
+	/* A plugin built on one system may run in another's core: the peer
+	 * interfaces are used only in the layout built for. */
+	lfv_peer_check_core(fi_version());
 	return &lfv_prov;
 }

@@ -16,13 +16,16 @@
 
 #include "lfv_atomic.h"
 #include "lfv_drop.h"
+#include "lfv_fi_compat.h"
 #include "lfv_list.h"
 #include "lfv_mr_cache.h"
 #include "lfv_poller.h"
 #include "lfv_progress.h"
 
 #define LFV_PROV_NAME "lfverbs"
-#define LFV_FI_VERSION FI_VERSION(1, 17)
+/* The API version of the headers built with: every caller that asks for
+ * no more finds lfverbs (lfv_fi_compat.h). */
+#define LFV_FI_VERSION LFV_FI_HEADER_VERSION
 #define LFV_MAX_ADDRS 16
 #define LFV_NAME_MAX 64
 

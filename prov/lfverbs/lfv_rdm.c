@@ -357,7 +357,8 @@ int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 	struct lfv_rdm_isrx *x;
 
 	if (attr && (attr->op_flags & FI_PEER)) {
-		if (!pctx || !pctx->srx || !pctx->srx->owner_ops)
+		if (!pctx || !pctx->srx || !pctx->srx->owner_ops ||
+		    !lfv_peer_allowed())
 			return -FI_EINVAL;
 		x = calloc(1, sizeof(*x));
 		if (!x)

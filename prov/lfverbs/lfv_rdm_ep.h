@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include <rdma/fi_endpoint.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"
 
 #include "lfv_ep_base.h"
 #include "lfv_list.h"

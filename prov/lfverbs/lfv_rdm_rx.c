@@ -485,7 +485,14 @@ static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
 	lfv_rdm_unexp_count(ep, copy, 1);
 	lfv_spin_unlock(&ep->lock);
 	e->peer_context = copy;
-	e->size = m->len;
+	lfv_peer_entry_set_size(e, m->len);
+	/* From 1.19 the entry carries the CQ data for the owner's peeks
+	 * (lfv_rdm_peek_data answers ours in every layout). */
+	if (m->flags & LFV_RDM_HDR_DATA) {
+		lfv_peer_entry_set_cq_data(e, m->cq_data);
+		if (LFV_PEER_ENTRY_HAS_CQ_DATA)
+			e->flags |= FI_REMOTE_CQ_DATA;
+	}
 	e->srx = srx;
 	if (lfv_rdm_is_tagged(m->op))
 		srx->owner_ops->queue_tag(e);
@@ -500,6 +507,7 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 {
 	const uint8_t *data = buf + sizeof(struct lfv_rdm_hdr);
 	struct fid_peer_srx *srx = ep->peer_srx;
+	struct lfv_peer_match match;
 	struct fi_peer_rx_entry *e;
 	struct lfv_rdm_unexp m;
 	struct lfv_rdm_conn *c;
@@ -547,10 +555,13 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		}
 		m.len = m.rts.len;
 	}
+	match = (struct lfv_peer_match){
+		.addr = m.src, .msg_size = m.len, .tag = m.tag,
+	};
 	if (lfv_rdm_is_tagged(h.op))
-		ret = srx->owner_ops->get_tag(srx, m.src, m.tag, &e);
+		ret = lfv_peer_get_tag(srx, &match, &e);
 	else
-		ret = srx->owner_ops->get_msg(srx, m.src, m.len, &e);
+		ret = lfv_peer_get_msg(srx, &match, &e);
 	if (!ret) {
 		lfv_rdm_matched(ep, e, &m, data);
 		return;

@@ -6,7 +6,7 @@
 #ifndef LFV_RDM_RX_H
 #define LFV_RDM_RX_H
 
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"
 
 #include "lfv_rdm_ep.h"
 

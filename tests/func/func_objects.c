@@ -16,6 +16,7 @@
 
 #include "func_common.h"
 #include "func_pair.h"
+#include "lfv_fi_compat.h"	/* FI_MR_SCALABLE, which 2.x deprecates */
 
 static int open_objs(void **state)
 {
@@ -154,7 +155,7 @@ static void test_getinfo_no_data(void **state)
 	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
 			 -FI_ENODATA);
 	hints->caps = 0;
-	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	hints->domain_attr->mr_mode = LFV_MR_SCALABLE;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, NULL, NULL, 0, hints, &info),
 			 -FI_ENODATA);
 	fi_freeinfo(hints);

@@ -8,7 +8,7 @@
 #ifndef FUNC_OWNER_H
 #define FUNC_OWNER_H
 
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"	/* the peer interfaces of this libfabric */
 
 #include "func_pair.h"
 

@@ -26,7 +26,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"	/* the peer interfaces of this libfabric */
 
 #include "func_common.h"
 #include "func_owner.h"

@@ -24,7 +24,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"	/* the peer interfaces of this libfabric */
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>

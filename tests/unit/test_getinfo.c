@@ -334,7 +334,9 @@ static void test_hint_ep_type(void **state)
 	lfv_params.rdm = 0;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	lfv_params.rdm = 1;
-	hints->ep_attr->type = FI_EP_SOCK_STREAM;
+	/* A type lfverbs has no endpoint of: 1.x's FI_EP_SOCK_STREAM (2.x
+	 * defines the name as FI_EP_UNSPEC). */
+	hints->ep_attr->type = (enum fi_ep_type)4;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	fi_freeinfo(hints);
 }
@@ -399,27 +401,27 @@ static void test_hint_mr_mode(void **state)
 	fi_freeinfo(info);
 
 	/* FI_MR_BASIC in 1.5+ needs FI_LOCAL_MR mode for local keys. */
-	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	hints->domain_attr->mr_mode = LFV_MR_BASIC;
 	hints->mode = 0;
 	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->mode = FI_LOCAL_MR;
+	hints->mode = LFV_LOCAL_MR;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
-	assert_true(info->mode & FI_LOCAL_MR);
+	assert_int_equal(info->domain_attr->mr_mode, LFV_MR_BASIC);
+	assert_true(info->mode & LFV_LOCAL_MR);
 	fi_freeinfo(info);
-	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	hints->domain_attr->mr_mode = LFV_MR_SCALABLE;
 	assert_nodata(V, NULL, NULL, 0, hints);
 
 	/* API 1.4: legacy MR, FI_LOCAL_MR mode required. */
-	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	hints->domain_attr->mr_mode = LFV_MR_BASIC;
 	hints->mode = 0;
 	assert_nodata(FI_VERSION(1, 4), NULL, NULL, 0, hints);
-	hints->mode = FI_LOCAL_MR;
+	hints->mode = LFV_LOCAL_MR;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(FI_VERSION(1, 4), NULL, NULL, 0, hints,
 				     &info), 0);
-	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	assert_int_equal(info->domain_attr->mr_mode, LFV_MR_BASIC);
 	fi_freeinfo(info);
 
 	/* RDM copies or registers what it is given: no local keys, in
@@ -432,18 +434,18 @@ static void test_hint_mr_mode(void **state)
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_false(info->domain_attr->mr_mode & FI_MR_LOCAL);
 	fi_freeinfo(info);
-	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
+	hints->domain_attr->mr_mode = LFV_MR_UNSPEC;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(FI_VERSION(1, 0), NULL, NULL, 0, hints,
 				     &info), 0);
-	assert_false(info->mode & FI_LOCAL_MR);
+	assert_false(info->mode & LFV_LOCAL_MR);
 	fi_freeinfo(info);
 	/* 1.5+: mr_mode 0 offers no bits, so the answer holds none, and
 	 * without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY it is no RMA target. */
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(info->domain_attr->mr_mode, 0);
-	assert_false(info->mode & FI_LOCAL_MR);
+	assert_false(info->mode & LFV_LOCAL_MR);
 	assert_true(info->caps & FI_RMA);
 	assert_false(info->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE));
 	assert_false(info->rx_attr->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE));
@@ -454,11 +456,11 @@ static void test_hint_mr_mode(void **state)
 	hints->caps = 0;
 	hints->ep_attr->type = FI_EP_MSG;
 	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->mode = FI_LOCAL_MR;
+	hints->mode = LFV_LOCAL_MR;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(info->domain_attr->mr_mode, 0);
-	assert_true(info->mode & FI_LOCAL_MR);
+	assert_true(info->mode & LFV_LOCAL_MR);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }

@@ -27,6 +27,27 @@
 #include "lfv_match.h"
 #include "lfv_peer_srx.h"
 
+/* A peer's get_tag / get_msg through the owner ops `ops` on srx (which may
+ * be NULL or not the owner's: the checks are the test), in the layout of
+ * the libfabric built against. Before 2.0, get_tag carries no size. */
+static int test_get_tag(const struct fi_ops_srx_owner *ops,
+			struct fid_peer_srx *srx, fi_addr_t addr, uint64_t tag,
+			struct fi_peer_rx_entry **e)
+{
+	const struct lfv_peer_match m = { .addr = addr, .tag = tag };
+
+	return lfv_peer_call_get(ops, true, srx, &m, e);
+}
+
+static int test_get_msg(const struct fi_ops_srx_owner *ops,
+			struct fid_peer_srx *srx, fi_addr_t addr, size_t size,
+			struct fi_peer_rx_entry **e)
+{
+	const struct lfv_peer_match m = { .addr = addr, .msg_size = size };
+
+	return lfv_peer_call_get(ops, false, srx, &m, e);
+}
+
 /* ==== the engine ======================================================== */
 
 struct item {
@@ -536,7 +557,7 @@ static struct call record(struct fi_peer_rx_entry *e)
 		.len = e->count ? e->iov[0].iov_len : 0,
 		.desc0 = e->count ? e->desc[0] : NULL,
 		.peer_context = e->peer_context, .tag = e->tag,
-		.addr = e->addr, .size = e->size,
+		.addr = e->addr, .size = lfv_peer_entry_size(e),
 	};
 }
 
@@ -677,13 +698,13 @@ static struct fi_peer_rx_entry *arrive_tag(struct fake_peer *p, fi_addr_t addr,
 {
 	struct fi_peer_rx_entry *e = NULL;
 
-	assert_int_equal(p->ps->owner_ops->get_tag(p->ps, addr, tag, &e),
+	assert_int_equal(test_get_tag(p->ps->owner_ops, p->ps, addr, tag, &e),
 			 -FI_ENOENT);
 	assert_non_null(e);
 	assert_int_equal(e->addr, addr);
 	assert_int_equal(e->tag, tag);
 	assert_ptr_equal(e->srx, p->ps);
-	e->size = size;
+	lfv_peer_entry_set_size(e, size);
 	e->peer_context = peer_context;
 	assert_int_equal(p->ps->owner_ops->queue_tag(e), 0);
 	return e;
@@ -694,10 +715,10 @@ static struct fi_peer_rx_entry *arrive_msg(struct fake_peer *p, fi_addr_t addr,
 {
 	struct fi_peer_rx_entry *e = NULL;
 
-	assert_int_equal(p->ps->owner_ops->get_msg(p->ps, addr, size, &e),
+	assert_int_equal(test_get_msg(p->ps->owner_ops, p->ps, addr, size, &e),
 			 -FI_ENOENT);
 	assert_non_null(e);
-	assert_int_equal(e->size, size);
+	assert_int_equal(lfv_peer_entry_size(e), size);
 	e->peer_context = peer_context;
 	assert_int_equal(p->ps->owner_ops->queue_msg(e), 0);
 	return e;
@@ -810,10 +831,10 @@ static void test_srx_posted_then_get(void **state)
 	assert_int_equal(fi_trecv(srx, buf, sizeof(buf), desc, FI_ADDR_UNSPEC,
 				  7, 0, (void *)0xc1), 0);
 	assert_int_equal(counts(srx).posted, 1);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 3, 8, &e), -FI_ENOENT);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 3, 8, &e), -FI_ENOENT);
 	p.ps->owner_ops->free_entry(e);
 	e = NULL;
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 3, 7, &e), 0);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 3, 7, &e), 0);
 	assert_non_null(e);
 	assert_ptr_equal(e->context, (void *)0xc1);
 	assert_int_equal(e->count, 1);
@@ -904,10 +925,10 @@ static void test_srx_msg_round_trip(void **state)
 	/* Now the receive first, through fi_recvv. */
 	assert_int_equal(fi_recvv(srx, iov, desc, 2, FI_ADDR_UNSPEC,
 				  (void *)0xc3), 0);
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 4, 10, &e), 0);
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 4, 10, &e), 0);
 	assert_ptr_equal(e->context, (void *)0xc3);
 	assert_int_equal(e->count, 2);
-	assert_int_equal(e->size, 10);
+	assert_int_equal(lfv_peer_entry_size(e), 10);
 	assert_int_equal(e->addr, 4);
 	assert_int_equal(e->flags, FI_MSG | FI_RECV);
 	p.ps->owner_ops->free_entry(e);
@@ -926,8 +947,8 @@ static void test_srx_queue_meets_late_receive(void **state)
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 1, 3, &e), -FI_ENOENT);
-	e->size = 20;
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 1, 3, &e), -FI_ENOENT);
+	lfv_peer_entry_set_size(e, 20);
 	assert_int_equal(fi_trecv(srx, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
 				  3, 0, (void *)0xc4), 0);
 	p.start_ret = -FI_EIO;
@@ -1006,7 +1027,7 @@ static void test_srx_earliest_posted_wins(void **state)
 			 0);
 	for (i = 0; i < 5; i++) {
 		e = NULL;
-		assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 1,
+		assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 1,
 							  expect[i].tag, &e),
 				 0);
 		assert_ptr_equal(e->context, expect[i].context);
@@ -1030,12 +1051,12 @@ static void test_srx_directed(void **state)
 	assert_int_equal(fi_trecv(srx, buf, 8, NULL, 2, 1, 0, (void *)1), 0);
 	assert_int_equal(fi_trecv(srx, buf, 8, NULL, FI_ADDR_UNSPEC, 1, 0,
 				  (void *)2), 0);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 3, 1, &e), 0);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 3, 1, &e), 0);
 	assert_ptr_equal(e->context, (void *)2);
 	p.ps->owner_ops->free_entry(e);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 3, 1, &e), -FI_ENOENT);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 3, 1, &e), -FI_ENOENT);
 	p.ps->owner_ops->free_entry(e);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 2, 1, &e), 0);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 2, 1, &e), 0);
 	assert_ptr_equal(e->context, (void *)1);
 	p.ps->owner_ops->free_entry(e);
 	/* Untagged: a message from 4 waits for a receive from 4. */
@@ -1052,7 +1073,7 @@ static void test_srx_directed(void **state)
 	srx = srx_open();
 	fake_peer_attach(&p, srx);
 	assert_int_equal(fi_trecv(srx, buf, 8, NULL, 2, 1, 0, (void *)1), 0);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 3, 1, &e), 0);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 3, 1, &e), 0);
 	assert_ptr_equal(e->context, (void *)1);
 	p.ps->owner_ops->free_entry(e);
 	srx_close(srx, &p, 1);
@@ -1241,13 +1262,13 @@ static void test_srx_multi_recv_get(void **state)
 	assert_int_equal(got, sizeof(size_t));
 	assert_int_equal(mrecv(srx, buf, sizeof(buf), (void *)0x3c), 0);
 	for (i = 0; i < 4; i++) {
-		assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, sizes[i],
+		assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, sizes[i],
 							  &e[i]), 0);
 		assert_ptr_equal(e[i]->context, (void *)0x3c);
 		assert_int_equal(e[i]->count, 1);
 		assert_ptr_equal(e[i]->iov[0].iov_base, buf + 300 * i);
 		assert_int_equal(e[i]->iov[0].iov_len, sizes[i]);
-		assert_int_equal(e[i]->size, sizes[i]);
+		assert_int_equal(lfv_peer_entry_size(e[i]), sizes[i]);
 	}
 	/* 100 left after three carves is not below the minimum; 50 is. */
 	for (i = 0; i < 3; i++)
@@ -1257,7 +1278,7 @@ static void test_srx_multi_recv_get(void **state)
 	assert_int_equal(counts(srx).posted, 0);
 	for (i = 0; i < 4; i++)
 		p.ps->owner_ops->free_entry(e[i]);
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, 10, &e[0]),
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, 10, &e[0]),
 			 -FI_ENOENT);
 	p.ps->owner_ops->free_entry(e[0]);
 	assert_int_equal(counts(srx).entries, 0);
@@ -1268,7 +1289,7 @@ static void test_srx_multi_recv_get(void **state)
 				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
 			 0);
 	assert_int_equal(mrecv(srx, buf, 100, NULL), 0);
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, 500, &e[0]), 0);
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, 500, &e[0]), 0);
 	assert_int_equal(e[0]->iov[0].iov_len, 100);
 	assert_true(e[0]->flags & FI_MULTI_RECV);
 	p.ps->owner_ops->free_entry(e[0]);
@@ -1386,12 +1407,12 @@ static void test_srx_cancel(void **state)
 	assert_int_equal(cq.errs[0].tag, 1);
 	assert_int_equal(cq.nwrites, 0);
 	assert_int_equal(fi_cancel(&srx->fid, &ctx[0]), -FI_ENOENT);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 1, 1, &e), -FI_ENOENT);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 1, 1, &e), -FI_ENOENT);
 	p.ps->owner_ops->free_entry(e);
 	/* The plain receive goes; the buffer behind it is next in line. */
 	assert_int_equal(fi_cancel(&srx->fid, &ctx[1]), 0);
 	assert_int_equal(cq.errs[1].flags, FI_MSG | FI_RECV);
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, 8, &e), 0);
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, 8, &e), 0);
 	assert_ptr_equal(e->context, &ctx[2]);
 	p.ps->owner_ops->free_entry(e);
 	/* A canceled multi-receive buffer is reported released. */
@@ -1435,15 +1456,15 @@ static void test_srx_bad_input(void **state)
 	assert_int_equal(counts(srx).posted, 1);
 
 	/* Owner ops: NULLs, foreign fids, entries in the wrong state. */
-	assert_int_equal(p.ps->owner_ops->get_tag(NULL, 0, 0, &e), -FI_EINVAL);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 0, 0, NULL),
+	assert_int_equal(test_get_tag(p.ps->owner_ops, NULL, 0, 0, &e), -FI_EINVAL);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 0, 0, NULL),
 			 -FI_EINVAL);
-	assert_int_equal(p.ps->owner_ops->get_msg(&foreign, 0, 0, &e),
+	assert_int_equal(test_get_msg(p.ps->owner_ops, &foreign, 0, 0, &e),
 			 -FI_EINVAL);
 	assert_ptr_equal(e, (struct fi_peer_rx_entry *)0x1);
 	assert_int_equal(p.ps->owner_ops->queue_tag(NULL), -FI_EINVAL);
 	p.ps->owner_ops->free_entry(NULL);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 0, 0, &e), -FI_ENOENT);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 0, 0, &e), -FI_ENOENT);
 	/* get_tag's entry queued as untagged. */
 	assert_int_equal(p.ps->owner_ops->queue_msg(e), -FI_EINVAL);
 	assert_int_equal(p.ps->owner_ops->queue_tag(e), 0);
@@ -1455,7 +1476,7 @@ static void test_srx_bad_input(void **state)
 	/* A peer that never filled its callbacks in cannot queue. */
 	srx = srx_open();
 	assert_int_equal(lfv_peer_srx_export(srx, &p.ps), 0);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 0, 0, &e), -FI_ENOENT);
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 0, 0, &e), -FI_ENOENT);
 	assert_int_equal(p.ps->owner_ops->queue_tag(e), -FI_EINVAL);
 	p.ps->owner_ops->free_entry(e);
 	assert_int_equal(fi_close(&p.ps->ep_fid.fid), 0);
@@ -1466,7 +1487,7 @@ static void test_srx_bad_input(void **state)
 	fake_peer_attach(&p, msg_only);
 	assert_int_equal(fi_trecv(msg_only, buf, 8, NULL, 0, 0, 0, NULL),
 			 -FI_EOPNOTSUPP);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 0, 0, &e),
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 0, 0, &e),
 			 -FI_EOPNOTSUPP);
 	assert_int_equal(fi_recv(msg_only, buf, 8, NULL, 0, NULL), 0);
 	srx_close(msg_only, &p, 1);
@@ -1482,12 +1503,12 @@ static void test_srx_free_entry(void **state)
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, 8, &e[0]),
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, 8, &e[0]),
 			 -FI_ENOENT);
-	assert_int_equal(p.ps->owner_ops->get_tag(p.ps, 1, 1, &e[1]),
+	assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 1, 1, &e[1]),
 			 -FI_ENOENT);
 	assert_int_equal(fi_recv(srx, buf, 8, NULL, 0, NULL), 0);
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, 8, &e[2]), 0);
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, 8, &e[2]), 0);
 	assert_int_equal(counts(srx).entries, 3);
 	assert_int_equal(fi_close(&p.ps->ep_fid.fid), -FI_EBUSY);
 	p.ps->owner_ops->free_entry(e[1]);
@@ -1496,7 +1517,7 @@ static void test_srx_free_entry(void **state)
 	assert_int_equal(counts(srx).entries, 0);
 	assert_int_equal(counts(srx).unexpected, 0);
 	/* The freed entries are reused. */
-	assert_int_equal(p.ps->owner_ops->get_msg(p.ps, 1, 8, &e[0]),
+	assert_int_equal(test_get_msg(p.ps->owner_ops, p.ps, 1, 8, &e[0]),
 			 -FI_ENOENT);
 	p.ps->owner_ops->free_entry(e[0]);
 	srx_close(srx, &p, 1);
@@ -1558,7 +1579,7 @@ static void *peer_thread_main(void *arg)
 
 	for (i = 0; i < PER_THREAD; i++) {
 		tag = (uint64_t)i * THREADS + (uint64_t)t->index;
-		ret = ps->owner_ops->get_tag(ps, (fi_addr_t)t->index, tag, &e);
+		ret = test_get_tag(ps->owner_ops, ps, (fi_addr_t)t->index, tag, &e);
 		if (ret == 0) {
 			/* Matched a posted receive: done with it at once. */
 			atomic_fetch_add(&t->peer->matched[tag], 1);
@@ -1571,7 +1592,7 @@ static void *peer_thread_main(void *arg)
 			atomic_fetch_add(t->failures, 1);
 			continue;
 		}
-		e->size = 1;
+		lfv_peer_entry_set_size(e, 1);
 		/* Started now (a receive came in meanwhile) or later. */
 		if (ps->owner_ops->queue_tag(e))
 			atomic_fetch_add(t->failures, 1);

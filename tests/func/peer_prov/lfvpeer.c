@@ -38,7 +38,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_ext.h>
+#include "lfv_fi_compat.h"	/* the peer interfaces of this libfabric */
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
