@@ -124,6 +124,13 @@ int lfv_peer_srx_open(const struct fi_rx_attr *attr, uint64_t caps,
  * fi_close. 0, -FI_EINVAL (not an SRX from lfv_peer_srx_open, NULL out) or
  * -FI_ENOMEM; *peer_srx set only on success.
  */
+/* The owner ops' foreach_unspec_addr (fi_peer(3), 1.19 on; callable in
+ * every layout): the peer behind ps has learnt senders' addresses (an AV
+ * insert) and names, through get_addr, the source of each message it
+ * queued from FI_ADDR_UNSPEC. A named message keeps its arrival order;
+ * directed receives from that address accept it from then on. */
+void lfv_peer_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
+				      fi_addr_t (*get_addr)(struct fi_peer_rx_entry *));
 int lfv_peer_srx_export(struct fid_ep *srx, struct fid_peer_srx **peer_srx);
 
 /*

@@ -250,13 +250,10 @@ static void lfv_srx_free_entry(struct fi_peer_rx_entry *entry)
 	lfv_srx_unlock(srx);
 }
 
-/* foreach_unspec_addr (1.19 on): the peer has learnt senders' addresses
- * (an AV insert) and names the source of the messages it queued without
- * one. Only this peer's entries: get_addr reads its peer_context. They
- * keep their arrival order; directed receives accept them from now on. */
-static void __attribute__((unused))
-lfv_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
-			    fi_addr_t (*get_addr)(struct fi_peer_rx_entry *))
+/* foreach_unspec_addr: see lfv_peer_srx.h. Only this peer's entries:
+ * get_addr reads its peer_context. */
+void lfv_peer_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
+				      fi_addr_t (*get_addr)(struct fi_peer_rx_entry *))
 {
 	struct lfv_srx_export *exp = lfv_srx_export_checked(ps);
 	struct lfv_match_entry *m;
@@ -291,7 +288,7 @@ static struct fi_ops_srx_owner lfv_srx_owner_ops = {
 	.get_tag = lfv_srx_get_tag,
 	.queue_msg = lfv_srx_queue_msg,
 	.queue_tag = lfv_srx_queue_tag,
-	LFV_PEER_OWNER_FOREACH_SLOT(lfv_srx_foreach_unspec_addr)
+	LFV_PEER_OWNER_FOREACH_SLOT(lfv_peer_srx_foreach_unspec_addr)
 	.free_entry = lfv_srx_free_entry,
 };
 

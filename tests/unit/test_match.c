@@ -1079,6 +1079,52 @@ static void test_srx_directed(void **state)
 	srx_close(srx, &p, 1);
 }
 
+/* The peer's address book: peer_context 1 is address 2 once known. */
+static int named_calls;
+
+static fi_addr_t name_by_context(struct fi_peer_rx_entry *e)
+{
+	named_calls++;
+	return e->peer_context == (void *)1 ? 2 : FI_ADDR_UNSPEC;
+}
+
+/* foreach_unspec_addr: a message queued from FI_ADDR_UNSPEC is named by
+ * the peer that queued it, keeps its arrival order, and directed receives
+ * accept it from then on; another peer's messages are not its to name. */
+static void test_srx_foreach_unspec_addr(void **state)
+{
+	struct fid_ep *srx = srx_open_caps(FI_TAGGED | FI_MSG | FI_DIRECTED_RECV);
+	struct fi_peer_rx_entry *first, *second;
+	struct fake_peer p[2];
+	char buf[8];
+
+	(void)state;
+	fake_peer_attach(&p[0], srx);
+	fake_peer_attach(&p[1], srx);
+	p[0].free_on_start = true;
+	first = arrive_tag(&p[0], FI_ADDR_UNSPEC, 1, 4, (void *)1);
+	second = arrive_tag(&p[0], 2, 1, 4, (void *)3);
+	arrive_tag(&p[1], FI_ADDR_UNSPEC, 1, 4, (void *)1);
+	/* The other peer's entry is not offered to this peer's get_addr. */
+	named_calls = 0;
+	lfv_peer_srx_foreach_unspec_addr(p[0].ps, name_by_context);
+	assert_int_equal(named_calls, 1);
+	assert_int_equal(first->addr, 2);
+	/* From 2, the first to arrive is the one just named. */
+	assert_int_equal(fi_trecv(srx, buf, 8, NULL, 2, 1, 0, (void *)1), 0);
+	assert_int_equal(p[0].nstarts, 1);
+	assert_ptr_equal(p[0].starts[0].entry, first);
+	assert_int_equal(fi_trecv(srx, buf, 8, NULL, 2, 1, 0, (void *)2), 0);
+	assert_int_equal(p[0].nstarts, 2);
+	assert_ptr_equal(p[0].starts[1].entry, second);
+	/* The other peer's message is still from nobody known. */
+	assert_int_equal(fi_trecv(srx, buf, 8, NULL, 2, 1, 0, (void *)3), 0);
+	assert_int_equal(p[1].nstarts, 0);
+	assert_int_equal(counts(srx).unexpected, 1);
+	lfv_peer_srx_foreach_unspec_addr(NULL, name_by_context);	/* ignored */
+	srx_close(srx, p, 2);
+}
+
 static void test_srx_peek(void **state)
 {
 	struct fid_ep *srx = srx_open();
@@ -1668,6 +1714,7 @@ int main(void)
 		cmocka_unit_test(test_srx_two_peers_in_order),
 		cmocka_unit_test(test_srx_earliest_posted_wins),
 		cmocka_unit_test(test_srx_directed),
+		cmocka_unit_test(test_srx_foreach_unspec_addr),
 		cmocka_unit_test(test_srx_peek),
 		cmocka_unit_test(test_srx_peek_claim),
 		cmocka_unit_test(test_srx_discard),
