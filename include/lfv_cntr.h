@@ -16,6 +16,12 @@
  *  - fi_cntr_wait returns 0 once value >= threshold (checked first),
  *    -FI_EAVAIL if the error count differs from its value at entry,
  *    -FI_ETIMEDOUT on timeout, and -FI_ENOSYS on an FI_WAIT_NONE counter.
+ *  - FI_PEER in attr->flags (fi_peer(3), libfabric 1.19 on) with a struct
+ *    fi_peer_cntr_context: every update goes to the owner's counter
+ *    (owner_ops->inc/incerr); reads return 0, fi_cntr_add/set/adderr/
+ *    seterr and fi_cntr_wait -FI_ENOSYS. fi_export_fid on any other
+ *    counter hands out a struct fid_peer_cntr whose inc/incerr update it.
+ *    Before 1.19, FI_PEER and the export are -FI_EINVAL / -FI_ENOSYS.
  *  - lfv_cntr_trywait returns -FI_EAGAIN when the counter was updated since
  *    it was opened or last armed (by fi_trywait or fi_cntr_wait), 0 when it
  *    drained the wait object and armed it; -FI_EINVAL for FI_WAIT_NONE and
@@ -31,6 +37,7 @@
 #include <rdma/fi_eq.h>
 
 #include "lfv_atomic.h"
+#include "lfv_fi_compat.h"
 #include "lfv_list.h"
 #include "lfv_progress.h"
 #include "lfv_wait.h"
@@ -42,10 +49,12 @@ struct lfv_cntr {
 	lfv_atomic64_t value lfv_cacheline_aligned;
 	lfv_atomic64_t err;
 	lfv_atomic32_t armed;		/* 1: a sleeper needs the next update */
+	struct fid_peer_cntr *owner;	/* peer role: where updates go */
 
 	struct fid_cntr cntr_fid lfv_cacheline_aligned;
 	lfv_atomic32_t ref;		/* 1 + objects bound to this counter */
 	lfv_atomic32_t *parent_ref;	/* the domain's count of children */
+	struct fid_peer_cntr peer_cntr;	/* owner role: exported */
 	struct lfv_progress_hook progress;
 	struct lfv_wait wait;
 	/* fi_cntr_wait callers: one leader sleeps on the wait object, the
@@ -91,6 +100,10 @@ static inline void lfv_cntr_updated(struct lfv_cntr *cntr)
 /* Completion path: one successful / failed operation. Lock-free. */
 static inline void lfv_cntr_inc(struct lfv_cntr *cntr)
 {
+	if (cntr->owner) {	/* a peer counter: the owner counts */
+		cntr->owner->owner_ops->inc(cntr->owner);
+		return;
+	}
 	/* seq_cst RMW: its release half pairs with the acquire load in
 	 * fi_cntr_read; seq_cst orders it before the load of armed. */
 	lfv_fetch_add_seqcst64(&cntr->value, 1);
@@ -99,6 +112,10 @@ static inline void lfv_cntr_inc(struct lfv_cntr *cntr)
 
 static inline void lfv_cntr_inc_err(struct lfv_cntr *cntr)
 {
+	if (cntr->owner) {
+		cntr->owner->owner_ops->incerr(cntr->owner);
+		return;
+	}
 	/* seq_cst RMW: as in lfv_cntr_inc; pairs with fi_cntr_readerr. */
 	lfv_fetch_add_seqcst64(&cntr->err, 1);
 	lfv_cntr_updated(cntr);

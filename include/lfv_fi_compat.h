@@ -116,6 +116,40 @@ struct lfv_peer_match {
 	uint64_t tag;
 };
 
+/* FI_PEER is a capability from 2.0 (fi_getinfo(3): the provider imports
+ * owner ops when opening a CQ, a counter and an SRX); before, only a flag. */
+#if FI_MAJOR_VERSION >= 2
+#define LFV_PEER_CAPS FI_PEER
+#else
+#define LFV_PEER_CAPS 0ULL
+#endif
+
+/* ---- peer counters (1.19 on) ------------------------------------------------
+ * Before 1.19 the headers have no peer counters: the same shapes are
+ * declared here so the counter code has one form, and lfv_cntr.c refuses
+ * FI_PEER counters and their export there (LFV_PEER_CNTR_SUPPORTED). */
+#ifdef HAVE_STRUCT_FI_PEER_CNTR_CONTEXT
+#define LFV_PEER_CNTR_SUPPORTED true
+#define LFV_CLASS_PEER_CNTR FI_CLASS_PEER_CNTR
+#else
+#define LFV_CLASS_PEER_CNTR FI_CLASS_CNTR	/* never exported there */
+#define LFV_PEER_CNTR_SUPPORTED false
+struct fid_peer_cntr;
+struct fi_ops_cntr_owner {
+	size_t size;
+	void (*inc)(struct fid_peer_cntr *cntr);
+	void (*incerr)(struct fid_peer_cntr *cntr);
+};
+struct fid_peer_cntr {
+	struct fid fid;
+	struct fi_ops_cntr_owner *owner_ops;
+};
+struct fi_peer_cntr_context {
+	size_t size;
+	struct fid_peer_cntr *cntr;
+};
+#endif
+
 /* ---- struct fi_peer_rx_entry fields ---------------------------------------- */
 static inline size_t lfv_peer_entry_size(const struct fi_peer_rx_entry *e)
 {

@@ -86,6 +86,9 @@ extern struct fi_ops_atomic lfv_no_atomic_ops;
 extern struct fi_ops_collective lfv_no_collective_ops;
 extern struct fi_ops_msg lfv_no_msg_ops;	/* lfv_stubs_msg.c */
 extern struct fi_ops_ep lfv_no_ep_ops;		/* lfv_stubs_msg.c */
+/* The fi_ops of a fid that is part of another object (an exported peer CQ
+ * or counter): close does nothing (lfv_stubs.c). */
+extern struct fi_ops lfv_part_fi_ops;
 
 /*
  * The fid of an object that only receives (a shared receive context, an

@@ -347,12 +347,102 @@ static int lfv_cntr_close(struct fid *fid)
 	return 0;
 }
 
+/* ---- peer counters (fi_peer(3), 1.19 on) -------------------------------- */
+
+/* Owner role: what the peer's inc/incerr calls reach. */
+static struct lfv_cntr *lfv_cntr_of_peer(struct fid_peer_cntr *peer)
+{
+	return lfv_container_of(peer, struct lfv_cntr, peer_cntr);
+}
+
+static void lfv_cntr_owner_inc(struct fid_peer_cntr *peer)
+{
+	lfv_cntr_inc(lfv_cntr_of_peer(peer));
+}
+
+static void lfv_cntr_owner_incerr(struct fid_peer_cntr *peer)
+{
+	lfv_cntr_inc_err(lfv_cntr_of_peer(peer));
+}
+
+static struct fi_ops_cntr_owner lfv_cntr_owner_ops = {
+	.size = sizeof(struct fi_ops_cntr_owner),
+	.inc = lfv_cntr_owner_inc,
+	.incerr = lfv_cntr_owner_incerr,
+};
+
+/* fi_export_fid: a fid_peer_cntr for a peer provider; it is part of the
+ * counter (closing it does nothing; close the peer's counter first). */
+static int lfv_cntr_export(struct lfv_cntr *cntr, struct fi_fid_export *exp)
+{
+	if (!exp || !exp->fid || !lfv_peer_allowed())
+		return -FI_EINVAL;
+	if (!LFV_PEER_CNTR_SUPPORTED)
+		return -FI_ENOSYS;
+	if (exp->flags)
+		return -FI_EBADFLAGS;
+	if (cntr->owner)
+		return -FI_EINVAL;	/* a peer counter holds no count */
+	cntr->peer_cntr.fid.context = exp->context;
+	*exp->fid = &cntr->peer_cntr.fid;
+	return 0;
+}
+
 static int lfv_cntr_control(struct fid *fid, int command, void *arg)
 {
 	struct lfv_cntr *cntr =
 		lfv_container_of(fid, struct lfv_cntr, cntr_fid.fid);
 
+	if (command == FI_EXPORT_FID)
+		return lfv_cntr_export(cntr, arg);
+	if (cntr->owner)
+		return -FI_ENOSYS;
 	return lfv_wait_control(&cntr->wait, command, arg);
+}
+
+/* Peer role: the count is the owner's; a read only drives progress. */
+static uint64_t lfv_peer_cntr_read(struct fid_cntr *cntr_fid)
+{
+	lfv_progress_run(&lfv_cntr_from_fid(cntr_fid)->progress);
+	return 0;
+}
+
+static int lfv_peer_cntr_update(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	(void)cntr_fid, (void)value;
+	return -FI_ENOSYS;
+}
+
+static int lfv_peer_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
+			      int timeout)
+{
+	(void)cntr_fid, (void)threshold, (void)timeout;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cntr lfv_peer_cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = lfv_peer_cntr_read,
+	.readerr = lfv_peer_cntr_read,
+	.add = lfv_peer_cntr_update,
+	.set = lfv_peer_cntr_update,
+	.wait = lfv_peer_cntr_wait,
+	.adderr = lfv_peer_cntr_update,
+	.seterr = lfv_peer_cntr_update,
+};
+
+/* The owner named by an FI_PEER open's context, or -FI_EINVAL. */
+static int lfv_cntr_peer_owner(void *context, struct fid_peer_cntr **owner)
+{
+	struct fi_peer_cntr_context *peer = context;
+
+	if (!LFV_PEER_CNTR_SUPPORTED || !lfv_peer_allowed() || !peer ||
+	    peer->size < sizeof(*peer) || !peer->cntr ||
+	    !peer->cntr->owner_ops || !peer->cntr->owner_ops->inc ||
+	    !peer->cntr->owner_ops->incerr)
+		return -FI_EINVAL;
+	*owner = peer->cntr;
+	return 0;
 }
 
 static struct fi_ops lfv_cntr_fi_ops = {
@@ -391,8 +481,12 @@ static int lfv_cntr_check_attr(const struct fi_cntr_attr *attr,
 			 attr->events);
 		return -FI_ENOSYS;
 	}
+	if (attr->flags & FI_PEER) {
+		*wait_obj = FI_WAIT_NONE;	/* the owner does the waiting */
+		return 0;
+	}
 	if (attr->flags) {
-		LFV_WARN(FI_LOG_CNTR, "counter flags must be 0, not 0x%llx\n",
+		LFV_WARN(FI_LOG_CNTR, "counter flags must be 0 or FI_PEER, not 0x%llx\n",
 			 (unsigned long long)attr->flags);
 		return -FI_EINVAL;
 	}
@@ -422,6 +516,7 @@ static int lfv_cntr_init_follow_cond(pthread_cond_t *cond)
 int lfv_cntr_open(const struct fi_cntr_attr *attr, void *context,
 		  lfv_atomic32_t *parent_ref, struct fid_cntr **cntr_fid)
 {
+	struct fid_peer_cntr *owner = NULL;
 	enum fi_wait_obj wait_obj;
 	struct lfv_cntr *cntr;
 	int ret;
@@ -431,6 +526,11 @@ int lfv_cntr_open(const struct fi_cntr_attr *attr, void *context,
 	ret = lfv_cntr_check_attr(attr, &wait_obj);
 	if (ret)
 		return ret;
+	if (attr && (attr->flags & FI_PEER)) {
+		ret = lfv_cntr_peer_owner(context, &owner);
+		if (ret)
+			return ret;
+	}
 
 	/* The hot line must really be a line of its own. */
 	cntr = aligned_alloc(LFV_CACHELINE, sizeof(*cntr));
@@ -456,7 +556,11 @@ int lfv_cntr_open(const struct fi_cntr_attr *attr, void *context,
 	cntr->parent_ref = parent_ref;
 	lfv_fid_init(&cntr->cntr_fid.fid, FI_CLASS_CNTR,
 		     context, &lfv_cntr_fi_ops);
-	cntr->cntr_fid.ops = &lfv_cntr_ops;
+	cntr->cntr_fid.ops = owner ? &lfv_peer_cntr_ops : &lfv_cntr_ops;
+	cntr->owner = owner;
+	cntr->peer_cntr.fid.fclass = LFV_CLASS_PEER_CNTR;
+	cntr->peer_cntr.fid.ops = &lfv_part_fi_ops;
+	cntr->peer_cntr.owner_ops = &lfv_cntr_owner_ops;
 	/* Last: a wait set's fi_wait may look at the counter from now on. */
 	if (attr && attr->wait_obj == FI_WAIT_SET) {
 		ret = lfv_wait_set_bind(attr->wait_set, &cntr->cntr_fid.fid,

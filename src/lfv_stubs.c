@@ -81,3 +81,21 @@ LFV_STUB(int, lfv_no_join, -FI_ENOSYS, struct fid_ep *ep, const void *addr,
 /* For objects with no name and no connection (shared contexts). */
 struct fi_ops_cm lfv_no_cm_ops =
 	LFV_NO_CONN_CM_OPS(lfv_no_setname, lfv_no_getname);
+
+/* A fid that is part of another object (a peer CQ or counter handed out
+ * by fi_export_fid): closing it does nothing, the object closes it. */
+static int lfv_part_close(struct fid *fid)
+{
+	(void)fid;
+	return 0;
+}
+
+struct fi_ops lfv_part_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lfv_part_close,
+	.bind = lfv_no_bind,
+	.control = lfv_no_control,
+	.ops_open = lfv_no_ops_open,
+	.tostr = lfv_no_tostr,
+	.ops_set = lfv_no_ops_set,
+};

@@ -141,13 +141,14 @@ tsan_func || status=1
 # tests/fabtests/lfverbs.xfail count as skipped. Skipped, with one line,
 # where ../shared/libfabric is absent.
 fabtests() {
-	log=build/fabtests.log
-	rm -f "$log" build/fabtests.rc
+	fdir=${1:-build}
+	log=$fdir/fabtests.log
+	rm -f "$log" "$fdir/fabtests.rc"
 	{
 		tests/fabtests/run-fabtests.sh
-		echo $? >build/fabtests.rc
+		echo $? >"$fdir/fabtests.rc"
 	} 2>&1 | tee "$log"
-	rc=$(cat build/fabtests.rc 2>/dev/null || echo 1)
+	rc=$(cat "$fdir/fabtests.rc" 2>/dev/null || echo 1)
 	# fabtests lfverbs: P passed, F failed (X xpass), N notrun, XF xfail (S s)
 	counts=$(sed -n 's/^fabtests lfverbs: \([0-9]*\) passed, \([0-9]*\) failed ([0-9]* xpass), \([0-9]*\) notrun, \([0-9]*\) xfail.*/\1 \2 \3 \4/p' "$log" | tail -1)
 	if [ "$rc" = 77 ]; then
@@ -172,6 +173,80 @@ if [ "${LFV_SKIP_FABTESTS:-}" = 1 ]; then
 else
 	step "fabtests (tests/fabtests/run-fabtests.sh on soft-RoCE)"
 	fabtests || status=1
+fi
+
+# The same tree against the libfabric cores users run (tests/compat/
+# README.md): 2.1.0 (Debian 13, Ubuntu 25.10) fully: its unit tests, the
+# core-swap checks, the functional suite and 2.1's own fabtests on
+# soft-RoCE; 1.22.0 and 2.6.0 compiled with -Werror, with their unit tests.
+# Each core is built once and cached like the bed's kernel; where
+# ../shared/libfabric is absent one line says so and these steps skip.
+# Adds the ok / not ok / SKIP lines of a TAP log to the counts.
+tally_tap() {
+	pass=$((pass + $(grep -c '^ok' "$1" | tr -d ' ')))
+	skip=$((skip + $(grep -c '^ok.*# SKIP' "$1")))
+	pass=$((pass - $(grep -c '^ok.*# SKIP' "$1")))
+	fail=$((fail + $(grep -c '^not ok' "$1")))
+	grep -q '^not ok' "$1" && return 1
+	return 0
+}
+
+# Builds core $1 (and with --fabtests its fabtests), then lfverbs against
+# it in build-fi$1, and runs the unit tests there. Sets core_prefix.
+# Returns 77 when the sources are absent.
+compat_build() {
+	ver=$1
+	shift
+	core_prefix=$(tests/compat/build-core.sh "$@" "$ver")
+	rc=$?
+	if [ $rc = 77 ]; then
+		echo "$core_prefix"
+		skip=$((skip + 1))
+		return 77
+	fi
+	[ $rc = 0 ] || { fail=$((fail + 1)); return 1; }
+	if ! LFV_BUILD_DIR=build-fi$ver tests/build.sh --with-libfabric="$core_prefix"; then
+		echo "lfverbs does not build against libfabric $ver"
+		fail=$((fail + 1))
+		return 1
+	fi
+	make -C "build-fi$ver" -s check-unit || { tally "build-fi$ver"; return 1; }
+	tally "build-fi$ver"
+}
+
+compat_21() {
+	compat_build 2.1.0 --fabtests
+	case $? in 77) return 0 ;; 0) ;; *) return 1 ;; esac
+	ok=0
+	newer=$(tests/compat/build-core.sh 2.6.0 2>/dev/null) || newer=
+	tests/compat/test_core_swap.sh build build-fi2.1.0 "$core_prefix" \
+		$newer >build-fi2.1.0/core-swap.log 2>&1
+	cat build-fi2.1.0/core-swap.log
+	tally_tap build-fi2.1.0/core-swap.log || ok=1
+	make -C build-fi2.1.0 -s check TESTS= >/dev/null || ok=1
+	rm -f build-fi2.1.0/test-suite.log
+	LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
+		make -C build-fi2.1.0 -s check-func || ok=1
+	tally build-fi2.1.0
+	if [ "${LFV_SKIP_FABTESTS:-}" != 1 ]; then
+		export LFV_BUILD_DIR=build-fi2.1.0 LFV_FABTESTS_LISTS=-2.1
+		export LFV_FABTESTS_PREFIX="$core_prefix"
+		fabtests build-fi2.1.0 || ok=1
+		unset LFV_BUILD_DIR LFV_FABTESTS_PREFIX LFV_FABTESTS_LISTS
+	fi
+	return $ok
+}
+
+if [ "${LFV_SKIP_COMPAT:-}" = 1 ]; then
+	step "other libfabric cores skipped (LFV_SKIP_COMPAT=1)"
+else
+	step "libfabric 2.1.0 core: unit, core swap, functional, fabtests (tests/compat)"
+	compat_21 || status=1
+	for v in 1.22.0 2.6.0; do
+		step "libfabric $v core: build with -Werror, unit tests"
+		compat_build "$v"
+		case $? in 0 | 77) ;; *) status=1 ;; esac
+	done
 fi
 
 if [ "${LFV_SKIP_DISTCHECK:-}" = 1 ]; then

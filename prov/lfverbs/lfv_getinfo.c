@@ -37,10 +37,11 @@ static uint64_t lfv_narrow_caps(uint64_t prov, uint64_t user)
 	/* No hints: everything but FI_MULTI_RECV, which changes how the
 	 * endpoint receives (buffered, lfv_brx.c), FI_SOURCE_ERR, which
 	 * turns some completions into errors, and FI_RMA_EVENT, which makes
-	 * every RMA announce itself to the target: only had by asking. */
+	 * every RMA announce itself to the target, and FI_PEER, which only
+	 * a provider linking lfverbs wants: only had by asking. */
 	if (!user)
 		return prov & ~(uint64_t)(FI_MULTI_RECV | FI_SOURCE_ERR |
-					  FI_RMA_EVENT);
+					  FI_RMA_EVENT | LFV_PEER_CAPS);
 	primary = user & LFV_PRIMARY_CAPS ? user & LFV_PRIMARY_CAPS :
 					    prov & LFV_PRIMARY_CAPS;
 	modifiers = user & LFV_CAP_MODIFIERS ? user & LFV_CAP_MODIFIERS :

@@ -58,6 +58,10 @@ static uint64_t lfv_type_caps(const struct lfv_device *dev,
 
 	if (dev->attr.atomic_cap == IBV_ATOMIC_NONE)
 		caps &= ~(uint64_t)FI_ATOMIC;
+	/* RDM domains import CQs, counters and SRXs (fi_peer(3)), unless
+	 * the running core speaks another peer layout. */
+	if (type == FI_EP_RDM && lfv_peer_allowed())
+		caps |= LFV_PEER_CAPS;
 	return caps;
 }
 

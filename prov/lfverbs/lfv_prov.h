@@ -33,7 +33,7 @@
 #define LFV_PRIMARY_CAPS                                                   \
 	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST |          \
 	 FI_NAMED_RX_CTX | FI_DIRECTED_RECV | FI_VARIABLE_MSG | FI_HMEM |  \
-	 FI_COLLECTIVE)
+	 FI_COLLECTIVE | LFV_PEER_CAPS)
 #define LFV_CAP_MODIFIERS                                                  \
 	(FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |         \
 	 FI_REMOTE_WRITE)

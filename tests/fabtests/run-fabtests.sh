@@ -77,8 +77,14 @@ in_bed() {
 # Outside the bed: build (the bed's root is read-only, so it cannot), then
 # run this script again inside, with the prefix passed along.
 if ! in_bed; then
-	prefix=$("$here/build-fabtests.sh")
-	rc=$?
+	# LFV_FABTESTS_PREFIX: fabtests built elsewhere (another core's).
+	if [ -n "${LFV_FABTESTS_PREFIX:-}" ]; then
+		prefix=$LFV_FABTESTS_PREFIX
+		rc=0
+	else
+		prefix=$("$here/build-fabtests.sh")
+		rc=$?
+	fi
 	if [ $rc -ne 0 ]; then
 		[ -z "$prefix" ] || echo "$prefix"
 		exit $rc
@@ -94,7 +100,9 @@ if ! in_bed; then
 	[ $complex = 0 ] || opts+=(--complex)
 	cd "$top" || exit 1
 	exec "$top/tests/bed/rxe-bed" --workdir "$top" \
-		--env LFV_FABTESTS_PREFIX="$prefix" -- \
+		--env LFV_FABTESTS_PREFIX="$prefix" \
+		--env LFV_BUILD_DIR="${LFV_BUILD_DIR:-build}" \
+		--env LFV_FABTESTS_LISTS="${LFV_FABTESTS_LISTS:-}" -- \
 		bash "$here/run-fabtests.sh" "${opts[@]}" "$provs" "${extra[@]}"
 fi
 
@@ -106,12 +114,21 @@ if [ -z "$prefix" ]; then
 fi
 bin=$prefix/bin
 [ -x "$bin/runfabtests.sh" ] || die "no runfabtests.sh in $bin"
+# fabtests built into a core's own prefix (tests/compat/build-core.sh)
+# run on that core, not on the system's.
+if [ -e "$prefix/lib/libfabric.so" ]; then
+	export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 ip=${LFV_BED_IP:?}
 logroot=$builddir/fabtests
 mkdir -p "$logroot" || die "cannot create $logroot"
 
 # A provider name as a file name ("verbs;ofi_rxm" -> "verbs+ofi_rxm").
 safe() { printf '%s' "$1" | tr -c 'A-Za-z0-9_.+-' '+'; }
+
+# The name of a provider's lists: <prov>.xfail and <prov>.exclude, or
+# <prov>$LFV_FABTESTS_LISTS.* (e.g. "-2.1": another core's fabtests).
+lists() { printf '%s%s' "$(safe "$1")" "${LFV_FABTESTS_LISTS:-}"; }
 
 # A test name as runfabtests prints it, without "-p PROV" and with the bed's
 # address as ADDR, so that names do not depend on the bed.
@@ -133,7 +150,7 @@ first_error() {
 declare -A xfail
 load_xfail() {
 	local f line name why
-	f=$here/$(safe "$1").xfail
+	f=$here/$(lists "$1").xfail
 	xfail=()
 	[ -f "$f" ] || return 0
 	while IFS= read -r line || [ -n "$line" ]; do
@@ -178,8 +195,8 @@ finish_record() {
 		[ -z "$err" ] || echo "              $err"
 		echo "              log: ${log#"$top"/}"
 		;;
-	XPASS) echo "              xpass: listed in $(safe "$prov").xfail but passed; remove it from the list" ;;
-	PASS) [ -z "${xfail[$name]:-}" ] || echo "              (listed as flaky in $(safe "$prov").xfail)" ;;
+	XPASS) echo "              xpass: listed in $(lists "$prov").xfail but passed; remove it from the list" ;;
+	PASS) [ -z "${xfail[$name]:-}" ] || echo "              (listed as flaky in $(lists "$prov").xfail)" ;;
 	esac
 }
 
@@ -272,8 +289,8 @@ runfabtests() {
 		# tests/fabtests/<prov>.exclude: tests not run at all (each
 		# with its reason there and in the man page's FABTESTS).
 		excl=()
-		[ -f "$here/$(safe "$prov").exclude" ] &&
-			excl=(-f "$here/$(safe "$prov").exclude")
+		[ -f "$here/$(lists "$prov").exclude" ] &&
+			excl=(-f "$here/$(lists "$prov").exclude")
 		bash ./runfabtests.sh -v -T "$timeout" -p "$bin" \
 			-t "$sets" -s "$ip" -c "$ip" "${excl[@]}" "${extra[@]}" \
 			"$prov"
@@ -420,7 +437,7 @@ run_provider() {
 	[ "$sets" = none ] || parse_records < <(runfabtests)
 	[ $complex = 0 ] || run_complex
 	for k in "${!xfail[@]}"; do
-		[ -n "${seen[$k]:-}" ] || echo "note: $(safe "$prov").xfail lists '$k', which did not run"
+		[ -n "${seen[$k]:-}" ] || echo "note: $(lists "$prov").xfail lists '$k', which did not run"
 	done
 	echo "$prov $n_pass $n_fail $n_notrun $n_xfail $n_xpass $((SECONDS - t0))" >"$logdir/counts"
 	[ $((n_pass + n_fail + n_notrun + n_xfail + n_xpass)) -gt 0 ] || {

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <rdma/fi_errno.h>
 
+#include "lfv_cntr.h"
 #include "lfv_cq.h"
 #include "lfv_fi_compat.h"
 #include "lfv_peer_srx.h"
@@ -108,6 +109,54 @@ static int export(struct fid *fid, struct fid **out)
 	return fi_control(fid, FI_EXPORT_FID, &exp);
 }
 
+/* A counter: lfv_cntr_open's return code. */
+static int open_cntr(uint64_t flags, void *context, struct fid_cntr **cntr)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .flags = flags };
+
+	return lfv_cntr_open(&attr, context, &parent_ref, cntr);
+}
+
+/* A counter exported to a peer, and a peer counter on it; with the peer
+ * layout refused (or before 1.19), neither opens. */
+static void check_peer_cntrs(bool allowed)
+{
+	struct fid_cntr *owner = NULL, *peer = NULL;
+	struct fi_peer_cntr_context pctx = { .size = sizeof(pctx) };
+	struct fid *exported = NULL;
+	bool works = allowed && LFV_PEER_CNTR_SUPPORTED;
+
+	assert_int_equal(open_cntr(0, NULL, &owner), 0);
+	assert_int_equal(export(&owner->fid, &exported),
+			 works ? 0 : !allowed ? -FI_EINVAL : -FI_ENOSYS);
+	pctx.cntr = works ? lfv_container_of(exported, struct fid_peer_cntr, fid) :
+			    &lfv_cntr_from_fid(owner)->peer_cntr;
+	assert_int_equal(open_cntr(FI_PEER, &pctx, &peer),
+			 works ? 0 : -FI_EINVAL);
+	if (works) {
+		assert_int_equal(exported->fclass, LFV_CLASS_PEER_CNTR);
+		/* The peer's updates are the owner's count. */
+		lfv_cntr_inc(lfv_cntr_from_fid(peer));
+		lfv_cntr_inc(lfv_cntr_from_fid(peer));
+		lfv_cntr_inc_err(lfv_cntr_from_fid(peer));
+		assert_int_equal(fi_cntr_read(owner), 2);
+		assert_int_equal(fi_cntr_readerr(owner), 1);
+		assert_int_equal(fi_cntr_read(peer), 0);
+		assert_int_equal(fi_cntr_add(peer, 1), -FI_ENOSYS);
+		assert_int_equal(fi_cntr_wait(peer, 1, 0), -FI_ENOSYS);
+		assert_int_equal(fi_cntr_read(owner), 2);
+		/* A peer counter has no count to hand out. */
+		assert_int_equal(export(&peer->fid, &exported), -FI_EINVAL);
+		assert_int_equal(fi_close(&peer->fid), 0);
+		/* No owner, or one without ops: refused. */
+		pctx.cntr = NULL;
+		assert_int_equal(open_cntr(FI_PEER, &pctx, &peer), -FI_EINVAL);
+		assert_int_equal(open_cntr(FI_PEER, NULL, &peer), -FI_EINVAL);
+	}
+	assert_int_equal(fi_close(&owner->fid), 0);
+}
+
 /* Every FI_PEER open and export, with whether it is expected to work. */
 static void check_peer_opens(bool allowed)
 {
@@ -134,6 +183,7 @@ static void check_peer_opens(bool allowed)
 		assert_int_equal(fi_close(out), 0);
 	assert_int_equal(fi_close(&srx->fid), 0);
 	assert_int_equal(fi_close(&own->fid), 0);
+	check_peer_cntrs(allowed);
 }
 
 static void test_guard_refuses_peer_on_other_layout(void **state)
