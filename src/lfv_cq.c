@@ -918,9 +918,11 @@ int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
 {
 	int ret;
 
-	if (!hw || !hw->poll || cq->hw.poll || cq->owner)
+	if (!hw || !hw->poll || cq->hw.poll)
 		return -FI_EINVAL;
-	if (hw->fd >= 0) {
+	/* A peer CQ's progress polls the source too; its owner does the
+	 * waiting, so there is no fd to wait on here. */
+	if (hw->fd >= 0 && !cq->owner) {
 		ret = lfv_wait_add_fd(&cq->wait, hw->fd);
 		if (ret)
 			return ret;
@@ -932,7 +934,7 @@ int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
 
 void lfv_cq_detach_hw(struct lfv_cq *cq)
 {
-	if (cq->hw.poll && cq->hw.fd >= 0)
+	if (cq->hw.poll && cq->hw.fd >= 0 && !cq->owner)
 		lfv_wait_del_fd(&cq->wait, cq->hw.fd);
 	memset(&cq->hw, 0, sizeof(cq->hw));
 	cq->hw.fd = -1;

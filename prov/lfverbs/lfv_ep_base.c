@@ -66,8 +66,8 @@ static int lfv_ep_base_bind_cq(struct lfv_ep_base *base, struct lfv_cq *cq,
 		return -FI_EBADFLAGS;
 	if (!(flags & (FI_TRANSMIT | FI_RECV)))
 		return -FI_EBADFLAGS;
-	if (cq->owner)
-		return -FI_EINVAL; /* a peer CQ cannot hold our completions */
+	if (cq->owner && !(base->type->binds & LFV_EP_BINDS_PEER_CQ))
+		return -FI_EINVAL; /* this type cannot forward its completions */
 	if (((flags & FI_TRANSMIT) && base->tx_cq) ||
 	    ((flags & FI_RECV) && base->rx_cq))
 		return -FI_EINVAL; /* one CQ per direction */

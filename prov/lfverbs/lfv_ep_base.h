@@ -74,6 +74,10 @@ enum lfv_cntr_kind {
 #define LFV_EP_BINDS_CQ		(1u << 0)
 #define LFV_EP_BINDS_CNTR	(1u << 1)
 #define LFV_EP_BINDS_AV		(1u << 2)
+/* CQs opened with FI_PEER too: every completion of the type goes through
+ * lfv_cq_write*, which forward to the owner (RDM). MSG and DGRAM translate
+ * verbs completions straight into the reader's buffer: not there. */
+#define LFV_EP_BINDS_PEER_CQ	(1u << 4)
 /* fi_ep_alias (FI_ALIAS) makes aliases of it. */
 #define LFV_EP_ALIASES		(1u << 3)
 

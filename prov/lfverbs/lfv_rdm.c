@@ -864,7 +864,8 @@ static const struct lfv_ep_type lfv_rdm_type = {
 	.rma = &lfv_rma_ops,
 	.tagged = &lfv_rdm_tagged_ops,
 	.atomic = &lfv_atomic_ops,
-	.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_CNTR | LFV_EP_BINDS_AV,
+	.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_PEER_CQ | LFV_EP_BINDS_CNTR |
+		 LFV_EP_BINDS_AV,
 	.rma_post = lfv_rdm_rma_post,
 };
 

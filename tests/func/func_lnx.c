@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Two processes talk through upstream's lnx provider (libfabric 2.x), which
+ * links shm with another provider (FI_LNX_PROV_LINKS=shm+lfverbs) through
+ * the peer interfaces of fi_peer(3): lnx owns the receive queue (the peer
+ * SRX) and the completion queue, the linked providers are its peers. lnx
+ * has no EQ, so this is a program of our own rather than fabtests.
+ *
+ *   func_lnx [ITERATIONS]      (FI_LNX_PROV_LINKS chooses the link;
+ *                               FI_LNX_DISABLE_SHM=1 sends same-host
+ *                               traffic over the other provider)
+ *
+ * The parent and a forked child each open lnx, swap names over a socket
+ * pair and then: tagged ping-pong at several sizes with every byte checked
+ * and a receive posted with a tag mask (matching is lnx's); a tagged
+ * message that arrives before its receive (lnx queues it); an RMA write
+ * into the other's registered buffer and a read back, both checked. TAP on
+ * stdout; skips when the core has no lnx or the link has no RDM info.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#define MAX_SIZE (1 << 20)
+#define TIMEOUT_S 60
+
+struct side {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	struct fid_mr *mr;
+	char *buf;		/* MAX_SIZE: messages */
+	char *rma;		/* MAX_SIZE: the window the other side writes */
+	fi_addr_t peer;
+	int sock;		/* to the other process */
+	bool parent;
+};
+
+static int fail(const char *what, int ret)
+{
+	fprintf(stderr, "func_lnx(%d): %s: %d (%s)\n", (int)getpid(), what,
+		ret, fi_strerror(ret < 0 ? -ret : ret));
+	return ret ? ret : -FI_EOTHER;
+}
+
+#define TRY(call)						\
+	do {							\
+		int try_ret_ = (int)(call);			\
+		if (try_ret_)					\
+			return fail(#call, try_ret_);		\
+	} while (0)
+
+static int sock_xfer(struct side *s, const void *out, void *in, size_t len)
+{
+	if (write(s->sock, out, len) != (ssize_t)len ||
+	    read(s->sock, in, len) != (ssize_t)len)
+		return -FI_EIO;
+	return 0;
+}
+
+/* One completion (of anything), or an error after TIMEOUT_S. */
+static int wait_comp(struct side *s, struct fi_cq_tagged_entry *e)
+{
+	struct fi_cq_err_entry err = { 0 };
+	time_t end = time(NULL) + TIMEOUT_S;
+	ssize_t n;
+
+	do {
+		n = fi_cq_read(s->cq, e, 1);
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			fi_cq_readerr(s->cq, &err, 0);
+			return fail("completion error", err.err);
+		}
+		if (n != -FI_EAGAIN)
+			return fail("fi_cq_read", (int)n);
+	} while (time(NULL) < end);
+	return fail("no completion", -FI_ETIMEDOUT);
+}
+
+/* Posts with `post` until it is not -FI_EAGAIN, driving progress between
+ * tries (a provider may need its CQ read to free room or connect). */
+#define POST(s, post)							\
+	do {								\
+		time_t post_end_ = time(NULL) + TIMEOUT_S;		\
+		ssize_t post_ret_;					\
+		while ((post_ret_ = (post)) == -FI_EAGAIN &&		\
+		       time(NULL) < post_end_)				\
+			(void)fi_cq_read((s)->cq, NULL, 0);		\
+		if (post_ret_)						\
+			return fail(#post, (int)post_ret_);		\
+	} while (0)
+
+static int open_side(struct side *s)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED | FI_RMA;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->fabric_attr->prov_name = strdup("lnx");
+	ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
+			 NULL, 0, hints, &s->info);
+	fi_freeinfo(hints);
+	if (ret)
+		return ret;	/* -FI_ENODATA: the caller skips */
+	TRY(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	TRY(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	TRY(fi_av_open(s->domain, &av_attr, &s->av, NULL));
+	TRY(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
+	TRY(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+	TRY(fi_ep_bind(s->ep, &s->av->fid, 0));
+	TRY(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	TRY(fi_enable(s->ep));
+	s->buf = calloc(1, MAX_SIZE);
+	s->rma = calloc(1, MAX_SIZE);
+	if (!s->buf || !s->rma)
+		return -FI_ENOMEM;
+	/* lnx 2.1 has no fi_mr_reg (-FI_ENOSYS): RMA is then not tried. */
+	ret = fi_mr_reg(s->domain, s->rma, MAX_SIZE,
+			FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
+			0, 0, 0, &s->mr, NULL);
+	if (ret && ret != -FI_ENOSYS)
+		return fail("fi_mr_reg", ret);
+	return 0;
+}
+
+static int swap_names(struct side *s)
+{
+	static char mine[4096], theirs[4096];	/* lnx names every link */
+	size_t len = sizeof(mine);
+
+	TRY(fi_getname(&s->ep->fid, mine, &len));
+	TRY(sock_xfer(s, mine, theirs, sizeof(mine)));
+	if (fi_av_insert(s->av, theirs, 1, &s->peer, 0, NULL) != 1)
+		return fail("fi_av_insert", -FI_EINVAL);
+	return 0;
+}
+
+static void fill(char *p, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (char)(seed * 31 + i * 7);
+}
+
+static bool filled(const char *p, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (char)(seed * 31 + i * 7))
+			return false;
+	return true;
+}
+
+/* The parent sends first; tag = size, received with the low byte masked. */
+static int pingpong(struct side *s, size_t size, int iters)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_context ctx[2];
+	int i, turn;
+
+	for (i = 0; i < iters; i++) {
+		for (turn = 0; turn < 2; turn++) {
+			if (s->parent == (turn == 0)) {
+				fill(s->buf, size, i + turn);
+				POST(s, fi_tsend(s->ep, s->buf, size, NULL, s->peer,
+						 size, &ctx[0]));
+				TRY(wait_comp(s, &e));
+				continue;
+			}
+			memset(s->buf, 0, size);
+			POST(s, fi_trecv(s->ep, s->buf, size, NULL, s->peer,
+					 size & ~0xffULL, 0xff, &ctx[1]));
+			TRY(wait_comp(s, &e));
+			if (e.tag != size || e.len != size ||
+			    !filled(s->buf, size, i + turn))
+				return fail("ping-pong data", -FI_EIO);
+		}
+	}
+	return 0;
+}
+
+/* The child sends before the parent posts: lnx queues it unexpected. */
+static int unexpected(struct side *s)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_context ctx;
+	char go = 1, ack;
+
+	if (!s->parent) {
+		fill(s->buf, 4096, 99);
+		POST(s, fi_tsend(s->ep, s->buf, 4096, NULL, s->peer, 0x5150,
+				 &ctx));
+		TRY(wait_comp(s, &e));
+		return sock_xfer(s, &go, &ack, 1);
+	}
+	TRY(sock_xfer(s, &go, &ack, 1));	/* the child's send is done */
+	memset(s->buf, 0, 4096);
+	POST(s, fi_trecv(s->ep, s->buf, 4096, NULL, FI_ADDR_UNSPEC, 0x5150, 0,
+			 &ctx));
+	TRY(wait_comp(s, &e));
+	if (e.tag != 0x5150 || !filled(s->buf, 4096, 99))
+		return fail("unexpected message data", -FI_EIO);
+	return 0;
+}
+
+/* The parent writes into the child's window and reads it back. */
+static int rma(struct side *s, size_t size)
+{
+	struct { uint64_t addr, key; } mine = {
+		(uintptr_t)s->rma, fi_mr_key(s->mr) }, theirs;
+	struct fi_cq_tagged_entry e;
+	struct fi_context ctx;
+	char done = 1, ack;
+
+	TRY(sock_xfer(s, &mine, &theirs, sizeof(mine)));
+	if (!s->parent) {
+		TRY(sock_xfer(s, &done, &ack, 1));	/* the parent is done */
+		return filled(s->rma, size, 7) ? 0 :
+		       fail("RMA write data at the target", -FI_EIO);
+	}
+	fill(s->rma, size, 7);		/* registered: a valid local buffer */
+	POST(s, fi_write(s->ep, s->rma, size, fi_mr_desc(s->mr), s->peer,
+			 theirs.addr, theirs.key, &ctx));
+	TRY(wait_comp(s, &e));
+	memset(s->buf, 0, size);
+	memset(s->rma, 0, size);
+	POST(s, fi_read(s->ep, s->rma, size, fi_mr_desc(s->mr), s->peer,
+			theirs.addr, theirs.key, &ctx));
+	TRY(wait_comp(s, &e));
+	if (!filled(s->rma, size, 7))
+		return fail("RMA read back", -FI_EIO);
+	return sock_xfer(s, &done, &ack, 1);
+}
+
+static void close_side(struct side *s)
+{
+	if (s->mr)
+		fi_close(&s->mr->fid);
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->domain)
+		fi_close(&s->domain->fid);
+	if (s->fabric)
+		fi_close(&s->fabric->fid);
+	fi_freeinfo(s->info);
+	free(s->buf);
+	free(s->rma);
+}
+
+/* Runs the cases on one side; the TAP lines are the parent's. */
+static int run(struct side *s, int iters)
+{
+	static const size_t sizes[] = { 1, 64, 4096, 65536, MAX_SIZE };
+	int ret, n = 0, failed = 0;
+	size_t i;
+
+	ret = open_side(s);
+	if (ret == -FI_ENODATA) {
+		if (s->parent)
+			printf("1..0 # SKIP no lnx RDM info for FI_LNX_PROV_LINKS=%s\n",
+			       getenv("FI_LNX_PROV_LINKS") ?: "(unset)");
+		return 77;
+	}
+	if (ret || swap_names(s))
+		return 1;
+	if (s->parent)
+		printf("1..%zu\n", sizeof(sizes) / sizeof(sizes[0]) + 2);
+#define REPORT(ok, ...)							\
+	do {								\
+		if (!(ok))						\
+			failed = 1;					\
+		if (s->parent) {					\
+			printf("%sok %d - ", (ok) ? "" : "not ", ++n);	\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+		}							\
+	} while (0)
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		REPORT(!pingpong(s, sizes[i], iters),
+		       "tagged ping-pong, %zu B x %d, data checked", sizes[i],
+		       iters);
+	REPORT(!unexpected(s), "a tagged message before its receive");
+	if (s->mr)
+		REPORT(!rma(s, 65536), "RMA write and read back, 64 KiB, checked");
+	else if (s->parent)
+		printf("ok %d - # SKIP RMA: this lnx has no fi_mr_reg (-FI_ENOSYS)\n",
+		       ++n);
+	fflush(stdout);
+	close_side(s);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	int iters = argc > 1 ? atoi(argv[1]) : 20;
+	struct side s = { 0 };
+	int sv[2], status, ret;
+	pid_t child;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 1;
+	child = fork();
+	if (child < 0)
+		return 1;
+	s.parent = child != 0;
+	s.sock = sv[s.parent ? 0 : 1];
+	alarm(4 * TIMEOUT_S);
+	ret = run(&s, iters);
+	if (!s.parent)
+		return ret;
+	if (ret == 77)	/* skipped, said so */
+		ret = 0;
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return 1;
+	return ret ? ret : WEXITSTATUS(status) == 77 ? 0 : WEXITSTATUS(status);
+}
