@@ -26,6 +26,7 @@
 #include "lfv_cq.h"
 #include "lfv_match.h"
 #include "lfv_peer_srx.h"
+#include "unit_peer_cq.h"
 
 /* ==== the engine ======================================================== */
 
@@ -587,52 +588,6 @@ static void fake_peer_attach(struct fake_peer *p, struct fid_ep *srx)
 	p->ps->peer_ops = &p->ops;
 }
 
-/* A completion sink: the owner CQ's exported fid_peer_cq. */
-struct fake_cq {
-	struct fid_peer_cq cq;
-	struct fi_ops_cq_owner ops;
-	int nwrites;
-	int nerrs;
-	struct lfv_cq_comp writes[MAX_CALLS];
-	struct fi_cq_err_entry errs[MAX_CALLS];
-};
-
-static ssize_t fake_cq_write(struct fid_peer_cq *cq, void *context,
-			     uint64_t flags, size_t len, void *buf,
-			     uint64_t data, uint64_t tag, fi_addr_t src)
-{
-	struct fake_cq *f = lfv_container_of(cq, struct fake_cq, cq);
-
-	assert_true(f->nwrites < MAX_CALLS);
-	f->writes[f->nwrites++] = (struct lfv_cq_comp){
-		.context = context, .flags = flags, .len = len, .buf = buf,
-		.data = data, .tag = tag, .src = src,
-	};
-	return 0;
-}
-
-static ssize_t fake_cq_writeerr(struct fid_peer_cq *cq,
-				const struct fi_cq_err_entry *err)
-{
-	struct fake_cq *f = lfv_container_of(cq, struct fake_cq, cq);
-
-	assert_true(f->nerrs < MAX_CALLS);
-	f->errs[f->nerrs++] = *err;
-	return 0;
-}
-
-static void fake_cq_init(struct fake_cq *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->ops = (struct fi_ops_cq_owner){
-		.size = sizeof(f->ops),
-		.write = fake_cq_write,
-		.writeerr = fake_cq_writeerr,
-	};
-	f->cq.fid.fclass = FI_CLASS_PEER_CQ;
-	f->cq.owner_ops = &f->ops;
-}
-
 /* ==== the peer SRX: helpers ============================================= */
 
 static struct fid_ep *srx_open_caps(uint64_t caps)
@@ -742,7 +697,7 @@ static void test_srx_open_bad_input(void **state)
 	struct fid_peer_srx *ps = (struct fid_peer_srx *)0x1;
 	struct lfv_peer_srx_counts c = { .posted = 77 };
 	struct fid_ep foreign = { .fid = { .fclass = FI_CLASS_SRX_CTX } };
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 
 	(void)state;
 	assert_int_equal(lfv_peer_srx_open(NULL, FI_TAGGED, NULL, &srx),
@@ -770,7 +725,7 @@ static void test_srx_open_bad_input(void **state)
 	assert_int_equal(lfv_peer_srx_export(good, NULL), -FI_EINVAL);
 	assert_ptr_equal(ps, (struct fid_peer_srx *)0x1);
 	assert_int_equal(lfv_peer_srx_bind_cq(&foreign, NULL), -FI_EINVAL);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	cq.ops.writeerr = NULL;
 	assert_int_equal(lfv_peer_srx_bind_cq(good, &cq.cq), -FI_EINVAL);
 	assert_int_equal(lfv_peer_srx_counts(&foreign, &c), -FI_EINVAL);
@@ -1062,12 +1017,12 @@ static void test_srx_peek(void **state)
 {
 	struct fid_ep *srx = srx_open();
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	char buf[8];
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	/* No sink: nothing can report the result. */
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 4, 0,
 				  (void *)1, FI_PEEK), -FI_ENOCQ);
@@ -1110,12 +1065,12 @@ static void test_srx_peek_claim(void **state)
 	struct fid_ep *srx = srx_open();
 	struct fi_context ctx, other;
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	char buf[64];
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(lfv_peer_srx_bind_cq(srx, &cq.cq), 0);
 	arrive_tag(&p, 9, 4, 30, (void *)0x4);
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 4, 0, NULL,
@@ -1167,11 +1122,11 @@ static void test_srx_discard(void **state)
 	struct fid_ep *srx = srx_open();
 	struct fi_context ctx;
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 4, 0, &ctx,
 				  FI_DISCARD), -FI_EINVAL);
 	arrive_tag(&p, 9, 4, 30, (void *)0x4);
@@ -1359,13 +1314,13 @@ static void test_srx_cancel(void **state)
 	struct fi_peer_rx_entry *e = NULL;
 	struct fi_context ctx[3];
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	size_t min = 0;		/* buffers stay until they are full */
 	char buf[64];
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
 				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
 			 0);
@@ -1508,13 +1463,13 @@ static void test_srx_export_close_discards(void **state)
 	struct fid_ep *srx = srx_open();
 	struct fi_context ctx;
 	struct fake_peer p[2];
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	char buf[8];
 
 	(void)state;
 	fake_peer_attach(&p[0], srx);
 	fake_peer_attach(&p[1], srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(lfv_peer_srx_bind_cq(srx, &cq.cq), 0);
 	arrive_tag(&p[0], 1, 1, 8, (void *)0xa1);
 	arrive_tag(&p[1], 2, 1, 8, (void *)0xb1);
