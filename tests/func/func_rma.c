@@ -165,6 +165,15 @@ static size_t first_not(const uint8_t *p, size_t len, uint8_t c)
 	return len;
 }
 
+/* A transfer into buf (BUF_LEN bytes, GUARD before it) wrote bytes off to
+ * off + size and nothing around them. */
+static void assert_guarded(const uint8_t *buf, size_t off, size_t size)
+{
+	assert_int_equal(first_not(buf, off, GUARD), off);
+	assert_int_equal(first_not(buf + off + size, BUF_LEN - off - size,
+				   GUARD), BUF_LEN - off - size);
+}
+
 /* A failed read's error entry, printed. */
 static void print_cq_err(struct fid_cq *cq)
 {
@@ -549,10 +558,7 @@ static void test_write_sizes(void **state)
 					  g.wbuf.key, &ctx[i]), 0);
 		expect_comp(c->cq, &ctx[i], FI_RMA | FI_WRITE, size);
 		assert_memory_equal(g.wbuf.buf + off, g.lbuf.buf, size);
-		assert_int_equal(first_not(g.wbuf.buf, off, GUARD), off);
-		assert_int_equal(first_not(g.wbuf.buf + off + size,
-					   BUF_LEN - off - size, GUARD),
-				 BUF_LEN - off - size);
+		assert_guarded(g.wbuf.buf, off, size);
 		/* A write without data: nothing at the target. */
 		expect_empty(g.main.srv.cq);
 	}
@@ -673,10 +679,7 @@ static void test_read_sizes(void **state)
 					 &ctx[i]), 0);
 		expect_comp(c->cq, &ctx[i], FI_RMA | FI_READ, size);
 		assert_memory_equal(g.lbuf.buf + loff, g.rbuf.buf + off, size);
-		assert_int_equal(first_not(g.lbuf.buf, loff, GUARD), loff);
-		assert_int_equal(first_not(g.lbuf.buf + loff + size,
-					   BUF_LEN - loff - size, GUARD),
-				 BUF_LEN - loff - size);
+		assert_guarded(g.lbuf.buf, loff, size);
 		expect_empty(g.main.srv.cq);
 	}
 }
