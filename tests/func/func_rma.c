@@ -1184,7 +1184,7 @@ static void test_atomic_msg(void **state)
 /* What verbs atomics do, by call (flags as fi_query_atomic takes them):
  * 64-bit add, fetch-add, read and compare-swap, nothing else. */
 static const struct amo_case {
-	uint64_t flags;		/* 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC */
+	uint64_t flags;	/* 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC */
 	enum fi_datatype dt;
 	enum fi_op op;
 	int want;
