@@ -89,7 +89,7 @@ struct lfv_cq_params {
 
 /*
  * How fi_cq_read (and fi_cq_readfrom) read a CQ: one mode per CQ, chosen
- * by lfv_cq_update_mode (src/lfv_cq.c) whenever a progress hook is set or
+ * by lfv_cq_update_mode (src/lfv_cq_read.c) whenever a progress hook is set or
  * a hardware source attached or detached. Peer CQs (FI_PEER) have their
  * own ops and hold no entries: their writes go to the owner.
  *
