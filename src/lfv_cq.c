@@ -374,11 +374,9 @@ int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
 
 	if (!hw || !hw->poll || cq->hw.poll || cq->owner)
 		return -FI_EINVAL;
-	if (hw->fd >= 0) {
-		ret = lfv_wait_add_fd(&cq->wait, hw->fd);
-		if (ret)
-			return ret;
-	}
+	ret = lfv_wait_add_fd(&cq->wait, hw->fd);
+	if (ret)
+		return ret;
 	cq->hw = *hw;
 	lfv_cq_update_mode(cq);
 	return 0;
@@ -386,7 +384,7 @@ int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
 
 void lfv_cq_detach_hw(struct lfv_cq *cq)
 {
-	if (cq->hw.poll && cq->hw.fd >= 0)
+	if (cq->hw.poll)
 		lfv_wait_del_fd(&cq->wait, cq->hw.fd);
 	memset(&cq->hw, 0, sizeof(cq->hw));
 	cq->hw.fd = -1;
