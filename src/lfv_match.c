@@ -266,13 +266,13 @@ static struct lfv_match_entry *lfv_match_earlier(struct lfv_match_entry *a,
  * order), counting probes: of the wildcard receives (recvs: the first that
  * accepts a message from addr with tag, among those posted no later than
  * seq_limit) or of the arrivals (the oldest message that a receive for
- * addr, tag, ignore accepts).
+ * addr, tag, ignore accepts). Inline: each caller gets its own loop, as
+ * when they were two functions.
  */
-static struct lfv_match_entry *lfv_match_scan(struct lfv_match *m,
-					      struct lfv_list *list,
-					      bool recvs, fi_addr_t addr,
-					      uint64_t tag, uint64_t ignore,
-					      uint64_t seq_limit)
+static inline __attribute__((always_inline)) struct lfv_match_entry *
+lfv_match_scan(struct lfv_match *m, struct lfv_list *list, bool recvs,
+	       fi_addr_t addr, uint64_t tag, uint64_t ignore,
+	       uint64_t seq_limit)
 {
 	struct lfv_match_entry *e;
 	struct lfv_list *item;
