@@ -9,7 +9,7 @@
 
 #include <rdma/fi_errno.h>
 
-#include "lfv_cq_err.h"
+#include "lfv_cq.h"
 #include "lfv_err_data.h"
 #include "lfv_stubs.h"
 
@@ -36,7 +36,8 @@ void lfv_cq_err_fini(struct lfv_cq *cq)
 	lfv_mutex_destroy(&cq->err_lock);
 }
 
-int lfv_cq_err_queue(struct lfv_cq *cq, const struct fi_cq_err_entry *err)
+static int lfv_cq_err_queue(struct lfv_cq *cq,
+			    const struct fi_cq_err_entry *err)
 {
 	size_t len = err->err_data ? err->err_data_size : 0;
 	struct lfv_cq_err *node;
@@ -56,6 +57,21 @@ int lfv_cq_err_queue(struct lfv_cq *cq, const struct fi_cq_err_entry *err)
 	 * only tells them to. */
 	lfv_fetch_add64(&cq->err_count, 1);
 	lfv_mutex_unlock(&cq->err_lock);
+	return 0;
+}
+
+int lfv_cq_write_err(struct lfv_cq *cq, const struct fi_cq_err_entry *err)
+{
+	ssize_t ret;
+
+	if (cq->owner) {
+		ret = cq->owner->owner_ops->writeerr(cq->owner, err);
+		return ret < 0 ? (int)ret : 0;
+	}
+	ret = lfv_cq_err_queue(cq, err);
+	if (ret)
+		return (int)ret;
+	lfv_cq_wake(cq);
 	return 0;
 }
 

@@ -8,62 +8,11 @@
 
 #include <rdma/fi_errno.h>
 
-#include "lfv_cq_err.h"
+#include "lfv_cq.h"
 #include "lfv_cq_peer.h"
 #include "lfv_stubs.h"
 
 /* ---- the peer role: forwarding to an owner CQ -------------------------------- */
-
-/* lfv_cq_format_slot's inverse, for forwarding formatted slots to an owner
- * CQ. */
-static void lfv_cq_slot_to_comp(const struct lfv_cq *cq, const void *slot,
-				struct lfv_cq_comp *c)
-{
-	struct fi_cq_tagged_entry e = { 0 };
-
-	memcpy(&e, slot, cq->fmt_size);
-	c->context = e.op_context;
-	c->flags = e.flags;
-	c->len = e.len;
-	c->buf = e.buf;
-	c->data = e.data;
-	c->tag = e.tag;
-	c->src = FI_ADDR_NOTAVAIL;
-	if (cq->store_src)
-		memcpy(&c->src, (const char *)slot + cq->fmt_size,
-		       sizeof(c->src));
-}
-
-int lfv_cq_forward(struct lfv_cq *cq, const struct lfv_cq_comp *c)
-{
-	ssize_t ret = cq->owner->owner_ops->write(cq->owner, c->context,
-						  c->flags, c->len, c->buf,
-						  c->data, c->tag, c->src);
-
-	return ret < 0 ? (int)ret : 0;
-}
-
-ssize_t lfv_cq_forward_slots(struct lfv_cq *cq, const void *slots, size_t n)
-{
-	size_t stride = lfv_cq_slot_size(cq), i;
-	struct lfv_cq_comp comp;
-	int err;
-
-	for (i = 0; i < n; i++) {
-		lfv_cq_slot_to_comp(cq, (const char *)slots + i * stride, &comp);
-		err = lfv_cq_forward(cq, &comp);
-		if (err)
-			return i ? (ssize_t)i : err;
-	}
-	return (ssize_t)n;
-}
-
-int lfv_cq_forward_err(struct lfv_cq *cq, const struct fi_cq_err_entry *err)
-{
-	ssize_t ret = cq->owner->owner_ops->writeerr(cq->owner, err);
-
-	return ret < 0 ? (int)ret : 0;
-}
 
 static ssize_t lfv_cq_peer_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {

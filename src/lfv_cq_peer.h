@@ -4,7 +4,11 @@
 #ifndef LFV_CQ_PEER_H
 #define LFV_CQ_PEER_H
 
-#include "lfv_cq.h"
+#include <rdma/fi_eq.h>
+
+struct lfv_cq;
+struct fid_peer_cq;
+struct fi_fid_export;
 
 /* A peer CQ's reads: fi_cq_read(cq, NULL, 0) drives progress, the rest
  * -FI_ENOSYS (its entries are in the owner's CQ). */
@@ -13,10 +17,6 @@ extern struct fi_ops_cq lfv_cq_peer_ops;
 /* The owner named by an FI_PEER open's context (struct
  * fi_peer_cq_context), checked. */
 int lfv_cq_peer_owner(void *context, struct fid_peer_cq **owner);
-/* A peer CQ's writes, forwarded to its owner (cq->owner set). */
-int lfv_cq_forward(struct lfv_cq *cq, const struct lfv_cq_comp *comp);
-ssize_t lfv_cq_forward_slots(struct lfv_cq *cq, const void *slots, size_t n);
-int lfv_cq_forward_err(struct lfv_cq *cq, const struct fi_cq_err_entry *err);
 
 /* The fid_peer_cq every CQ exports (its fields; set once at open), and
  * fi_export_fid handing it out (FI_EXPORT_FID). */

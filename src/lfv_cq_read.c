@@ -8,7 +8,7 @@
 
 #include <rdma/fi_errno.h>
 
-#include "lfv_cq_read.h"
+#include "lfv_cq.h"
 
 /* How many entries the FI_SOURCE read path splits per ring dequeue. */
 #define LFV_CQ_SPLIT_BATCH 32
@@ -309,4 +309,42 @@ ssize_t lfv_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 					  src_addr);
 	return lfv_cq_read_common(lfv_cq_from_fid(cq_fid), buf, count,
 				  src_addr);
+}
+
+void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook)
+{
+	cq->progress = hook;
+	cq->hook_polls_hw = false;
+	lfv_cq_update_mode(cq);
+}
+
+void lfv_cq_set_progress_polling(struct lfv_cq *cq,
+				 struct lfv_progress_hook hook)
+{
+	cq->progress = hook;
+	cq->hook_polls_hw = true;
+	lfv_cq_update_mode(cq);
+}
+
+int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw)
+{
+	int ret;
+
+	if (!hw || !hw->poll || cq->hw.poll || cq->owner)
+		return -FI_EINVAL;
+	ret = lfv_wait_add_fd(&cq->wait, hw->fd);
+	if (ret)
+		return ret;
+	cq->hw = *hw;
+	lfv_cq_update_mode(cq);
+	return 0;
+}
+
+void lfv_cq_detach_hw(struct lfv_cq *cq)
+{
+	if (cq->hw.poll)
+		lfv_wait_del_fd(&cq->wait, cq->hw.fd);
+	memset(&cq->hw, 0, sizeof(cq->hw));
+	cq->hw.fd = -1;
+	lfv_cq_update_mode(cq);
 }
