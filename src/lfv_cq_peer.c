@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The CQ's two peer roles (fi_peer(3)): a peer CQ (FI_PEER) forwards its
- * writes to its owner's CQ and holds no entries; every other CQ is an owner
- * and exports a fid_peer_cq whose owner_ops write into it.
+ * The CQ's two peer roles (fi_peer(3)): a peer CQ (FI_PEER) holds no
+ * entries (lfv_cq.c's writers forward them to its owner's CQ) and reads
+ * only to drive progress; every other CQ is an owner and exports a
+ * fid_peer_cq whose owner_ops write into it.
  */
-#include <string.h>
-
 #include <rdma/fi_errno.h>
 
 #include "lfv_cq.h"
 #include "lfv_cq_peer.h"
 #include "lfv_stubs.h"
 
-/* ---- the peer role: forwarding to an owner CQ -------------------------------- */
+/* ---- the peer role: a peer CQ's reads ------------------------------------- */
 
 static ssize_t lfv_cq_peer_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {

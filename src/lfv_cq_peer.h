@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-/* The CQ's peer roles (src/lfv_cq_peer.c, fi_peer(3)): a peer CQ forwards
- * to its owner's; every other CQ exports a fid_peer_cq. */
+/* The CQ's peer roles (src/lfv_cq_peer.c, fi_peer(3)): a peer CQ's reads;
+ * the fid_peer_cq every other CQ exports. */
 #ifndef LFV_CQ_PEER_H
 #define LFV_CQ_PEER_H
 

@@ -311,6 +311,8 @@ ssize_t lfv_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				  src_addr);
 }
 
+/* ---- transport wiring: the inputs of the read mode ------------------------ */
+
 void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook)
 {
 	cq->progress = hook;
