@@ -89,7 +89,7 @@ struct lfv_cq_params {
 
 /*
  * How fi_cq_read (and fi_cq_readfrom) read a CQ: one mode per CQ, chosen
- * by lfv_cq_update_mode (src/lfv_cq.c) whenever a progress hook is set or
+ * by lfv_cq_update_mode (src/lfv_cq_read.c) whenever a progress hook is set or
  * a hardware source attached or detached. Peer CQs (FI_PEER) have their
  * own ops and hold no entries: their writes go to the owner.
  *
@@ -186,22 +186,15 @@ struct lfv_cq {
 	struct lfv_cq_comp spare[LFV_CQ_SPARE];
 };
 
-int lfv_cq_open(const struct fi_cq_attr *attr, void *context,
-		const struct lfv_cq_params *params, struct fid_cq **cq_fid);
-
 static inline struct lfv_cq *lfv_cq_from_fid(struct fid_cq *cq_fid)
 {
 	return lfv_container_of(cq_fid, struct lfv_cq, cq_fid);
 }
 
 /* Writers: any thread. 0, or -FI_ENOMEM if overflow could not allocate.
- * Where their entries land: the table above. */
+ * Where their entries land: the table above. lfv_cq_write_to_reader is
+ * in lfv_cq_read.h, lfv_cq_write_err in lfv_cq_err.h. */
 int lfv_cq_write(struct lfv_cq *cq, const struct lfv_cq_comp *comp);
-/* A completion handler's write: into the reading thread's buffer when
- * the CQ's own read runs this handler (the read window), else
- * lfv_cq_write. */
-int lfv_cq_write_to_reader(struct lfv_cq *cq, const struct lfv_cq_comp *comp);
-int lfv_cq_write_err(struct lfv_cq *cq, const struct fi_cq_err_entry *err);
 /* n entries already in the slot layout (lfv_cq_slot_size bytes each). */
 ssize_t lfv_cq_write_batch(struct lfv_cq *cq, const void *slots, size_t n);
 size_t lfv_cq_slot_size(const struct lfv_cq *cq);
@@ -230,24 +223,18 @@ static inline void lfv_cq_format_entry(const struct lfv_cq *cq, void *dst,
 		e->tag = c->tag;
 }
 
-/* Transport wiring. */
-void lfv_cq_set_progress(struct lfv_cq *cq, struct lfv_progress_hook hook);
-/* A progress hook that polls the CQ's hardware itself, its transport
- * writing the completions (RDM): fi_cq_read runs it with the caller's
- * buffer as the place they go, and never polls the hardware source. */
-void lfv_cq_set_progress_polling(struct lfv_cq *cq,
-				 struct lfv_progress_hook hook);
-int lfv_cq_attach_hw(struct lfv_cq *cq, const struct lfv_cq_hw *hw);
-void lfv_cq_detach_hw(struct lfv_cq *cq);
-bool lfv_cq_ring_empty(const struct lfv_cq *cq);
+/* The handshake of waking (above), for the CQ's own files: the producer
+ * side (after publishing an entry or an error), the waiter side (0: the
+ * caller may sleep) and the condition a waiter waits for. */
+void lfv_cq_wake(struct lfv_cq *cq);
+int lfv_cq_arm(struct lfv_cq *cq, size_t threshold, bool count_signal);
+bool lfv_cq_cond_met(const struct lfv_cq *cq, size_t threshold,
+		     bool count_signal);
 
-/* fi_trywait for one CQ: 0 when armed and empty, -FI_EAGAIN otherwise. */
-int lfv_cq_trywait(struct lfv_cq *cq);
-/* fi_poll for one CQ: runs its progress hook, then true if a read would
- * find a completion or an error. Completions still in a hardware CQ are
- * not seen: the poll set runs the domain's progress first, which moves
- * them into the ring. Not concurrent with reads of a CQ whose reads are
- * serialised (the spare is the reader's). */
-bool lfv_cq_has_events(struct lfv_cq *cq);
+/* The other parts of the CQ, each declaring what its file defines. */
+#include "lfv_cq_err.h"
+#include "lfv_cq_open.h"
+#include "lfv_cq_read.h"
+#include "lfv_cq_wait.h"
 
 #endif /* LFV_CQ_H */

@@ -129,12 +129,21 @@ int lfv_match_init(struct lfv_match *m, bool directed);
  * (their memory is the caller's). */
 void lfv_match_fini(struct lfv_match *m);
 
-/* Whether a receive (addr, tag, ignore) as stored accepts the message. */
+/* Whether a receive for (recv_addr, recv_tag, ignore) accepts a message
+ * from addr with tag. */
+static inline bool lfv_match_takes(fi_addr_t recv_addr, uint64_t recv_tag,
+				   uint64_t ignore, fi_addr_t addr,
+				   uint64_t tag)
+{
+	return (recv_addr == FI_ADDR_UNSPEC || recv_addr == addr) &&
+	       (recv_tag | ignore) == (tag | ignore);
+}
+
+/* The same for a receive as stored. */
 static inline bool lfv_match_accepts(const struct lfv_match_entry *recv,
 				     fi_addr_t addr, uint64_t tag)
 {
-	return (recv->addr == FI_ADDR_UNSPEC || recv->addr == addr) &&
-	       (recv->tag | recv->ignore) == (tag | recv->ignore);
+	return lfv_match_takes(recv->addr, recv->tag, recv->ignore, addr, tag);
 }
 
 /* ---- posted receives --------------------------------------------------- */

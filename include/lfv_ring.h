@@ -244,30 +244,37 @@ LFV_ALWAYS_INLINE void lfv_ring_read_run(struct lfv_ring_geom g, uint64_t pos,
 	}
 }
 
-/* The empty asm hides the caller's object from the compiler, which would
- * otherwise warn about the cases larger than that object: only the case
- * equal to the ring's entry size ever runs. */
+#ifdef __SANITIZE_THREAD__
+/* GCC leaves some constant-size copies uninstrumented under TSan; a runtime
+ * size makes a libc memcpy that TSan checks byte for byte. */
+#define LFV_RING_SIZED(run, g, pos, buf, m) run(g, pos, buf, m, (g).size)
+#else
+/* run(g, pos, buf, m, size) with the entry size a constant, so that each
+ * case copies with a fixed-size memcpy. The empty asm hides the caller's
+ * object from the compiler, which would otherwise warn about the cases
+ * larger than that object: only the case equal to the ring's entry size
+ * ever runs. */
+#define LFV_RING_SIZED(run, g, pos, buf, m)				\
+	do {								\
+		__asm__("" : "+r"(buf));				\
+		switch ((g).size) {					\
+		case 8: run(g, pos, buf, m, 8); break;			\
+		case 16: run(g, pos, buf, m, 16); break;		\
+		case 24: run(g, pos, buf, m, 24); break;		\
+		case 32: run(g, pos, buf, m, 32); break;		\
+		case 40: run(g, pos, buf, m, 40); break;		\
+		case 48: run(g, pos, buf, m, 48); break;		\
+		default: run(g, pos, buf, m, 56); break;		\
+		}							\
+	} while (0)
+#endif
+
 LFV_ALWAYS_INLINE void lfv_ring_write(struct lfv_ring_geom g, uint64_t pos,
 				    const void *entries, size_t m)
 {
 	const unsigned char *src = entries;
 
-#ifdef __SANITIZE_THREAD__
-	/* GCC leaves some constant-size copies uninstrumented under TSan; a
-	 * runtime size makes a libc memcpy that TSan checks byte for byte. */
-	lfv_ring_write_run(g, pos, src, m, g.size);
-#else
-	__asm__("" : "+r"(src));
-	switch (g.size) {
-	case 8: lfv_ring_write_run(g, pos, src, m, 8); break;
-	case 16: lfv_ring_write_run(g, pos, src, m, 16); break;
-	case 24: lfv_ring_write_run(g, pos, src, m, 24); break;
-	case 32: lfv_ring_write_run(g, pos, src, m, 32); break;
-	case 40: lfv_ring_write_run(g, pos, src, m, 40); break;
-	case 48: lfv_ring_write_run(g, pos, src, m, 48); break;
-	default: lfv_ring_write_run(g, pos, src, m, 56); break;
-	}
-#endif
+	LFV_RING_SIZED(lfv_ring_write_run, g, pos, src, m);
 }
 
 LFV_ALWAYS_INLINE void lfv_ring_read(struct lfv_ring_geom g, uint64_t pos,
@@ -275,20 +282,7 @@ LFV_ALWAYS_INLINE void lfv_ring_read(struct lfv_ring_geom g, uint64_t pos,
 {
 	unsigned char *dst = out;
 
-#ifdef __SANITIZE_THREAD__
-	lfv_ring_read_run(g, pos, dst, m, g.size);	/* as lfv_ring_write */
-#else
-	__asm__("" : "+r"(dst));
-	switch (g.size) {
-	case 8: lfv_ring_read_run(g, pos, dst, m, 8); break;
-	case 16: lfv_ring_read_run(g, pos, dst, m, 16); break;
-	case 24: lfv_ring_read_run(g, pos, dst, m, 24); break;
-	case 32: lfv_ring_read_run(g, pos, dst, m, 32); break;
-	case 40: lfv_ring_read_run(g, pos, dst, m, 40); break;
-	case 48: lfv_ring_read_run(g, pos, dst, m, 48); break;
-	default: lfv_ring_read_run(g, pos, dst, m, 56); break;
-	}
-#endif
+	LFV_RING_SIZED(lfv_ring_read_run, g, pos, dst, m);
 }
 
 /* Writes up to n entries to the ring, no overflow; returns how many. */

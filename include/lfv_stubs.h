@@ -43,37 +43,10 @@ int lfv_no_tostr(const struct fid *fid, char *buf, size_t len);
 int lfv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		   void *ops, void *context);
 
-/* struct fi_ops_fabric */
-int lfv_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-		      struct fid_pep **pep, void *context);
-int lfv_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-		     struct fid_wait **waitset);
-
 /* struct fi_ops_domain */
-int lfv_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		   struct fid_av **av, void *context);
-int lfv_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
-		   struct fid_cq **cq, void *context);
-int lfv_no_endpoint(struct fid_domain *domain, struct fi_info *info,
-		    struct fid_ep **ep, void *context);
-int lfv_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-		       struct fid_ep **sep, void *context);
-int lfv_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		     struct fid_cntr **cntr, void *context);
-int lfv_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		     struct fid_poll **pollset);
-int lfv_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-		   struct fid_stx **stx, void *context);
-int lfv_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-		   struct fid_ep **rx_ep, void *context);
-int lfv_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			enum fi_op op, struct fi_atomic_attr *attr,
-			uint64_t flags);
 int lfv_no_query_collective(struct fid_domain *domain,
 			    enum fi_collective_op coll,
 			    struct fi_collective_attr *attr, uint64_t flags);
-int lfv_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
-		     struct fid_ep **ep, uint64_t flags, void *context);
 
 /* struct fi_ops_av */
 int lfv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,

@@ -68,7 +68,8 @@ int lfv_wait_arm_timer(struct lfv_wait *wait, int ms);
 int lfv_wait_until(struct lfv_wait *wait, int timeout_ms,
 		   lfv_wait_ready_fn ready, void *arg);
 
-/* Adds/removes an extra fd (readable = wake up) to an FD wait object. */
+/* Adds/removes an extra fd (readable = wake up) to an FD wait object;
+ * nothing for an fd < 0 (a source that has none) or another wait object. */
 int lfv_wait_add_fd(struct lfv_wait *wait, int fd);
 int lfv_wait_del_fd(struct lfv_wait *wait, int fd);
 

@@ -258,46 +258,41 @@ static uint64_t lfv_cntr_readerr(struct fid_cntr *cntr_fid)
 	return lfv_load_acquire64(&cntr->err);
 }
 
-static int lfv_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
+/* fi_cntr_add/set/adderr/seterr: a seq_cst RMW (set: store) to the value
+ * (err: the error count), the update U of the handshake; pairs with the
+ * loads in fi_cntr_read/readerr and lfv_cntr_reached. */
+static int lfv_cntr_update(struct fid_cntr *cntr_fid, bool err, bool set,
+			   uint64_t value)
 {
 	struct lfv_cntr *cntr = lfv_cntr_from_fid(cntr_fid);
+	lfv_atomic64_t *word = err ? &cntr->err : &cntr->value;
 
-	/* seq_cst RMW: the update U of the handshake; pairs with the loads
-	 * in fi_cntr_read and lfv_cntr_reached. */
-	lfv_fetch_add_seqcst64(&cntr->value, value);
+	if (set)
+		lfv_store_seqcst64(word, value);
+	else
+		lfv_fetch_add_seqcst64(word, value);
 	lfv_cntr_updated(cntr);
 	return 0;
+}
+
+static int lfv_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return lfv_cntr_update(cntr_fid, false, false, value);
 }
 
 static int lfv_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct lfv_cntr *cntr = lfv_cntr_from_fid(cntr_fid);
-
-	/* seq_cst store: update U; pairs as in lfv_cntr_add. */
-	lfv_store_seqcst64(&cntr->value, value);
-	lfv_cntr_updated(cntr);
-	return 0;
+	return lfv_cntr_update(cntr_fid, false, true, value);
 }
 
 static int lfv_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct lfv_cntr *cntr = lfv_cntr_from_fid(cntr_fid);
-
-	/* seq_cst RMW: update U; pairs with fi_cntr_readerr and the error
-	 * check in lfv_cntr_reached. */
-	lfv_fetch_add_seqcst64(&cntr->err, value);
-	lfv_cntr_updated(cntr);
-	return 0;
+	return lfv_cntr_update(cntr_fid, true, false, value);
 }
 
 static int lfv_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct lfv_cntr *cntr = lfv_cntr_from_fid(cntr_fid);
-
-	/* seq_cst store: update U; pairs as in lfv_cntr_adderr. */
-	lfv_store_seqcst64(&cntr->err, value);
-	lfv_cntr_updated(cntr);
-	return 0;
+	return lfv_cntr_update(cntr_fid, true, true, value);
 }
 
 int lfv_cntr_trywait(struct lfv_cntr *cntr)

@@ -342,11 +342,9 @@ int lfv_eq_attach_source(struct lfv_eq *eq, const struct lfv_eq_source *src)
 		return -FI_EINVAL;
 	if (eq->source.progress.fn)
 		return -FI_EBUSY;
-	if (src->fd >= 0) {
-		ret = lfv_wait_add_fd(&eq->wait, src->fd);
-		if (ret)
-			return ret;
-	}
+	ret = lfv_wait_add_fd(&eq->wait, src->fd);
+	if (ret)
+		return ret;
 	eq->source = *src;
 	return 0;
 }

@@ -145,25 +145,36 @@ static struct lfv_match_entry *lfv_match_table_first(struct lfv_match *m,
 
 /* ---- the engine -------------------------------------------------------- */
 
+/* A side's three tables: receives by (tag, source), messages by tag alone
+ * (for receives from any source), messages by (tag, source). */
+#define LFV_MATCH_TABLES 3
+
+static void lfv_match_side_tables(struct lfv_match_side *s,
+				  struct lfv_match_table *t[LFV_MATCH_TABLES])
+{
+	t[0] = &s->recvs;
+	t[1] = &s->msgs;
+	t[2] = &s->srcs;
+}
+
 static int lfv_match_side_init(struct lfv_match_side *s)
 {
+	static const size_t node_off[LFV_MATCH_TABLES] = {
+		offsetof(struct lfv_match_entry, key_node),
+		offsetof(struct lfv_match_entry, key_node),
+		offsetof(struct lfv_match_entry, src_node),
+	};
+	static const bool any_source[LFV_MATCH_TABLES] = { false, true, false };
+	struct lfv_match_table *t[LFV_MATCH_TABLES];
+	size_t i;
 	int ret;
 
-	ret = lfv_match_table_init(&s->recvs,
-				   offsetof(struct lfv_match_entry, key_node),
-				   false);
-	if (ret)
-		return ret;
-	ret = lfv_match_table_init(&s->msgs,
-				   offsetof(struct lfv_match_entry, key_node),
-				   true);
-	if (ret)
-		goto fini_recvs;
-	ret = lfv_match_table_init(&s->srcs,
-				   offsetof(struct lfv_match_entry, src_node),
-				   false);
-	if (ret)
-		goto fini_msgs;
+	lfv_match_side_tables(s, t);
+	for (i = 0; i < LFV_MATCH_TABLES; i++) {
+		ret = lfv_match_table_init(t[i], node_off[i], any_source[i]);
+		if (ret)
+			goto fini_tables;
+	}
 	lfv_list_init(&s->wild_recvs);
 	lfv_list_init(&s->arrivals);
 	s->nrecvs = 0;
@@ -171,18 +182,20 @@ static int lfv_match_side_init(struct lfv_match_side *s)
 	s->nmsgs = 0;
 	return 0;
 
-fini_msgs:
-	lfv_match_table_fini(&s->msgs);
-fini_recvs:
-	lfv_match_table_fini(&s->recvs);
+fini_tables:
+	while (i--)
+		lfv_match_table_fini(t[i]);
 	return ret;
 }
 
 static void lfv_match_side_fini(struct lfv_match_side *s)
 {
-	lfv_match_table_fini(&s->srcs);
-	lfv_match_table_fini(&s->msgs);
-	lfv_match_table_fini(&s->recvs);
+	struct lfv_match_table *t[LFV_MATCH_TABLES];
+	size_t i;
+
+	lfv_match_side_tables(s, t);
+	for (i = LFV_MATCH_TABLES; i--;)
+		lfv_match_table_fini(t[i]);
 }
 
 int lfv_match_init(struct lfv_match *m, bool directed)
@@ -229,6 +242,15 @@ static void lfv_match_normalise(const struct lfv_match *m,
 		*recv_addr = FI_ADDR_UNSPEC;
 }
 
+/* The entry's place in the one order of receives and messages that
+ * lfv_match_earlier compares. */
+static void lfv_match_stamp(struct lfv_match *m, enum lfv_match_kind kind,
+			    struct lfv_match_entry *e)
+{
+	e->kind = kind;
+	e->seq = m->next_seq++;
+}
+
 static struct lfv_match_entry *lfv_match_earlier(struct lfv_match_entry *a,
 						 struct lfv_match_entry *b)
 {
@@ -237,6 +259,37 @@ static struct lfv_match_entry *lfv_match_earlier(struct lfv_match_entry *a,
 	if (!b)
 		return a;
 	return a->seq < b->seq ? a : b;
+}
+
+/*
+ * The scans behind the tables, in queue order (both lists are in seq
+ * order), counting probes: of the wildcard receives (recvs: the first that
+ * accepts a message from addr with tag, among those posted no later than
+ * seq_limit) or of the arrivals (the oldest message that a receive for
+ * addr, tag, ignore accepts). Inline: each caller gets its own loop, as
+ * when they were two functions.
+ */
+static inline __attribute__((always_inline)) struct lfv_match_entry *
+lfv_match_scan(struct lfv_match *m, struct lfv_list *list, bool recvs,
+	       fi_addr_t addr, uint64_t tag, uint64_t ignore,
+	       uint64_t seq_limit)
+{
+	struct lfv_match_entry *e;
+	struct lfv_list *item;
+
+	lfv_list_foreach(item, list) {
+		m->probes++;
+		e = recvs ? lfv_container_of(item, struct lfv_match_entry,
+					     key_node) :
+			    lfv_container_of(item, struct lfv_match_entry,
+					     arrival_node);
+		if (e->seq > seq_limit)
+			return NULL;
+		if (recvs ? lfv_match_accepts(e, addr, tag) :
+			    lfv_match_takes(addr, tag, ignore, e->addr, e->tag))
+			return e;
+	}
+	return NULL;
 }
 
 /* ---- posted receives --------------------------------------------------- */
@@ -256,33 +309,9 @@ int lfv_match_post_recv(struct lfv_match *m, enum lfv_match_kind kind,
 			s->nunspec++;
 	}
 	recv->by_source = false;
-	recv->kind = kind;
-	recv->seq = m->next_seq++;
+	lfv_match_stamp(m, kind, recv);
 	s->nrecvs++;
 	return 0;
-}
-
-/* The first wildcard that accepts the message, among those posted before
- * seq_limit (the wildcard list is in posting order). */
-static struct lfv_match_entry *lfv_match_first_wild(struct lfv_match *m,
-						    struct lfv_match_side *s,
-						    fi_addr_t addr,
-						    uint64_t tag,
-						    uint64_t seq_limit)
-{
-	struct lfv_match_entry *recv;
-	struct lfv_list *item;
-
-	lfv_list_foreach(item, &s->wild_recvs) {
-		m->probes++;
-		recv = lfv_container_of(item, struct lfv_match_entry,
-					key_node);
-		if (recv->seq > seq_limit)
-			return NULL;
-		if (lfv_match_accepts(recv, addr, tag))
-			return recv;
-	}
-	return NULL;
 }
 
 struct lfv_match_entry *lfv_match_find_recv(struct lfv_match *m,
@@ -302,8 +331,9 @@ struct lfv_match_entry *lfv_match_find_recv(struct lfv_match *m,
 						 FI_ADDR_UNSPEC) : NULL;
 	best = lfv_match_earlier(best, any);
 	if (!lfv_list_empty(&s->wild_recvs))
-		best = lfv_match_earlier(best, lfv_match_first_wild(m, s, addr,
-					 tag, best ? best->seq : UINT64_MAX));
+		best = lfv_match_earlier(best, lfv_match_scan(m, &s->wild_recvs,
+					 true, addr, tag, 0,
+					 best ? best->seq : UINT64_MAX));
 	return best;
 }
 
@@ -336,8 +366,7 @@ int lfv_match_add_msg(struct lfv_match *m, enum lfv_match_kind kind,
 	if (msg->by_source)
 		lfv_match_table_add(&s->srcs, msg);
 	lfv_list_insert_tail(&s->arrivals, &msg->arrival_node);
-	msg->kind = kind;
-	msg->seq = m->next_seq++;
+	lfv_match_stamp(m, kind, msg);
 	s->nmsgs++;
 	return 0;
 }
@@ -374,27 +403,6 @@ int lfv_match_set_msg_source(struct lfv_match *m, struct lfv_match_entry *msg,
 	return 0;
 }
 
-/* The oldest message a wildcard receive accepts: an arrival-order scan. */
-static struct lfv_match_entry *lfv_match_scan_arrivals(struct lfv_match *m,
-						       struct lfv_match_side *s,
-						       fi_addr_t addr,
-						       uint64_t tag,
-						       uint64_t ignore)
-{
-	struct lfv_match_entry *msg;
-	struct lfv_list *item;
-
-	lfv_list_foreach(item, &s->arrivals) {
-		m->probes++;
-		msg = lfv_container_of(item, struct lfv_match_entry,
-				       arrival_node);
-		if ((addr == FI_ADDR_UNSPEC || addr == msg->addr) &&
-		    (msg->tag | ignore) == (tag | ignore))
-			return msg;
-	}
-	return NULL;
-}
-
 struct lfv_match_entry *lfv_match_find_msg(struct lfv_match *m,
 					   enum lfv_match_kind kind,
 					   fi_addr_t addr, uint64_t tag,
@@ -406,7 +414,8 @@ struct lfv_match_entry *lfv_match_find_msg(struct lfv_match *m,
 	if (!s->nmsgs)
 		return NULL;
 	if (ignore)
-		return lfv_match_scan_arrivals(m, s, addr, tag, ignore);
+		return lfv_match_scan(m, &s->arrivals, false, addr, tag,
+				      ignore, UINT64_MAX);
 	if (addr == FI_ADDR_UNSPEC)
 		return lfv_match_table_first(m, &s->msgs, tag, FI_ADDR_UNSPEC);
 	return lfv_match_table_first(m, &s->srcs, tag, addr);

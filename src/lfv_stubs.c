@@ -15,35 +15,9 @@ LFV_STUB(int, lfv_no_tostr, -FI_ENOSYS, const struct fid *fid, char *buf,
 	 size_t len)
 LFV_STUB(int, lfv_no_ops_set, -FI_ENOSYS, struct fid *fid, const char *name,
 	 uint64_t flags, void *ops, void *context)
-LFV_STUB(int, lfv_no_passive_ep, -FI_ENOSYS, struct fid_fabric *fabric,
-	 struct fi_info *info, struct fid_pep **pep, void *context)
-LFV_STUB(int, lfv_no_wait_open, -FI_ENOSYS, struct fid_fabric *fabric,
-	 struct fi_wait_attr *attr, struct fid_wait **waitset)
-LFV_STUB(int, lfv_no_av_open, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_av_attr *attr, struct fid_av **av, void *context)
-LFV_STUB(int, lfv_no_cq_open, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_cq_attr *attr, struct fid_cq **cq, void *context)
-LFV_STUB(int, lfv_no_endpoint, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_info *info, struct fid_ep **ep, void *context)
-LFV_STUB(int, lfv_no_scalable_ep, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_info *info, struct fid_ep **sep, void *context)
-LFV_STUB(int, lfv_no_cntr_open, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_cntr_attr *attr, struct fid_cntr **cntr, void *context)
-LFV_STUB(int, lfv_no_poll_open, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_poll_attr *attr, struct fid_poll **pollset)
-LFV_STUB(int, lfv_no_stx_ctx, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_tx_attr *attr, struct fid_stx **stx, void *context)
-LFV_STUB(int, lfv_no_srx_ctx, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_rx_attr *attr, struct fid_ep **rx_ep, void *context)
-LFV_STUB(int, lfv_no_query_atomic, -FI_ENOSYS, struct fid_domain *domain,
-	 enum fi_datatype datatype, enum fi_op op, struct fi_atomic_attr *attr,
-	 uint64_t flags)
 LFV_STUB(int, lfv_no_query_collective, -FI_ENOSYS, struct fid_domain *domain,
 	 enum fi_collective_op coll, struct fi_collective_attr *attr,
 	 uint64_t flags)
-LFV_STUB(int, lfv_no_endpoint2, -FI_ENOSYS, struct fid_domain *domain,
-	 struct fi_info *info, struct fid_ep **ep, uint64_t flags,
-	 void *context)
 LFV_STUB(int, lfv_no_av_set, -FI_ENOSYS, struct fid_av *av,
 	 struct fi_av_set_attr *attr, struct fid_av_set **av_set,
 	 void *context)

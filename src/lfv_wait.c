@@ -295,14 +295,14 @@ int lfv_wait_add_fd(struct lfv_wait *wait, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
-	if (wait->type != FI_WAIT_FD)
+	if (wait->type != FI_WAIT_FD || fd < 0)
 		return 0;
 	return epoll_ctl(wait->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
 int lfv_wait_del_fd(struct lfv_wait *wait, int fd)
 {
-	if (wait->type != FI_WAIT_FD)
+	if (wait->type != FI_WAIT_FD || fd < 0)
 		return 0;
 	return epoll_ctl(wait->epfd, EPOLL_CTL_DEL, fd, NULL) ? -errno : 0;
 }

@@ -352,12 +352,8 @@ static int lfv_info_set_msg_addrs(struct fi_info *info,
 	if (!req->has_dst)
 		return 0;
 	len = lfv_sockaddr_len(&req->dst.sa);
-	info->dest_addr = malloc(len);
-	if (!info->dest_addr)
-		return -FI_ENOMEM;
-	memcpy(info->dest_addr, &req->dst, len);
-	info->dest_addrlen = len;
-	return 0;
+	return lfv_info_addr_dup(&req->dst, len, &info->dest_addr,
+				 &info->dest_addrlen);
 }
 
 static uint16_t lfv_sockaddr_port(const union lfv_sockaddr *sa)

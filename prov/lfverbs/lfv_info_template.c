@@ -194,12 +194,8 @@ static int lfv_template_addr(struct fi_info *info, const struct lfv_device *dev,
 		len = lfv_sockaddr_len(&addr->addr.sa);
 		info->addr_format = addr->addr.sa.sa_family == AF_INET ?
 			FI_SOCKADDR_IN : FI_SOCKADDR_IN6;
-		info->src_addr = malloc(len);
-		if (!info->src_addr)
-			return -FI_ENOMEM;
-		memcpy(info->src_addr, &addr->addr, len);
-		info->src_addrlen = len;
-		return 0;
+		return lfv_info_addr_dup(&addr->addr, len, &info->src_addr,
+					 &info->src_addrlen);
 	}
 	info->addr_format = FI_ADDR_IB_UD;
 	ud = calloc(1, sizeof(*ud));
@@ -209,6 +205,19 @@ static int lfv_template_addr(struct fi_info *info, const struct lfv_device *dev,
 	ud->lid = dev->port_attr.lid;
 	info->src_addr = ud;
 	info->src_addrlen = sizeof(*ud);
+	return 0;
+}
+
+int lfv_info_addr_dup(const void *addr, size_t len, void **out,
+		      size_t *outlen)
+{
+	void *copy = malloc(len);
+
+	if (!copy)
+		return -FI_ENOMEM;
+	memcpy(copy, addr, len);
+	*out = copy;
+	*outlen = len;
 	return 0;
 }
 

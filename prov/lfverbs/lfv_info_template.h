@@ -23,6 +23,11 @@
 	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV |       \
 	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
 
+/* An fi_info's src_addr or dest_addr: a copy of len bytes of addr in *out,
+ * len in *outlen; 0 or -FI_ENOMEM. */
+int lfv_info_addr_dup(const void *addr, size_t len, void **out,
+		      size_t *outlen);
+
 struct fi_info *lfv_info_template(const struct lfv_device *dev,
 				  enum fi_ep_type type,
 				  const struct lfv_addr *addr,

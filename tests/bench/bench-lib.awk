@@ -57,6 +57,32 @@ function ratio(a, b) {
 	return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b)
 }
 
+# A client's "result" line, for column c: latency median and mean,
+# message rate, and bandwidth by message size (1 MiB: bw, 64 MiB: big).
+function add_result(c, line,    t, size) {
+	t = kv(line, "test")
+	size = kv(line, "size")
+	if (t == "lat") {
+		add(c, "lat", kv(line, "median_us"))
+		add(c, "latmean", kv(line, "mean_us"))
+	} else if (t == "rate") {
+		add(c, "rate", kv(line, "msgs_per_s"))
+	} else if (t == "bw" && size == 1048576) {
+		add(c, "bw", kv(line, "MB_per_s"))
+	} else if (t == "bw" && size == 67108864) {
+		add(c, "big", kv(line, "MB_per_s"))
+	}
+}
+
+# The rows of the median-of-rounds table that both endpoint tables have
+# (row2() is each table's own); what: "" or "tagged ".
+function spread_rows(what) {
+	row2(what "latency 64 B, median (us)", "lat", "%.2f")
+	row2(what "latency 64 B, mean (us)", "latmean", "%.1f")
+	row2(what "message rate 64 B (msgs/s)", "rate", "%.0f")
+	row2("bandwidth 1 MiB (MB/s)", "bw", "%.1f")
+}
+
 # "median (min-max)" of a column's rounds, "-" when none.
 function spread_of(c, m, fmt,    n) {
 	n = cnt[c, m]
@@ -114,6 +140,20 @@ function cg_objects(    key, p, short) {
 		shorts[short] = 1
 		byob[p[1], short] += per_iter(obc, p[1], p[2])
 	}
+}
+
+# The table of instructions per ping-pong by object, for columns c1, c2
+# and c3; c1's figures are "n/a" when na1 is true.
+function cg_object_table(c1, c2, c3, na1,    s) {
+	print ""
+	print "| object: instructions per ping-pong | " c1 " | " c2 " | " c3 " |"
+	print "| --- | --- | --- | --- |"
+	cg_objects()
+	for (s in shorts)
+		if (byob[c1, s] + byob[c2, s] + byob[c3, s] >= 0.5)
+			printf "| %s | %s | %.0f | %.0f |\n", s,
+				na1 ? "n/a" : sprintf("%.0f", byob[c1, s]),
+				byob[c2, s], byob[c3, s]
 }
 
 # The ten costliest functions of column c whose "OBJECT<TAB>FUNCTION"

@@ -135,6 +135,17 @@ bench_pt_rounds() {
 	done
 }
 
+# bench_help_or_usage ARG LINES USAGE: an option the script does not take.
+# -h or --help prints the script's header (LINES, a sed range such as
+# 2,14) and exits 0; anything else prints "usage: SCRIPT USAGE" and
+# exits 2.
+bench_help_or_usage() {
+	case $1 in
+	-h | --help) sed -n "$2p" "$0"; exit 0 ;;
+	*) echo "usage: $0 $3" >&2; exit 2 ;;
+	esac
+}
+
 # bench_host_deps: as root, installs valgrind and perftest when missing
 # (else says which parts are skipped); then tests/deps.sh, tests/build.sh
 # and $out. Sets CFLAGS for the benchmark programs and builds bench_stall.

@@ -492,9 +492,44 @@ static double bench_cli_stream(struct bench *b, size_t size, uint64_t window,
 	return (bench_now_us() - t0) / 1e6;
 }
 
-static void bench_client(struct bench *b, const struct bench_cfg *cfg)
+/* A streaming phase of the client: its shape and message count (0: skip)
+ * and what its result line reports. */
+struct bench_phase {
+	const char *test;	/* "rate": messages per s; "bw": MB per s */
+	size_t size;
+	uint64_t window, msgs, rxq, credit;
+};
+
+static void bench_cli_phase(struct bench *b, const struct bench_phase *p)
 {
 	double s;
+
+	if (!p->msgs)
+		return;
+	s = bench_cli_stream(b, p->size, p->window, p->msgs, p->rxq,
+			     p->credit);
+	printf("result impl=%s test=%s size=%zu window=%llu msgs=%llu ",
+	       b->impl, p->test, p->size, (unsigned long long)p->window,
+	       (unsigned long long)p->msgs);
+	if (strcmp(p->test, "rate") == 0)
+		printf("msgs_per_s=%.1f\n", (double)p->msgs / s);
+	else
+		printf("MB_per_s=%.2f\n",
+		       (double)p->msgs * (double)p->size / s / 1e6);
+	fflush(stdout);
+}
+
+static void bench_client(struct bench *b, const struct bench_cfg *cfg)
+{
+	const struct bench_phase phases[] = {
+		{ "rate", BENCH_RATE_SIZE, BENCH_RATE_WINDOW, cfg->rate_msgs,
+		  BENCH_RATE_RXQ, BENCH_RATE_CREDIT },
+		{ "bw", BENCH_BW_SIZE, BENCH_BW_WINDOW, cfg->bw_msgs,
+		  BENCH_BW_RXQ, BENCH_BW_CREDIT },
+		{ "bw", BENCH_BIG_SIZE, BENCH_BIG_WINDOW, cfg->big_msgs,
+		  BENCH_BIG_RXQ, BENCH_BIG_CREDIT },
+	};
+	int i;
 
 	/* Receives were posted before connecting (bench_fill_rx). */
 	memcpy(b->tx_base, cfg, sizeof(*cfg));
@@ -502,36 +537,8 @@ static void bench_client(struct bench *b, const struct bench_cfg *cfg)
 	bench_wait_tx(b);
 
 	bench_cli_lat(b, cfg);
-	if (cfg->rate_msgs) {
-		s = bench_cli_stream(b, BENCH_RATE_SIZE, BENCH_RATE_WINDOW,
-				     cfg->rate_msgs, BENCH_RATE_RXQ,
-				     BENCH_RATE_CREDIT);
-		printf("result impl=%s test=rate size=%d window=%d msgs=%llu "
-		       "msgs_per_s=%.1f\n", b->impl, BENCH_RATE_SIZE,
-		       BENCH_RATE_WINDOW, (unsigned long long)cfg->rate_msgs,
-		       (double)cfg->rate_msgs / s);
-		fflush(stdout);
-	}
-	if (cfg->bw_msgs) {
-		s = bench_cli_stream(b, BENCH_BW_SIZE, BENCH_BW_WINDOW,
-				     cfg->bw_msgs, BENCH_BW_RXQ,
-				     BENCH_BW_CREDIT);
-		printf("result impl=%s test=bw size=%u window=%d msgs=%llu "
-		       "MB_per_s=%.2f\n", b->impl, BENCH_BW_SIZE,
-		       BENCH_BW_WINDOW, (unsigned long long)cfg->bw_msgs,
-		       (double)cfg->bw_msgs * BENCH_BW_SIZE / s / 1e6);
-		fflush(stdout);
-	}
-	if (cfg->big_msgs) {
-		s = bench_cli_stream(b, BENCH_BIG_SIZE, BENCH_BIG_WINDOW,
-				     cfg->big_msgs, BENCH_BIG_RXQ,
-				     BENCH_BIG_CREDIT);
-		printf("result impl=%s test=bw size=%zu window=%d msgs=%llu "
-		       "MB_per_s=%.2f\n", b->impl, (size_t)BENCH_BIG_SIZE,
-		       BENCH_BIG_WINDOW, (unsigned long long)cfg->big_msgs,
-		       (double)cfg->big_msgs * BENCH_BIG_SIZE / s / 1e6);
-		fflush(stdout);
-	}
+	for (i = 0; i < 3; i++)
+		bench_cli_phase(b, &phases[i]);
 	/* end */
 	bench_cli_go(b);
 	bench_send(b, BENCH_SMALL);

@@ -64,6 +64,22 @@ static struct fi_info *tp_hints_common(const char *prov, enum fi_ep_type type,
 	return h;
 }
 
+/* The CQ the data path busy-polls (no wait object): size entries of
+ * format. */
+static void tp_cq_open(struct fid_domain *domain, enum fi_cq_format format,
+		       size_t size, struct fid_cq **cq)
+{
+	struct fi_cq_attr attr = {
+		.format = format,
+		.size = size,
+		.wait_obj = FI_WAIT_NONE,
+	};
+	int ret = fi_cq_open(domain, &attr, cq, NULL);
+
+	if (ret)
+		tp_fail("fi_cq_open", ret);
+}
+
 /* The endpoint: bound to obj (its EQ or AV; what names it in messages)
  * and to cq for sends and receives, then enabled. */
 static void tp_ep_start(struct fid_domain *domain, struct fi_info *info,
@@ -98,5 +114,22 @@ static void *tp_reg(struct fid_domain *domain, const struct fi_info *info,
 	return (info->domain_attr->mr_mode & FI_MR_LOCAL) ? fi_mr_desc(*mr) :
 							     NULL;
 }
+
+/* tp_close(a, b, ...): closes each object that is open (not NULL) in the
+ * order given, children before what they were opened on; at exit, so
+ * errors are not looked at. The objects (struct fid_ep *, ...) each begin
+ * with their struct fid. */
+static void tp_close_objs(void *const *objs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (objs[i])
+			fi_close((struct fid *)objs[i]);
+}
+
+#define tp_close(...)							\
+	tp_close_objs((void *const[]){ __VA_ARGS__ },			\
+		      sizeof((void *const[]){ __VA_ARGS__ }) / sizeof(void *))
 
 #endif /* BENCH_FI_H */

@@ -136,20 +136,13 @@ static uint32_t tp_eq_wait(struct tp *t, void *entry, size_t len)
 static void tp_open_ep(struct tp *t, struct fi_info *info, struct bench *b,
 		       const struct bench_opts *o)
 {
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_CONTEXT,
-		.size = BENCH_CQ_SIZE,
-		.wait_obj = FI_WAIT_NONE,
-	};
 	char *region;
 	int ret;
 
 	ret = fi_domain(t->fabric, info, &t->domain, NULL);
 	if (ret)
 		tp_fail("fi_domain", ret);
-	ret = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
-	if (ret)
-		tp_fail("fi_cq_open", ret);
+	tp_cq_open(t->domain, FI_CQ_FORMAT_CONTEXT, BENCH_CQ_SIZE, &t->cq);
 	tp_ep_start(t->domain, info, &t->eq->fid, "fi_ep_bind(eq)", t->cq,
 		    &t->ep);
 
@@ -225,14 +218,7 @@ int main(int argc, char **argv)
 	bench_run(&b, &o);
 
 	fi_shutdown(t.ep, 0);
-	fi_close(&t.ep->fid);
-	fi_close(&t.mr->fid);
-	fi_close(&t.cq->fid);
-	if (t.pep)
-		fi_close(&t.pep->fid);
-	fi_close(&t.eq->fid);
-	fi_close(&t.domain->fid);
-	fi_close(&t.fabric->fid);
+	tp_close(t.ep, t.mr, t.cq, t.pep, t.eq, t.domain, t.fabric);
 	fi_freeinfo(info);
 	free(t.ctx);
 	free(b.tx_base);

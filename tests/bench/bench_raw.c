@@ -38,42 +38,46 @@ static void tp_fail(const char *what, int err)
 	exit(1);
 }
 
-static inline void tp_send(struct tp *t, void *buf, size_t len, uint32_t id)
+/* ibv_post_* return the error number itself, not -1 with errno. */
+static inline void tp_posted(const char *what, int ret)
 {
-	struct ibv_sge sge = {
+	if (ret)
+		tp_fail(what, ret);
+}
+
+/* Sends and receives alike: one SGE over the registered buffer, and the
+ * work request's fields that name it. */
+#define TP_WR_ONE_SGE(id, sge) .wr_id = (id), .sg_list = &(sge), .num_sge = 1
+
+static inline struct ibv_sge tp_sge(const struct tp *t, void *buf, size_t len)
+{
+	return (struct ibv_sge){
 		.addr = (uintptr_t)buf,
 		.length = (uint32_t)len,
 		.lkey = t->mr->lkey,
 	};
+}
+
+static inline void tp_send(struct tp *t, void *buf, size_t len, uint32_t id)
+{
+	struct ibv_sge sge = tp_sge(t, buf, len);
 	struct ibv_send_wr wr = {
-		.wr_id = id,
-		.sg_list = &sge,
-		.num_sge = 1,
+		TP_WR_ONE_SGE(id, sge),
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
-	int ret = ibv_post_send(t->qp, &wr, &bad);
 
-	if (ret)
-		tp_fail("ibv_post_send", ret);
+	tp_posted("ibv_post_send", ibv_post_send(t->qp, &wr, &bad));
 }
 
 static inline void tp_recv(struct tp *t, void *buf, size_t len, uint32_t id)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf,
-		.length = (uint32_t)len,
-		.lkey = t->mr->lkey,
-	};
+	struct ibv_sge sge = tp_sge(t, buf, len);
 	struct ibv_recv_wr wr = {
-		.wr_id = id,
-		.sg_list = &sge,
-		.num_sge = 1,
+		TP_WR_ONE_SGE(id, sge),
 	}, *bad;
-	int ret = ibv_post_recv(t->qp, &wr, &bad);
 
-	if (ret)
-		tp_fail("ibv_post_recv", ret);
+	tp_posted("ibv_post_recv", ibv_post_recv(t->qp, &wr, &bad));
 }
 
 static inline int tp_poll(struct tp *t, uint32_t *ids, int max)

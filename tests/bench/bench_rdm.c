@@ -347,11 +347,6 @@ static void tp_open_av(struct tp *t, const struct fi_info *info)
 static void tp_open(struct tp *t, struct fi_info *info, struct bench *b,
 		    const struct bench_opts *o)
 {
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.size = BENCH_CQ_SIZE,
-		.wait_obj = FI_WAIT_NONE,
-	};
 	char *region;
 	int ret;
 
@@ -362,9 +357,7 @@ static void tp_open(struct tp *t, struct fi_info *info, struct bench *b,
 	if (ret)
 		tp_fail("fi_domain", ret);
 	tp_open_av(t, info);
-	ret = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
-	if (ret)
-		tp_fail("fi_cq_open", ret);
+	tp_cq_open(t->domain, FI_CQ_FORMAT_TAGGED, BENCH_CQ_SIZE, &t->cq);
 	tp_ep_start(t->domain, info, &t->av->fid, "fi_ep_bind(av)", t->cq,
 		    &t->ep);
 
@@ -556,12 +549,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)t.checked_msgs,
 		       (unsigned long long)t.checked_bytes);
 
-	fi_close(&t.ep->fid);
-	fi_close(&t.mr->fid);
-	fi_close(&t.cq->fid);
-	fi_close(&t.av->fid);
-	fi_close(&t.domain->fid);
-	fi_close(&t.fabric->fid);
+	tp_close(t.ep, t.mr, t.cq, t.av, t.domain, t.fabric);
 	fi_freeinfo(info);
 	free(t.ctx);
 	free(t.expect);

@@ -45,16 +45,7 @@ BEGIN {
 }
 
 FILENAME != cgfile && /^result / {
-	impl = kv($0, "impl")
-	t = kv($0, "test")
-	if (t == "lat") {
-		add(impl, "lat", kv($0, "median_us"))
-		add(impl, "latmean", kv($0, "mean_us"))
-	} else if (t == "rate") {
-		add(impl, "rate", kv($0, "msgs_per_s"))
-	} else if (t == "bw") {
-		add(impl, "bw", kv($0, "MB_per_s"))
-	}
+	add_result(kv($0, "impl"), $0)
 }
 
 FILENAME != cgfile && /^stall / {
@@ -103,10 +94,7 @@ END {
 	print ""
 	print "| median of rounds (range) | lfverbs | verbs | raw | perftest | lfverbs/raw |"
 	print "| --- | --- | --- | --- | --- | --- |"
-	row2("latency 64 B, median (us)", "lat", "%.2f")
-	row2("latency 64 B, mean (us)", "latmean", "%.1f")
-	row2("message rate 64 B (msgs/s)", "rate", "%.0f")
-	row2("bandwidth 1 MiB (MB/s)", "bw", "%.1f")
+	spread_rows("")
 
 	if (!("lfverbs" in cgn))
 		exit
@@ -116,14 +104,7 @@ END {
 		empties["lfverbs"], empties["verbs"], empties["raw"], cgk["lfverbs"]
 
 	# Where the instructions go, per ping-pong, by object.
-	print ""
-	print "| object: instructions per ping-pong | lfverbs | verbs | raw |"
-	print "| --- | --- | --- | --- |"
-	cg_objects()
-	for (s in shorts)
-		if (byob["lfverbs", s] + byob["verbs", s] + byob["raw", s] >= 0.5)
-			printf "| %s | %.0f | %.0f | %.0f |\n", s,
-				byob["lfverbs", s], byob["verbs", s], byob["raw", s]
+	cg_object_table("lfverbs", "verbs", "raw", 0)
 
 	# The top functions of each provider library, per ping-pong.
 	top_functions("lfverbs", "liblfverbs-fi", "liblfverbs-fi.so")

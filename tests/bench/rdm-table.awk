@@ -119,18 +119,7 @@ FILENAME != cgfile && /^fail / {
 }
 
 FILENAME != cgfile && /^result / && kv($0, "round") != "check" {
-	c = col(kv($0, "impl"))
-	t = kv($0, "test")
-	if (t == "lat") {
-		add(c, "lat", kv($0, "median_us"))
-		add(c, "latmean", kv($0, "mean_us"))
-	} else if (t == "rate") {
-		add(c, "rate", kv($0, "msgs_per_s"))
-	} else if (t == "bw" && kv($0, "size") == 1048576) {
-		add(c, "bw", kv($0, "MB_per_s"))
-	} else if (t == "bw" && kv($0, "size") == 67108864) {
-		add(c, "big", kv($0, "MB_per_s"))
-	}
+	add_result(col(kv($0, "impl")), $0)
 }
 
 FILENAME != cgfile && /^stall / {
@@ -204,10 +193,7 @@ END {
 	print ""
 	print "| median of rounds (range) | lfverbs | rxm | raw | tcp | perftest |"
 	print "| --- | --- | --- | --- | --- | --- |"
-	row2("tagged latency 64 B, median (us)", "lat", "%.2f")
-	row2("tagged latency 64 B, mean (us)", "latmean", "%.1f")
-	row2("tagged message rate 64 B (msgs/s)", "rate", "%.0f")
-	row2("bandwidth 1 MiB (MB/s)", "bw", "%.1f")
+	spread_rows("tagged ")
 	row2("bandwidth 64 MiB (MB/s)", "big", "%.1f")
 	printf "| data check | %s | %s | - | %s | - |\n", checked("lfverbs"),
 		checked("rxm"), checked("tcp")
@@ -221,15 +207,7 @@ END {
 			printf " %s %s;", cols[i], empties[cols[i]]
 	printf ")\nempty poll: (2K - K) / K.\n"
 
-	print ""
-	print "| object: instructions per ping-pong | lfverbs | rxm | raw |"
-	print "| --- | --- | --- | --- |"
-	cg_objects()
-	for (s in shorts)
-		if (byob["lfverbs", s] + byob["rxm", s] + byob["raw", s] >= 0.5)
-			printf "| %s | %s | %.0f | %.0f |\n", s,
-				lfv_rdm ? sprintf("%.0f", byob["lfverbs", s]) : "n/a",
-				byob["rxm", s], byob["raw", s]
+	cg_object_table("lfverbs", "rxm", "raw", !lfv_rdm)
 
 	top_functions("lfverbs", "liblfverbs-fi", "liblfverbs-fi.so")
 	top_functions("rxm", "libfabric\\.so",

@@ -128,8 +128,7 @@ while [ $# -gt 0 ]; do
 		LFV_EPB_ROUNDS=1 LFV_EPB_PT_ROUNDS=1 LFV_EPB_LAT=200
 		LFV_EPB_RATE=2048 LFV_EPB_BW=8 LFV_EPB_CG_N=50 LFV_EPB_CG_K=200
 		shift ;;
-	-h | --help) sed -n '2,14p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--rounds R] [--quick] [--table-only]" >&2; exit 2 ;;
+	*) bench_help_or_usage "$1" 2,14 "[--rounds R] [--quick] [--table-only]" ;;
 	esac
 done
 

@@ -171,8 +171,7 @@ while [ $# -gt 0 ]; do
 	--rounds) LFV_XP_ROUNDS=$2; shift 2 ;;
 	--table-only) mode=table; shift ;;
 	--prepare) mode=prepare; shift ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--rounds R] [--table-only | --prepare]" >&2; exit 2 ;;
+	*) bench_help_or_usage "$1" 2,20 "[--rounds R] [--table-only | --prepare]" ;;
 	esac
 done
 

@@ -293,8 +293,7 @@ while [ $# -gt 0 ]; do
 		LFV_RDB_LAT=200 LFV_RDB_RATE=2048 LFV_RDB_BW=8 LFV_RDB_BIG=2
 		LFV_RDB_CG_N=50 LFV_RDB_CG_K=200
 		shift ;;
-	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi]" >&2; exit 2 ;;
+	*) bench_help_or_usage "$1" 2,25 "[--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi]" ;;
 	esac
 done
 

@@ -122,14 +122,48 @@ static void post_recv64(struct side *s, unsigned i, void *ctx)
 			 0);
 }
 
-/* Closes s's endpoint, which must take less than limit_ms. */
-static void close_ep_within(struct side *s, int64_t limit_ms)
+/* n receives of size bytes each into s's receive area, slots 0..n-1,
+ * with contexts RCTX(ctx0 + slot). */
+static void post_recvs(struct side *s, size_t size, unsigned n,
+		       unsigned ctx0)
 {
-	int64_t t0 = now_ms();
+	unsigned i;
 
-	assert_int_equal(fi_close(&s->ep->fid), 0);
-	s->ep = NULL;
-	assert_true(now_ms() - t0 < limit_ms);
+	for (i = 0; i < n; i++)
+		assert_int_equal(fi_recv(s->ep, s->rbuf + i * size, size,
+					 s->desc, 0, RCTX(ctx0 + i)), 0);
+}
+
+/* A receive of rlen bytes on rx (RCTX(i)), then a send of slen bytes from
+ * tx's send area (SCTX(i)). */
+static void post_recv_send(struct side *rx, size_t rlen, struct side *tx,
+			   size_t slen, unsigned i)
+{
+	assert_int_equal(fi_recv(rx->ep, rx->rbuf, rlen, rx->desc, 0,
+				 RCTX(i)), 0);
+	assert_int_equal(fi_send(tx->ep, tx->sbuf, slen, tx->desc, 0,
+				 SCTX(i)), 0);
+}
+
+/* A close the test expects to succeed now; the teardown then skips it. */
+static void close_ok(void *fidp)
+{
+	struct fid **fid = fidp;
+
+	assert_int_equal(fi_close(*fid), 0);
+	*fid = NULL;
+}
+
+/* Closes s's endpoint, which must take less than limit_ms; how long it
+ * took. */
+static int64_t close_ep_within(struct side *s, int64_t limit_ms)
+{
+	int64_t t0 = now_ms(), took;
+
+	close_ok(&s->ep);
+	took = now_ms() - t0;
+	assert_true(took < limit_ms);
+	return took;
 }
 
 static void sleep_ms(int ms)
@@ -306,6 +340,15 @@ static void send_completes(struct fx *f, size_t len, void *rctx, void *sctx,
 	cq_expect(f->srv.rxcq, &e, rctx, FI_RECV | FI_MSG, "receive");
 	cq_expect(f->cli.txcq, &e, sctx, FI_SEND | FI_MSG, what);
 	cq_expect_empty(f->cli.txcq, "client tx");
+}
+
+/* The connection still works: 100 bytes into a receive posted on the
+ * server (RCTX(i)), sent by the client (SCTX(i)). */
+static void message_goes_through(struct fx *f, unsigned i)
+{
+	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 4096, f->srv.desc, 0,
+				 RCTX(i)), 0);
+	send_completes(f, 100, RCTX(i), SCTX(i), "send");
 }
 
 /*
@@ -637,8 +680,7 @@ static void free_port(struct fx *f, struct sockaddr_in *sin)
 	assert_int_equal(fi_getname(&f->extra_pep->fid, sin, &len), 0);
 	assert_int_equal(len, sizeof(*sin));
 	assert_int_not_equal(sin->sin_port, 0);
-	assert_int_equal(fi_close(&f->extra_pep->fid), 0);
-	f->extra_pep = NULL;
+	close_ok(&f->extra_pep);
 }
 
 static void test_connect_cm_data_and_names(void **state)
@@ -912,28 +954,15 @@ static void test_two_connections(void **state)
 	assert_ptr_not_equal(e[0].op_context, e[1].op_context);
 
 	/* Closing the second pair leaves the first one working. */
-	assert_int_equal(fi_close(&f->extra_ep2->fid), 0);
-	f->extra_ep2 = NULL;
+	close_ok(&f->extra_ep2);
 	assert_int_equal(eq_expect(f->extra_eq[0], FI_SHUTDOWN, &ev,
 				   &f->extra_ep->fid), 0);
-	assert_int_equal(fi_close(&f->extra_ep->fid), 0);
-	f->extra_ep = NULL;
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 4096, f->srv.desc, 0,
-				 RCTX(2)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 100, f->cli.desc, 0,
-				 SCTX(2)), 0);
-	cq_expect(f->srv.rxcq, e, RCTX(2), FI_RECV | FI_MSG, "receive");
-	cq_expect(f->cli.txcq, e, SCTX(2), FI_SEND | FI_MSG, "send");
+	close_ok(&f->extra_ep);
+	message_goes_through(f, 2);
 
 	/* So does closing the listener. */
-	assert_int_equal(fi_close(&f->pep->fid), 0);
-	f->pep = NULL;
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 4096, f->srv.desc, 0,
-				 RCTX(3)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 100, f->cli.desc, 0,
-				 SCTX(3)), 0);
-	cq_expect(f->srv.rxcq, e, RCTX(3), FI_RECV | FI_MSG, "receive");
-	cq_expect(f->cli.txcq, e, SCTX(3), FI_SEND | FI_MSG, "send");
+	close_ok(&f->pep);
+	message_goes_through(f, 3);
 	cq_expect_empty(f->cli.txcq, "client tx");
 	cq_expect_empty(f->srv.rxcq, "server rx");
 }
@@ -968,10 +997,7 @@ static void test_send_recv_sizes(void **state)
 
 	/* The other way. */
 	fill(f->srv.sbuf, 4096, 99);
-	assert_int_equal(fi_recv(f->cli.ep, f->cli.rbuf, 8192, f->cli.desc, 0,
-				 RCTX(100)), 0);
-	assert_int_equal(fi_send(f->srv.ep, f->srv.sbuf, 4096, f->srv.desc, 0,
-				 SCTX(100)), 0);
+	post_recv_send(&f->cli, 8192, &f->srv, 4096, 100);
 	cq_expect(f->cli.rxcq, &e, RCTX(100), FI_RECV | FI_MSG,
 		  "client receive");
 	assert_int_equal(e.len, 4096);
@@ -1153,12 +1179,7 @@ static void test_senddata_injectdata(void **state)
 	struct fi_cq_data_entry e;
 	uint8_t small[16];
 
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 4096, f->srv.desc, 0,
-				 RCTX(0)), 0);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + 4096, 4096,
-				 f->srv.desc, 0, RCTX(1)), 0);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + 8192, 4096,
-				 f->srv.desc, 0, RCTX(2)), 0);
+	post_recvs(&f->srv, 4096, 3, 0);
 
 	fill(f->cli.sbuf, 128, 3);
 	assert_int_equal(fi_senddata(f->cli.ep, f->cli.sbuf, 128, f->cli.desc,
@@ -1257,12 +1278,7 @@ static void test_inject(void **state)
 	assert_true(isz >= 16);
 	tmp = malloc(isz + 1);	/* not registered: inject needs no desc */
 	assert_non_null(tmp);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 4096, f->srv.desc, 0,
-				 RCTX(0)), 0);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + 4096, 4096,
-				 f->srv.desc, 0, RCTX(1)), 0);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf + 8192, 4096,
-				 f->srv.desc, 0, RCTX(2)), 0);
+	post_recvs(&f->srv, 4096, 3, 0);
 
 	fill(tmp, 1, 5);
 	assert_int_equal(fi_inject(f->cli.ep, tmp, 1, 0), 0);
@@ -1432,8 +1448,7 @@ static void test_selective_completion(void **state)
 	msg.desc = &f->cli.desc;
 
 	/* Two sends without FI_COMPLETION, one fi_sendmsg with it. */
-	for (i = 0; i < 3; i++)
-		post_recv64(&f->srv, i, RCTX(i));
+	post_recvs(&f->srv, 64, 3, 0);
 	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
 				 SCTX(0)), 0);
 	iov = (struct iovec){ f->cli.sbuf + 64, 64 };
@@ -1498,10 +1513,7 @@ static void test_selective_recv(void **state)
 	/* FI_COMPLETION as the default receive flag. */
 	flags = FI_RECV | FI_COMPLETION;
 	assert_int_equal(fi_control(&f->srv.ep->fid, FI_SETOPSFLAG, &flags), 0);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
-				 RCTX(2)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
-				 SCTX(2)), 0);
+	post_recv_send(&f->srv, 64, &f->cli, 64, 2);
 	cq_expect(f->srv.rxcq, &e, RCTX(2), FI_RECV | FI_MSG,
 		  "fi_recv with FI_COMPLETION in the op flags");
 	cq_expect(f->cli.txcq, &e, SCTX(2), FI_SEND | FI_MSG, "send");
@@ -1780,8 +1792,7 @@ static void test_counters(void **state)
 	assert_int_equal(fi_cntr_read(f->cli.txcntr), 0);
 	fx_connect(f);
 
-	for (i = 0; i < n; i++)
-		post_recv64(&f->srv, i, RCTX(i));
+	post_recvs(&f->srv, 64, n, 0);
 	/* More sends than the queue holds, with no CQ: only the counter
 	 * (and posting itself) can retire them. */
 	end = now_ms() + TIMEOUT_MS;
@@ -2154,10 +2165,7 @@ static void test_cq_wait_none_polling(void **state)
 	cq_expect_empty(f->srv.rxcq, "server rx");
 
 	/* A connected endpoint's completions name no source address. */
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 256, f->srv.desc, 0,
-				 RCTX(8)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 16, f->cli.desc, 0,
-				 SCTX(8)), 0);
+	post_recv_send(&f->srv, 256, &f->cli, 16, 8);
 	end = now_ms() + TIMEOUT_MS;
 	do {
 		src = 0;
@@ -2324,8 +2332,7 @@ static void test_connect_refused(void **state)
 	/* Nothing reached the listener. */
 	assert_int_equal(fi_eq_read(f->peq, &event, &ev, sizeof(ev), 0),
 			 -FI_EAGAIN);
-	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
-	f->cli.ep = NULL;
+	close_ok(&f->cli.ep);
 }
 
 static void test_reject_with_data(void **state)
@@ -2368,8 +2375,7 @@ static void test_reject_with_data(void **state)
 			 -FI_EAGAIN);
 
 	/* A new client; this time the provider holds the reason. */
-	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
-	f->cli.ep = NULL;
+	close_ok(&f->cli.ep);
 	fx_open_client(f);
 	assert_int_equal(fx_connect_start(f, NULL, 0), 0);
 	fx_get_connreq(f);
@@ -2403,10 +2409,7 @@ static void test_truncation_error(void **state)
 
 	fx_open(f, &o);
 	fx_connect(f);
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
-				 RCTX(0)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 128, f->cli.desc, 0,
-				 SCTX(0)), 0);
+	post_recv_send(&f->srv, 64, &f->cli, 128, 0);
 
 	ret = cq_poll(f->srv.rxcq, &e, 1, TIMEOUT_MS);
 	assert_int_equal(ret, -FI_EAVAIL);
@@ -2479,22 +2482,16 @@ static void test_close_after_injects(void **state)
 {
 	struct fx *f = *state;
 	struct fi_cq_data_entry e;
-	int64_t t0;
 	unsigned i;
 
-	for (i = 0; i < 8; i++)
-		post_recv64(&f->srv, i, RCTX(i));
+	post_recvs(&f->srv, 64, 8, 0);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(fi_inject(f->cli.ep, f->cli.sbuf, 8, 0), 0);
 	for (i = 0; i < 8; i++)
 		cq_expect(f->srv.rxcq, &e, RCTX(i), FI_RECV | FI_MSG,
 			  "receive");
-	t0 = now_ms();
-	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
-	f->cli.ep = NULL;
 	print_message("# close after 8 injects: %lld ms\n",
-		      (long long)(now_ms() - t0));
-	assert_true(now_ms() - t0 < 1000);
+		      (long long)close_ep_within(&f->cli, 1000));
 	cq_expect_empty(f->cli.txcq, "client tx after close");
 }
 
@@ -2505,10 +2502,8 @@ static void test_close_with_receives_posted(void **state)
 	int64_t t0;
 	unsigned i;
 
-	for (i = 0; i < 8; i++)
-		post_recv64(&f->srv, i, RCTX(i));
-	for (i = 0; i < 4; i++)
-		post_recv64(&f->cli, i, RCTX(8 + i));
+	post_recvs(&f->srv, 64, 8, 0);
+	post_recvs(&f->cli, 64, 4, 8);
 
 	/* Closed while connected and with receives posted: they are
 	 * discarded without a word (fi_endpoint(3)), and quickly. */
@@ -2535,16 +2530,13 @@ static void test_close_with_receives_posted(void **state)
 		assert_int_equal(fi_recv(f->extra_ep, f->cli.rbuf + i * 64, 64,
 					 f->cli.desc, 0, RCTX(16 + i)), 0);
 	t0 = now_ms();
-	assert_int_equal(fi_close(&f->extra_ep->fid), 0);
-	f->extra_ep = NULL;
+	close_ok(&f->extra_ep);
 	assert_true(now_ms() - t0 < 1500);
 	cq_expect_empty(f->cli.rxcq, "client rx after the second close");
 
 	/* Everything closes in order now. */
-	assert_int_equal(fi_close(&f->srv.rxcq->fid), 0);
-	f->srv.rxcq = NULL;
-	assert_int_equal(fi_close(&f->cli.rxcq->fid), 0);
-	f->cli.rxcq = NULL;
+	close_ok(&f->srv.rxcq);
+	close_ok(&f->cli.rxcq);
 }
 
 static void test_close_busy(void **state)
@@ -2568,34 +2560,36 @@ static void test_close_busy(void **state)
 	assert_int_equal(fi_close(&f->fabric->fid), -FI_EBUSY);
 
 	/* Nothing was harmed. */
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
-				 RCTX(0)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
-				 SCTX(0)), 0);
+	post_recv_send(&f->srv, 64, &f->cli, 64, 0);
 	cq_expect(f->srv.rxcq, &e, RCTX(0), FI_RECV | FI_MSG, "receive");
 	cq_expect(f->cli.txcq, &e, SCTX(0), FI_SEND | FI_MSG, "send");
 	assert_int_equal(fi_cntr_wait(f->srv.rxcntr, 1, TIMEOUT_MS), 0);
 	assert_int_equal(fi_cntr_wait(f->cli.txcntr, 1, TIMEOUT_MS), 0);
 
 	/* Once the endpoints are gone, so are the bindings. */
-	assert_int_equal(fi_close(&f->srv.ep->fid), 0);
-	f->srv.ep = NULL;
-	assert_int_equal(fi_close(&f->cli.ep->fid), 0);
-	f->cli.ep = NULL;
-	assert_int_equal(fi_close(&f->pep->fid), 0);
-	f->pep = NULL;
-	assert_int_equal(fi_close(&f->srv.rxcq->fid), 0);
-	f->srv.rxcq = NULL;
-	assert_int_equal(fi_close(&f->cli.txcq->fid), 0);
-	f->cli.txcq = NULL;
-	assert_int_equal(fi_close(&f->srv.rxcntr->fid), 0);
-	f->srv.rxcntr = NULL;
-	assert_int_equal(fi_close(&f->cli.txcntr->fid), 0);
-	f->cli.txcntr = NULL;
-	assert_int_equal(fi_close(&f->cli.eq->fid), 0);
-	f->cli.eq = NULL;
-	assert_int_equal(fi_close(&f->peq->fid), 0);
-	f->peq = NULL;
+	close_ok(&f->srv.ep);
+	close_ok(&f->cli.ep);
+	close_ok(&f->pep);
+	close_ok(&f->srv.rxcq);
+	close_ok(&f->cli.txcq);
+	close_ok(&f->srv.rxcntr);
+	close_ok(&f->cli.txcntr);
+	close_ok(&f->cli.eq);
+	close_ok(&f->peq);
+}
+
+/* fi_sendmsg (send) or fi_recvmsg on ep refuse msg with more iovs than
+ * lim, and an op flag that is none. */
+static void check_msg_limits(struct fid_ep *ep, struct fi_msg *msg,
+			     size_t lim, bool send)
+{
+	msg->iov_count = lim + 1;
+	assert_int_equal(send ? fi_sendmsg(ep, msg, 0) : fi_recvmsg(ep, msg, 0),
+			 -FI_EINVAL);
+	msg->iov_count = 1;
+	assert_int_equal(send ? fi_sendmsg(ep, msg, NOT_AN_OP_FLAG) :
+				fi_recvmsg(ep, msg, NOT_AN_OP_FLAG),
+			 -FI_EBADFLAGS);
 }
 
 static void test_bad_input_data_path(void **state)
@@ -2626,11 +2620,7 @@ static void test_bad_input_data_path(void **state)
 			 -FI_EINVAL);
 	assert_int_equal(fi_sendv(f->cli.ep, NULL, desc, 1, 0, NULL),
 			 -FI_EINVAL);
-	msg.iov_count = slim + 1;
-	assert_int_equal(fi_sendmsg(f->cli.ep, &msg, 0), -FI_EINVAL);
-	msg.iov_count = 1;
-	assert_int_equal(fi_sendmsg(f->cli.ep, &msg, NOT_AN_OP_FLAG),
-			 -FI_EBADFLAGS);
+	check_msg_limits(f->cli.ep, &msg, slim, true);
 	assert_int_equal(fi_sendmsg(f->cli.ep, NULL, 0), -FI_EINVAL);
 
 	for (i = 0; i < 64; i++) {
@@ -2639,11 +2629,7 @@ static void test_bad_input_data_path(void **state)
 	}
 	assert_int_equal(fi_recvv(f->srv.ep, iov, desc, rlim + 1, 0, NULL),
 			 -FI_EINVAL);
-	msg.iov_count = rlim + 1;
-	assert_int_equal(fi_recvmsg(f->srv.ep, &msg, 0), -FI_EINVAL);
-	msg.iov_count = 1;
-	assert_int_equal(fi_recvmsg(f->srv.ep, &msg, NOT_AN_OP_FLAG),
-			 -FI_EBADFLAGS);
+	check_msg_limits(f->srv.ep, &msg, rlim, false);
 
 	/* Connected endpoints: no second connect, accept, enable or bind. */
 	assert_int_equal(fi_connect(f->cli.ep, &f->srv_addr, NULL, 0),
@@ -2657,10 +2643,7 @@ static void test_bad_input_data_path(void **state)
 	assert_int_equal(func_tx_left(f->cli.ep), f->info->tx_attr->size);
 	assert_int_equal(func_rx_left(f->srv.ep), f->info->rx_attr->size);
 	cq_expect_empty(f->cli.txcq, "client tx");
-	assert_int_equal(fi_recv(f->srv.ep, f->srv.rbuf, 64, f->srv.desc, 0,
-				 RCTX(0)), 0);
-	assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64, f->cli.desc, 0,
-				 SCTX(0)), 0);
+	post_recv_send(&f->srv, 64, &f->cli, 64, 0);
 	cq_expect(f->srv.rxcq, &e, RCTX(0), FI_RECV | FI_MSG, "receive");
 	cq_expect(f->cli.txcq, &e, SCTX(0), FI_SEND | FI_MSG, "send");
 }
@@ -2759,12 +2742,9 @@ static void test_bad_input_control_path(void **state)
 	assert_int_equal(fi_endpoint(f->domain, info, &ep, NULL), -FI_EINVAL);
 	fi_freeinfo(info);
 
-	assert_int_equal(fi_close(&f->extra_ep->fid), 0);
-	f->extra_ep = NULL;
-	assert_int_equal(fi_close(&f->extra_cntr[0]->fid), 0);
-	f->extra_cntr[0] = NULL;
-	assert_int_equal(fi_close(&f->extra_cntr[1]->fid), 0);
-	f->extra_cntr[1] = NULL;
+	close_ok(&f->extra_ep);
+	close_ok(&f->extra_cntr[0]);
+	close_ok(&f->extra_cntr[1]);
 }
 
 /* One CQ per direction: a second fi_ep_bind for FI_TRANSMIT (or FI_RECV)
@@ -2787,8 +2767,7 @@ static void test_bind_cq_twice(void **state)
 			 -FI_EINVAL);
 	assert_int_equal(fi_ep_bind(ep, &f->cli.txcq->fid, FI_TRANSMIT),
 			 -FI_EINVAL);
-	assert_int_equal(fi_close(&f->extra_cq->fid), 0);
-	f->extra_cq = NULL;
+	close_ok(&f->extra_cq);
 	assert_int_equal(fi_close(&ep->fid), 0);
 	f->extra_ep = NULL;
 }
@@ -2833,39 +2812,41 @@ static void test_send_before_enable(void **state)
 
 #define DIRS (FI_TRANSMIT | FI_RECV)
 
+/* An endpoint's default op flags for one direction (dir, without it). */
+static uint64_t ops_flags(struct fid_ep *ep, uint64_t dir)
+{
+	uint64_t flags = dir;
+
+	assert_int_equal(fi_control(&ep->fid, FI_GETOPSFLAG, &flags), 0);
+	return flags & ~DIRS;
+}
+
+static void set_ops_flags(struct fid_ep *ep, uint64_t flags)
+{
+	assert_int_equal(fi_control(&ep->fid, FI_SETOPSFLAG, &flags), 0);
+}
+
 static void test_ops_flags(void **state)
 {
 	struct fx *f = *state;
 	struct fid_ep *ep;
 	uint64_t flags;
 
-	flags = FI_TRANSMIT;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_GETOPSFLAG, &flags), 0);
-	assert_int_equal(flags & ~DIRS, f->info->tx_attr->op_flags);
-	flags = FI_RECV;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_GETOPSFLAG, &flags), 0);
-	assert_int_equal(flags & ~DIRS, f->info->rx_attr->op_flags);
+	assert_int_equal(ops_flags(f->cli.ep, FI_TRANSMIT),
+			 f->info->tx_attr->op_flags);
+	assert_int_equal(ops_flags(f->cli.ep, FI_RECV),
+			 f->info->rx_attr->op_flags);
 
-	flags = FI_TRANSMIT | FI_COMPLETION;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_SETOPSFLAG, &flags), 0);
-	flags = FI_TRANSMIT;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_GETOPSFLAG, &flags), 0);
-	assert_int_equal(flags & ~DIRS, FI_COMPLETION);
-	flags = FI_RECV;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_GETOPSFLAG, &flags), 0);
-	assert_int_equal(flags & ~DIRS, f->info->rx_attr->op_flags);
+	set_ops_flags(f->cli.ep, FI_TRANSMIT | FI_COMPLETION);
+	assert_int_equal(ops_flags(f->cli.ep, FI_TRANSMIT), FI_COMPLETION);
+	assert_int_equal(ops_flags(f->cli.ep, FI_RECV),
+			 f->info->rx_attr->op_flags);
 
-	flags = FI_RECV | FI_COMPLETION;
-	assert_int_equal(fi_control(&f->srv.ep->fid, FI_SETOPSFLAG, &flags), 0);
-	flags = FI_RECV;
-	assert_int_equal(fi_control(&f->srv.ep->fid, FI_GETOPSFLAG, &flags), 0);
-	assert_int_equal(flags & ~DIRS, FI_COMPLETION);
+	set_ops_flags(f->srv.ep, FI_RECV | FI_COMPLETION);
+	assert_int_equal(ops_flags(f->srv.ep, FI_RECV), FI_COMPLETION);
 
-	flags = FI_TRANSMIT;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_SETOPSFLAG, &flags), 0);
-	flags = FI_TRANSMIT;
-	assert_int_equal(fi_control(&f->cli.ep->fid, FI_GETOPSFLAG, &flags), 0);
-	assert_int_equal(flags & ~DIRS, 0);
+	set_ops_flags(f->cli.ep, FI_TRANSMIT);
+	assert_int_equal(ops_flags(f->cli.ep, FI_TRANSMIT), 0);
 
 	/* Both directions at once is not a question fi_endpoint(3) allows. */
 	flags = FI_TRANSMIT | FI_RECV;
@@ -2882,8 +2863,7 @@ static void test_ops_flags(void **state)
 				      NULL), -FI_EBADFLAGS);
 	assert_int_equal(fi_endpoint2(f->domain, f->info, &f->extra_ep, 0,
 				      NULL), 0);
-	assert_int_equal(fi_close(&f->extra_ep->fid), 0);
-	f->extra_ep = NULL;
+	close_ok(&f->extra_ep);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)

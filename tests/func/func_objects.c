@@ -102,17 +102,22 @@ static void test_getinfo_device_limits(void **state)
 	fi_freeinfo(hints);
 }
 
+/* An answer's address for the bed's address and service 7471. */
+static void assert_bed_port_7471(const struct sockaddr_in *sin)
+{
+	assert_non_null(sin);
+	assert_int_equal(sin->sin_addr.s_addr, inet_addr(func_ip()));
+	assert_int_equal(ntohs(sin->sin_port), 7471);
+}
+
 static void test_getinfo_source(void **state)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG), *info = NULL;
-	struct sockaddr_in *sin;
 
 	(void)state;
 	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "7471", FI_SOURCE,
 				    hints, &info), 0);
-	sin = info->src_addr;
-	assert_int_equal(sin->sin_addr.s_addr, inet_addr(func_ip()));
-	assert_int_equal(ntohs(sin->sin_port), 7471);
+	assert_bed_port_7471(info->src_addr);
 	assert_null(info->dest_addr);
 	assert_null(info->next);
 	fi_freeinfo(info);
@@ -122,16 +127,12 @@ static void test_getinfo_source(void **state)
 static void test_getinfo_destination(void **state)
 {
 	struct fi_info *hints = func_hints(FI_EP_MSG), *info = NULL;
-	struct sockaddr_in *sin;
 
 	(void)state;
 	/* rdma_cm resolves the route: the device is the one serving it. */
 	assert_int_equal(fi_getinfo(FUNC_VERSION, func_ip(), "7471", 0, hints,
 				    &info), 0);
-	sin = info->dest_addr;
-	assert_non_null(sin);
-	assert_int_equal(sin->sin_addr.s_addr, inet_addr(func_ip()));
-	assert_int_equal(ntohs(sin->sin_port), 7471);
+	assert_bed_port_7471(info->dest_addr);
 	assert_string_equal(info->domain_attr->name, func_dev());
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
@@ -267,6 +268,18 @@ static void test_fabric_bad_input(void **state)
 	assert_true(fi_fabric(NULL, &fabric, NULL) < 0);
 }
 
+/* fid's wait fd (FI_GETWAIT), nothing pending: fi_trywait says the
+ * caller may block on it, and it is not readable. */
+static int fd_may_block(struct func_domain *o, struct fid *fid)
+{
+	struct pollfd pfd = { .events = POLLIN };
+
+	assert_int_equal(fi_control(fid, FI_GETWAIT, &pfd.fd), 0);
+	assert_int_equal(fi_trywait(o->fabric, &fid, 1), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	return pfd.fd;
+}
+
 static void test_eq_sread_and_fd(void **state)
 {
 	struct func_domain *o = *state;
@@ -278,10 +291,8 @@ static void test_eq_sread_and_fd(void **state)
 	uint32_t event;
 
 	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), 0);
-	assert_int_equal(fi_control(&eq->fid, FI_GETWAIT, &pfd.fd), 0);
+	pfd.fd = fd_may_block(o, &eq->fid);
 	fids[0] = &eq->fid;
-	assert_int_equal(fi_trywait(o->fabric, fids, 1), 0);
-	assert_int_equal(poll(&pfd, 1, 0), 0);
 	assert_int_equal(fi_eq_sread(eq, &event, &entry, sizeof(entry), 20, 0),
 			 -FI_EAGAIN);
 	assert_int_equal(fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0),
@@ -294,9 +305,6 @@ static void test_eq_sread_and_fd(void **state)
 	assert_int_equal(event, FI_NOTIFY);
 	assert_int_equal(entry.data, 99);
 	assert_int_equal(fi_close(&eq->fid), 0);
-
-	attr.wait_obj = FI_WAIT_SET;	/* without its wait set */
-	assert_int_equal(fi_eq_open(o->fabric, &attr, &eq, NULL), -FI_EINVAL);
 }
 
 static void test_cq_through_core(void **state)
@@ -305,24 +313,34 @@ static void test_cq_through_core(void **state)
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_DATA,
 				   .wait_obj = FI_WAIT_FD };
 	struct fi_cq_data_entry d;
-	struct pollfd pfd = { .events = POLLIN };
-	struct fid *fids[1];
 	struct fid_cq *cq;
 
 	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), 0);
 	assert_int_equal(fi_close(&o->domain->fid), -FI_EBUSY);
 	assert_int_equal(fi_cq_read(cq, &d, 1), -FI_EAGAIN);
 	assert_int_equal(fi_cq_read(cq, NULL, 0), 0);
-	assert_int_equal(fi_control(&cq->fid, FI_GETWAIT, &pfd.fd), 0);
-	fids[0] = &cq->fid;
-	assert_int_equal(fi_trywait(o->fabric, fids, 1), 0);
-	assert_int_equal(poll(&pfd, 1, 0), 0);
+	fd_may_block(o, &cq->fid);
 	assert_int_equal(fi_cq_sread(cq, &d, 1, NULL, 20), -FI_EAGAIN);
 	assert_int_equal(fi_cq_signal(cq), 0);
 	assert_int_equal(fi_cq_sread(cq, &d, 1, NULL, -1), -FI_EAGAIN);
 	assert_int_equal(fi_close(&cq->fid), 0);
-	attr.wait_obj = FI_WAIT_SET;	/* without its wait set */
-	assert_int_equal(fi_cq_open(o->domain, &attr, &cq, NULL), -FI_EINVAL);
+}
+
+/* FI_WAIT_SET without its wait set: no object. */
+static void test_wait_set_missing(void **state)
+{
+	struct func_domain *o = *state;
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_SET,
+				      .flags = FI_WRITE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA,
+				      .wait_obj = FI_WAIT_SET };
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+
+	assert_int_equal(fi_eq_open(o->fabric, &eq_attr, &eq, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_cq_open(o->domain, &cq_attr, &cq, NULL),
+			 -FI_EINVAL);
 }
 
 static void test_cntr_through_core(void **state)
@@ -358,6 +376,7 @@ int main(void)
 		T(test_fabric_bad_input),
 		T(test_eq_sread_and_fd),
 		T(test_cq_through_core),
+		T(test_wait_set_missing),
 		T(test_cntr_through_core),
 	};
 

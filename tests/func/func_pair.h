@@ -32,6 +32,65 @@ static inline ssize_t func_rx_left(struct fid_ep *ep)
 }
 #pragma GCC diagnostic pop
 
+/* One side of a connectionless two-endpoint test bed: its endpoint with
+ * a CQ and an AV, the other side's address in that AV, its own name and
+ * its registered buffers. The first fields of each such test's struct
+ * side (its buffers come after them). */
+#define FUNC_UD_SIDE_FIELDS						\
+	struct fid_ep *ep;						\
+	struct fid_cq *cq;						\
+	struct fid_av *av;						\
+	struct fid_mr *mr;						\
+	fi_addr_t peer;							\
+	uint8_t name[64];						\
+	size_t namelen
+
+/* *ep on info with a CQ of cq_attr for both directions and a table AV,
+ * both bound; not enabled yet. */
+static inline void func_ud_ep_open(struct fid_domain *domain,
+				   struct fi_info *info,
+				   struct fi_cq_attr *cq_attr,
+				   struct fid_ep **ep, struct fid_cq **cq,
+				   struct fid_av **av)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	assert_int_equal(fi_endpoint(domain, info, ep, NULL), 0);
+	assert_int_equal(fi_cq_open(domain, cq_attr, cq, NULL), 0);
+	assert_int_equal(fi_av_open(domain, &av_attr, av, NULL), 0);
+	assert_int_equal(fi_ep_bind(*ep, &(*cq)->fid, FI_TRANSMIT | FI_RECV),
+			 0);
+	assert_int_equal(fi_ep_bind(*ep, &(*av)->fid, 0), 0);
+}
+
+/* ep enabled, its name in name (size bytes; *namelen: its length), and
+ * buf registered for sends and receives as *mr. */
+static inline void func_ep_start(struct fid_domain *domain, struct fid_ep *ep,
+				 void *name, size_t size, size_t *namelen,
+				 void *buf, size_t len, struct fid_mr **mr)
+{
+	assert_int_equal(fi_enable(ep), 0);
+	*namelen = size;
+	assert_int_equal(fi_getname(&ep->fid, name, namelen), 0);
+	assert_int_equal(fi_mr_reg(domain, buf, len, FI_SEND | FI_RECV, 0, 0,
+				   0, mr, NULL), 0);
+}
+
+/* A connectionless bed's two sides b->s[0..1] opened by side_open(b,
+ * side); each side knows only the other, as two processes would. */
+#define FUNC_OPEN_SIDES(b, side_open)					\
+	do {								\
+		int side_;						\
+									\
+		for (side_ = 0; side_ < 2; side_++)			\
+			side_open((b), &(b)->s[side_]);			\
+		for (side_ = 0; side_ < 2; side_++)			\
+			assert_int_equal(fi_av_insert((b)->s[side_].av,	\
+					 (b)->s[1 - side_].name, 1,	\
+					 &(b)->s[side_].peer, 0, NULL),	\
+					 1);				\
+	} while (0)
+
 /* An info with its fabric and domain open (func_domain_open); a test's
  * state that begins with one closes with func_domain_teardown. */
 struct func_domain {

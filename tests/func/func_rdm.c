@@ -39,13 +39,7 @@
 #define HUGE_TIMEOUT_MS 300000
 
 struct side {
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_mr *mr;
-	fi_addr_t peer;
-	uint8_t name[64];
-	size_t namelen;
+	FUNC_UD_SIDE_FIELDS;
 	uint8_t buf[N][LEN];
 };
 
@@ -88,14 +82,8 @@ static struct stash stash[2];
 static void side_open(struct bed *b, struct side *s)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
-	assert_int_equal(fi_endpoint(b->domain, b->info, &s->ep, NULL), 0);
-	assert_int_equal(fi_cq_open(b->domain, &cq_attr, &s->cq, NULL), 0);
-	assert_int_equal(fi_av_open(b->domain, &av_attr, &s->av, NULL), 0);
-	assert_int_equal(fi_ep_bind(s->ep, &s->cq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
-	assert_int_equal(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	func_ud_ep_open(b->domain, b->info, &cq_attr, &s->ep, &s->cq, &s->av);
 	if (s == &b->s[0] && want_cntrs) {
 		struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
 
@@ -112,13 +100,9 @@ static void side_open(struct bed *b, struct side *s)
 		assert_int_equal(fi_ep_bind(s->ep, b->mode == SRX_SHARED ?
 					    &b->srx->fid : &b->isrx->fid, 0),
 				 0);
-	assert_int_equal(fi_enable(s->ep), 0);
-	s->namelen = sizeof(s->name);
-	assert_int_equal(fi_getname(&s->ep->fid, s->name, &s->namelen), 0);
+	func_ep_start(b->domain, s->ep, s->name, sizeof(s->name), &s->namelen,
+		      s->buf, sizeof(s->buf), &s->mr);
 	assert_int_equal(s->namelen, 32);
-	assert_int_equal(fi_mr_reg(b->domain, s->buf, sizeof(s->buf),
-				   FI_SEND | FI_RECV, 0, 0, 0, &s->mr, NULL),
-			 0);
 }
 
 /* The receive side of side 1 as mode asks. */
@@ -153,7 +137,6 @@ static void bed_open(struct bed *b)
 static void bed_open_mode(struct bed *b, int mode)
 {
 	struct fi_info *hints = func_hints(FI_EP_RDM);
-	int i;
 
 	memset(b, 0, sizeof(*b));
 	b->mode = mode;
@@ -166,12 +149,7 @@ static void bed_open_mode(struct bed *b, int mode)
 	assert_int_equal(b->info->ep_attr->type, FI_EP_RDM);
 	assert_true(b->info->tx_attr->msg_order & FI_ORDER_SAS);
 	srx_open(b);
-	for (i = 0; i < 2; i++)
-		side_open(b, &b->s[i]);
-	/* Each side knows only the other (two processes would). */
-	for (i = 0; i < 2; i++)
-		assert_int_equal(fi_av_insert(b->s[i].av, b->s[1 - i].name, 1,
-					      &b->s[i].peer, 0, NULL), 1);
+	FUNC_OPEN_SIDES(b, side_open);
 }
 
 static void bed_close(struct bed *b)

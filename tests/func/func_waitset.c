@@ -25,6 +25,7 @@
 #include <rdma/fi_eq.h>
 
 #include "func_common.h"
+#include "func_pair.h"
 #include "../test_close.h"
 
 #define LEN 256
@@ -32,13 +33,7 @@
 #define DEADLINE_MS 30000	/* one exchange, soft-RoCE under TCG */
 
 struct side {
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_mr *mr;
-	fi_addr_t peer;
-	uint8_t name[64];
-	size_t namelen;
+	FUNC_UD_SIDE_FIELDS;
 	uint8_t buf[2][LEN];
 	int tx_done, rx_done;
 };
@@ -66,23 +61,13 @@ static void side_open(struct bed *b, struct side *s)
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT,
 				      .wait_obj = FI_WAIT_SET,
 				      .wait_set = b->ws };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
-	assert_int_equal(fi_endpoint(b->domain, b->info, &s->ep, NULL), 0);
-	assert_int_equal(fi_cq_open(b->domain, &cq_attr, &s->cq, NULL), 0);
-	assert_int_equal(fi_av_open(b->domain, &av_attr, &s->av, NULL), 0);
-	assert_int_equal(fi_ep_bind(s->ep, &s->cq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
-	assert_int_equal(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	func_ud_ep_open(b->domain, b->info, &cq_attr, &s->ep, &s->cq, &s->av);
 	if (b->rx_cntr && s == &b->s[1])
 		assert_int_equal(fi_ep_bind(s->ep, &b->rx_cntr->fid, FI_RECV),
 				 0);
-	assert_int_equal(fi_enable(s->ep), 0);
-	s->namelen = sizeof(s->name);
-	assert_int_equal(fi_getname(&s->ep->fid, s->name, &s->namelen), 0);
-	assert_int_equal(fi_mr_reg(b->domain, s->buf, sizeof(s->buf),
-				   FI_SEND | FI_RECV, 0, 0, 0, &s->mr, NULL),
-			 0);
+	func_ep_start(b->domain, s->ep, s->name, sizeof(s->name), &s->namelen,
+		      s->buf, sizeof(s->buf), &s->mr);
 }
 
 static void bed_open(struct bed *b, enum fi_ep_type type)
@@ -92,7 +77,6 @@ static void bed_open(struct bed *b, enum fi_ep_type type)
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
 					  .wait_obj = FI_WAIT_SET };
 	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_SET };
-	int i;
 
 	memset(b, 0, sizeof(*b));
 	hints->caps = FI_MSG;
@@ -109,11 +93,7 @@ static void bed_open(struct bed *b, enum fi_ep_type type)
 		assert_int_equal(fi_cntr_open(b->domain, &cntr_attr,
 					      &b->rx_cntr, NULL), 0);
 	}
-	for (i = 0; i < 2; i++)
-		side_open(b, &b->s[i]);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(fi_av_insert(b->s[i].av, b->s[1 - i].name, 1,
-					      &b->s[i].peer, 0, NULL), 1);
+	FUNC_OPEN_SIDES(b, side_open);
 }
 
 static void bed_close(struct bed *b)

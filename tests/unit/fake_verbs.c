@@ -127,20 +127,90 @@ struct fake_dev *fake_verbs_add(const char *name, const char *ip,
 	return dev;
 }
 
+/* What a verbs call that creates an object returns on error. */
+static void *fake_refuse(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/* A fake verbs object: zeroed, and counted open in *open (a field of
+ * fake_open) until fake_obj_free, so that tests see what is left open. */
+static void *fake_obj_new(size_t size, int *open)
+{
+	void *obj = calloc(1, size);
+
+	if (obj)
+		(*open)++;
+	else
+		errno = ENOMEM;
+	return obj;
+}
+
+static int fake_obj_free(void *obj, int *open)
+{
+	free(obj);
+	(*open)--;
+	return 0;
+}
+
+/* obj = a new object of pd (a qp, srq or ah: its context and pd set),
+ * counted in fake_open.kind; NULL (errno set) when out of memory. A
+ * macro: the three verbs types share the fields, not a type. */
+#define FAKE_PD_OBJ_NEW(obj, pd_, kind)					\
+	do {								\
+		(obj) = fake_obj_new(sizeof(*(obj)), &fake_open.kind);	\
+		if (obj) {						\
+			(obj)->context = (pd_)->context;		\
+			(obj)->pd = (pd_);				\
+		}							\
+	} while (0)
+
+/* A release the test can make fail (call): then the error number, and
+ * the object stays open. */
+static int fake_obj_release(enum fake_call call, void *obj, int *open)
+{
+	if (fake_should_fail(call))
+		return errno;
+	return fake_obj_free(obj, open);
+}
+
+/* __wrap_ibv_destroy_cq, _qp and _srq: the test's hook (kind_gone) sees
+ * the object before it goes. */
+#define FAKE_DESTROY_HOOKED(kind)					\
+	int __wrap_ibv_destroy_##kind(struct ibv_##kind *obj)		\
+	{								\
+		if (fake_verbs_hooks.kind##_gone)			\
+			fake_verbs_hooks.kind##_gone(obj);		\
+		return fake_obj_free(obj, &fake_open.kind);		\
+	}
+
 /* ---- ibverbs ------------------------------------------------------------ */
+
+/* A NULL-terminated list of one pointer (elem bytes) per fake device,
+ * their count in *num; NULL (errno set) when call is made to fail. */
+static void *fake_dev_list_new(enum fake_call call, size_t elem, int *num)
+{
+	void *list;
+
+	if (fake_should_fail(call))
+		return NULL;
+	list = calloc((size_t)fake_ndevs + 1, elem);
+	if (!list)
+		return fake_refuse(ENOMEM);
+	if (num)
+		*num = fake_ndevs;
+	return list;
+}
 
 struct ibv_device **__wrap_ibv_get_device_list(int *num)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = fake_dev_list_new(FAKE_GET_DEVICE_LIST,
+						     sizeof(*list), num);
 	int i;
 
-	if (fake_should_fail(FAKE_GET_DEVICE_LIST))
-		return NULL;
-	list = calloc((size_t)fake_ndevs + 1, sizeof(*list));
 	for (i = 0; list && i < fake_ndevs; i++)
 		list[i] = &fake_devs[i].ibdev;
-	if (num)
-		*num = fake_ndevs;
 	return list;
 }
 
@@ -197,21 +267,15 @@ struct ibv_pd *__wrap_ibv_alloc_pd(struct ibv_context *ctx)
 
 	if (fake_should_fail(FAKE_ALLOC_PD))
 		return NULL;
-	pd = calloc(1, sizeof(*pd));
-	if (pd) {
+	pd = fake_obj_new(sizeof(*pd), &fake_open.pd);
+	if (pd)
 		pd->context = ctx;
-		fake_open.pd++;
-	}
 	return pd;
 }
 
 int __wrap_ibv_dealloc_pd(struct ibv_pd *pd)
 {
-	if (fake_should_fail(FAKE_DEALLOC_PD))
-		return errno;
-	free(pd);
-	fake_open.pd--;
-	return 0;
+	return fake_obj_release(FAKE_DEALLOC_PD, pd, &fake_open.pd);
 }
 
 struct ibv_cq *__wrap_ibv_create_cq(struct ibv_context *ctx, int cqe,
@@ -219,24 +283,15 @@ struct ibv_cq *__wrap_ibv_create_cq(struct ibv_context *ctx, int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector)
 {
-	struct ibv_cq *cq = calloc(1, sizeof(*cq));
+	struct ibv_cq *cq = fake_obj_new(sizeof(*cq), &fake_open.cq);
 
 	(void)cqe; (void)cq_context; (void)channel; (void)comp_vector;
-	if (cq) {
+	if (cq)
 		cq->context = ctx;
-		fake_open.cq++;
-	}
 	return cq;
 }
 
-int __wrap_ibv_destroy_cq(struct ibv_cq *cq)
-{
-	if (fake_verbs_hooks.cq_gone)
-		fake_verbs_hooks.cq_gone(cq);
-	free(cq);
-	fake_open.cq--;
-	return 0;
-}
+FAKE_DESTROY_HOOKED(cq)
 
 struct ibv_qp *__wrap_ibv_create_qp(struct ibv_pd *pd,
 				    struct ibv_qp_init_attr *init)
@@ -245,58 +300,29 @@ struct ibv_qp *__wrap_ibv_create_qp(struct ibv_pd *pd,
 
 	if (fake_should_fail(FAKE_CREATE_QP))
 		return NULL;
-	if (init->cap.max_inline_data > fake_dev_of(pd->context)->max_inline) {
-		errno = EINVAL;
-		return NULL;
-	}
-	qp = calloc(1, sizeof(*qp));
-	if (qp) {
-		qp->context = pd->context;
-		qp->pd = pd;
-		fake_open.qp++;
-		if (fake_verbs_hooks.qp_made)
-			fake_verbs_hooks.qp_made(qp, init);
-	}
+	if (init->cap.max_inline_data > fake_dev_of(pd->context)->max_inline)
+		return fake_refuse(EINVAL);
+	FAKE_PD_OBJ_NEW(qp, pd, qp);
+	if (qp && fake_verbs_hooks.qp_made)
+		fake_verbs_hooks.qp_made(qp, init);
 	return qp;
 }
 
-int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
-{
-	if (fake_verbs_hooks.qp_gone)
-		fake_verbs_hooks.qp_gone(qp);
-	free(qp);
-	fake_open.qp--;
-	return 0;
-}
+FAKE_DESTROY_HOOKED(qp)
 
 struct ibv_srq *__wrap_ibv_create_srq(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr)
 {
 	struct ibv_srq *srq;
 
-	if (attr->attr.max_wr > (uint32_t)fake_dev_of(pd->context)->attr.max_srq_wr) {
-		errno = EINVAL;
-		return NULL;
-	}
-	srq = calloc(1, sizeof(*srq));
-	if (!srq) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	srq->context = pd->context;
-	srq->pd = pd;
-	fake_open.srq++;
+	if (attr->attr.max_wr >
+	    (uint32_t)fake_dev_of(pd->context)->attr.max_srq_wr)
+		return fake_refuse(EINVAL);
+	FAKE_PD_OBJ_NEW(srq, pd, srq);
 	return srq;
 }
 
-int __wrap_ibv_destroy_srq(struct ibv_srq *srq)
-{
-	if (fake_verbs_hooks.srq_gone)
-		fake_verbs_hooks.srq_gone(srq);
-	free(srq);
-	fake_open.srq--;
-	return 0;
-}
+FAKE_DESTROY_HOOKED(srq)
 
 struct ibv_mr *__wrap_ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 				       size_t length, uint64_t iova,
@@ -309,26 +335,21 @@ struct ibv_mr *__wrap_ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 	fake_last_mr_access = access;
 	if (fake_should_fail(FAKE_REG_MR))
 		return NULL;
-	mr = calloc(1, sizeof(*mr));
-	if (mr) {
-		mr->pd = pd;
-		mr->context = pd->context;
-		mr->addr = addr;
-		mr->length = length;
-		mr->lkey = next_key++;
-		mr->rkey = next_key++;
-		fake_open.mr++;
-	}
+	mr = fake_obj_new(sizeof(*mr), &fake_open.mr);
+	if (!mr)
+		return NULL;
+	mr->pd = pd;
+	mr->context = pd->context;
+	mr->addr = addr;
+	mr->length = length;
+	mr->lkey = next_key++;
+	mr->rkey = next_key++;
 	return mr;
 }
 
 int __wrap_ibv_dereg_mr(struct ibv_mr *mr)
 {
-	if (fake_should_fail(FAKE_DEREG_MR))
-		return errno;
-	free(mr);
-	fake_open.mr--;
-	return 0;
+	return fake_obj_release(FAKE_DEREG_MR, mr, &fake_open.mr);
 }
 
 struct ibv_ah *__wrap_ibv_create_ah(struct ibv_pd *pd,
@@ -339,26 +360,15 @@ struct ibv_ah *__wrap_ibv_create_ah(struct ibv_pd *pd,
 	fake_last_ah_attr = *attr;
 	if (fake_should_fail(FAKE_CREATE_AH))
 		return NULL;
-	if (attr->port_num != 1) {
-		errno = EINVAL;
-		return NULL;
-	}
-	ah = calloc(1, sizeof(*ah));
-	if (ah) {
-		ah->context = pd->context;
-		ah->pd = pd;
-		fake_open.ah++;
-	}
+	if (attr->port_num != 1)
+		return fake_refuse(EINVAL);
+	FAKE_PD_OBJ_NEW(ah, pd, ah);
 	return ah;
 }
 
 int __wrap_ibv_destroy_ah(struct ibv_ah *ah)
 {
-	if (fake_should_fail(FAKE_DESTROY_AH))
-		return errno;
-	free(ah);
-	fake_open.ah--;
-	return 0;
+	return fake_obj_release(FAKE_DESTROY_AH, ah, &fake_open.ah);
 }
 
 /* ---- rdma_cm -------------------------------------------------------------- */
@@ -420,25 +430,21 @@ void __wrap_rdma_destroy_event_channel(struct rdma_event_channel *ch)
 int __wrap_rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id,
 			  void *context, enum rdma_port_space ps)
 {
-	struct rdma_cm_id *cm_id = calloc(1, sizeof(*cm_id));
+	struct rdma_cm_id *cm_id = fake_obj_new(sizeof(*cm_id),
+						&fake_open.cm_id);
 
-	if (!cm_id) {
-		errno = ENOMEM;
+	if (!cm_id)
 		return -1;
-	}
 	cm_id->channel = ch;
 	cm_id->context = context;
 	cm_id->ps = ps;
 	*id = cm_id;
-	fake_open.cm_id++;
 	return 0;
 }
 
 int __wrap_rdma_destroy_id(struct rdma_cm_id *id)
 {
-	free(id);
-	fake_open.cm_id--;
-	return 0;
+	return fake_obj_free(id, &fake_open.cm_id);
 }
 
 int __wrap_rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
@@ -541,20 +547,14 @@ int __wrap_rdma_ack_cm_event(struct rdma_cm_event *event)
  * list counts as one open context; FAKE_OPEN_DEVICE makes it fail. */
 struct ibv_context **__wrap_rdma_get_devices(int *num)
 {
-	struct ibv_context **list;
+	struct ibv_context **list = fake_dev_list_new(FAKE_OPEN_DEVICE,
+						      sizeof(*list), num);
 	int i;
 
-	if (fake_should_fail(FAKE_OPEN_DEVICE))
+	if (!list)
 		return NULL;
-	list = calloc((size_t)fake_ndevs + 1, sizeof(*list));
-	if (!list) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	for (i = 0; i < fake_ndevs; i++)
 		list[i] = fake_devs[i].cm_ctx;
-	if (num)
-		*num = fake_ndevs;
 	fake_open.ctx++;
 	return list;
 }

@@ -60,6 +60,7 @@ struct objs {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_eq *eq;
+	struct fid_av *av;		/* setup_table_av's */
 };
 
 static void open_objs(struct objs *o, uint8_t link)
@@ -90,7 +91,7 @@ static int teardown(void **state)
 {
 	struct objs *o = *state;
 
-	test_close(o->eq, o->domain, o->fabric);
+	test_close(o->av, o->eq, o->domain, o->fabric);
 	fi_freeinfo(o->all);
 	free(o);
 	unit_fake_release();
@@ -124,6 +125,17 @@ static struct fid_av *open_av(struct objs *o, enum fi_av_type type,
 
 	assert_int_equal(fi_av_open(o->domain, &attr, &av, NULL), 0);
 	return av;
+}
+
+/* Most tests: the objects and a table AV (flags 0) in o->av. */
+static int setup_table_av(void **state)
+{
+	struct objs *o;
+
+	setup(state);
+	o = *state;
+	o->av = open_av(o, FI_AV_TABLE, 0);
+	return 0;
 }
 
 static struct lfv_av *lav(struct fid_av *av)
@@ -308,7 +320,7 @@ static void test_ib_link_layer_sets_dlid(void **state)
 static void test_lookup_truncation(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name n = name_of(3);
 	uint8_t buf[sizeof(n) + 8];
 	fi_addr_t fa;
@@ -336,13 +348,12 @@ static void test_lookup_truncation(void **state)
 			 -FI_EINVAL);
 	assert_int_equal(fi_av_lookup(av, 1, buf, &len), -FI_EINVAL);
 	assert_int_equal(len, 8);		/* untouched on failure */
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 static void test_straddr(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	const char *want = "fi_addr_ib_ud://fe80::1:0:5:12/5/11111111";
 	struct lfv_ud_name n = name_of(5);
 	char buf[128], small[10];
@@ -374,7 +385,6 @@ static void test_straddr(void **state)
 		"fi_addr_ib_ud://::ffff:10.77.0.1:abcdef/ffff/80010000");
 	assert_null(fi_av_straddr(av, NULL, buf, &len));
 	assert_null(fi_av_straddr(av, &n, buf, NULL));
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 static void test_remove_and_reinsert_table(void **state)
@@ -459,7 +469,7 @@ static void test_map_generations(void **state)
 static void test_bad_addresses(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name names[3] = { name_of(1), name_of(2), name_of(3) };
 	fi_addr_t fa[3];
 	int err[3];
@@ -491,7 +501,6 @@ static void test_bad_addresses(void **state)
 			 -FI_EBADFLAGS);
 	assert_int_equal(fi_av_insert(av, names, 1, fa, FI_SYNC_ERR, NULL),
 			 -FI_EINVAL);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 static void test_ah_failure(void **state)
@@ -785,7 +794,7 @@ static void test_event_insert(void **state)
 static void test_bind_without_event(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name n = name_of(1);
 	uint32_t event;
 	fi_addr_t fa;
@@ -797,7 +806,6 @@ static void test_bind_without_event(void **state)
 	assert_int_equal(fi_av_insert(av, &n, 1, &fa, 0, NULL), 1);
 	assert_int_equal(fi_eq_read(o->eq, &event, buf, sizeof(buf), 0),
 			 -FI_EAGAIN);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 static void test_close_busy(void **state)
@@ -866,7 +874,7 @@ static void assert_sidr_dst(int call, const char *ip, uint16_t port)
 static void test_service_name_insert(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name svc = service_name("10.1.0.7", 7471);
 	struct lfv_ud_name qp = name_of(6), got;
 	char str[64];
@@ -890,7 +898,6 @@ static void test_service_name_insert(void **state)
 					qp.qpn), fa);
 	assert_int_equal(lfv_av_dest(lfv_av_from_fid(&av->fid), fa)->qpn,
 			 qp.qpn);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 /* Whatever answers a service resolution is checked: an answer that is not
@@ -900,7 +907,7 @@ static void test_service_name_insert(void **state)
 static void test_service_answer_checked(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name svc = service_name("10.1.0.7", 7471);
 	struct lfv_ud_name qp = name_of(6);
 	struct lfv_svc_reply *r = (void *)fake_sidr.priv;
@@ -930,7 +937,6 @@ static void test_service_answer_checked(void **state)
 	fake_sidr.status = -ETIMEDOUT;
 	assert_int_equal(fi_av_insert(av, &svc, 1, &fa, FI_SYNC_ERR, &err), 0);
 	assert_int_equal(err, FI_ETIMEDOUT);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 /* Nobody listens at the port yet: tried again until svc_timeout, then
@@ -939,7 +945,7 @@ static void test_service_answer_checked(void **state)
 static void test_service_refused_unreachable(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name svc = service_name("10.1.0.7", 7471);
 	size_t saved = lfv_params.svc_timeout;
 	fi_addr_t fa;
@@ -960,7 +966,6 @@ static void test_service_refused_unreachable(void **state)
 	assert_int_equal(fake_sidr.calls, 0);
 	lfv_params.svc_timeout = saved;
 	assert_int_equal(fake_open.channel, 0);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 /* fi_av_insertsvc and fi_av_insertsym resolve hosts and services: nodes
@@ -968,7 +973,7 @@ static void test_service_refused_unreachable(void **state)
 static void test_insertsvc_insertsym(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct lfv_ud_name qp = name_of(9);
 	fi_addr_t fa[4];
 
@@ -997,19 +1002,17 @@ static void test_insertsvc_insertsym(void **state)
 	assert_int_equal(fi_av_insertsvc(av, NULL, "9000", fa, 0, NULL),
 			 -FI_EINVAL);
 	assert_int_equal(fake_sidr.calls, 5);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 static void test_unimplemented(void **state)
 {
 	struct objs *o = *state;
-	struct fid_av *av = open_av(o, FI_AV_TABLE, 0);
+	struct fid_av *av = o->av;
 	struct fi_av_set_attr set_attr = { 0 };
 	struct fid_av_set *set;
 
 	assert_int_equal(fi_av_set(av, &set_attr, &set, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_control(&av->fid, FI_GETWAIT, NULL), -FI_ENOSYS);
-	assert_int_equal(fi_close(&av->fid), 0);
 }
 
 static void test_out_of_memory(void **state)
@@ -1465,6 +1468,7 @@ static void test_named_bad_segment(void **state)
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TA(fn) cmocka_unit_test_setup_teardown(fn, setup_table_av, teardown)
 
 int main(void)
 {
@@ -1475,23 +1479,23 @@ int main(void)
 		T(test_open_on_msg_domain),
 		T(test_insert_lookup_table),
 		T(test_ib_link_layer_sets_dlid),
-		T(test_lookup_truncation),
-		T(test_straddr),
+		TA(test_lookup_truncation),
+		TA(test_straddr),
 		T(test_remove_and_reinsert_table),
 		T(test_map_generations),
-		T(test_bad_addresses),
+		TA(test_bad_addresses),
 		T(test_ah_failure),
 		T(test_destroy_ah_failure),
 		T(test_reverse),
 		T(test_rx_ctx_bits),
 		T(test_event_insert),
-		T(test_bind_without_event),
+		TA(test_bind_without_event),
 		T(test_close_busy),
-		T(test_service_name_insert),
-		T(test_service_answer_checked),
-		T(test_service_refused_unreachable),
-		T(test_insertsvc_insertsym),
-		T(test_unimplemented),
+		TA(test_service_name_insert),
+		TA(test_service_answer_checked),
+		TA(test_service_refused_unreachable),
+		TA(test_insertsvc_insertsym),
+		TA(test_unimplemented),
 		T(test_out_of_memory),
 		T(test_event_queue_full_undoes),
 		T(test_concurrent_insert_dest),

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "lfv_cq.h"
+#include "unit_peer_cq.h"
 #include "unit_wait.h"
 #include "../test_with.h"
 
@@ -712,42 +713,6 @@ static void test_owner_write_wakes_sread(void **state)
 
 /* ---- peer CQ, peer role -------------------------------------------------------- */
 
-struct fake_owner {
-	struct fid_peer_cq peer;
-	struct lfv_cq_comp got[8];
-	int ngot;
-	int nerr;
-};
-
-static ssize_t fake_owner_write(struct fid_peer_cq *cq, void *context,
-				uint64_t flags, size_t len, void *buf,
-				uint64_t data, uint64_t tag, fi_addr_t src)
-{
-	struct fake_owner *o = lfv_container_of(cq, struct fake_owner, peer);
-
-	o->got[o->ngot++] = (struct lfv_cq_comp){
-		.context = context, .flags = flags, .len = len, .buf = buf,
-		.data = data, .tag = tag, .src = src,
-	};
-	return 0;
-}
-
-static ssize_t fake_owner_writeerr(struct fid_peer_cq *cq,
-				   const struct fi_cq_err_entry *err)
-{
-	struct fake_owner *o = lfv_container_of(cq, struct fake_owner, peer);
-
-	(void)err;
-	o->nerr++;
-	return 0;
-}
-
-static struct fi_ops_cq_owner fake_owner_ops = {
-	.size = sizeof(struct fi_ops_cq_owner),
-	.write = fake_owner_write,
-	.writeerr = fake_owner_writeerr,
-};
-
 static int progress_calls;
 
 static void count_progress(void *arg)
@@ -758,9 +723,9 @@ static void count_progress(void *arg)
 
 static void test_peer_role(void **state)
 {
-	struct fake_owner owner = { .peer.owner_ops = &fake_owner_ops };
+	struct unit_peer_cq owner;
 	struct fi_peer_cq_context pctx = { .size = sizeof(pctx),
-					   .cq = &owner.peer };
+					   .cq = &owner.cq };
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
 				   .flags = FI_PEER };
 	struct lfv_cq_params p = params(false, FI_VERSION(1, 17));
@@ -773,23 +738,24 @@ static void test_peer_role(void **state)
 	struct lfv_cq *lcq;
 
 	(void)state;
+	unit_peer_cq_init(&owner);
 	assert_int_equal(lfv_cq_open(&attr, &pctx, &p, &cq), 0);
 	lcq = lfv_cq_from_fid(cq);
 	lfv_cq_set_progress(lcq, (struct lfv_progress_hook){ count_progress,
 							     NULL });
 	/* Our completions go to the owner, with every field. */
 	assert_int_equal(lfv_cq_write(lcq, &c), 0);
-	assert_int_equal(owner.ngot, 1);
-	assert_int_equal(owner.got[0].tag, 2009);
-	assert_int_equal(owner.got[0].src, 3009);
+	assert_int_equal(owner.nwrites, 1);
+	assert_int_equal(owner.writes[0].tag, 2009);
+	assert_int_equal(owner.writes[0].src, 3009);
 	lfv_cq_format_slot(lcq, slots, &c);
 	c.tag = 77;
 	lfv_cq_format_slot(lcq, (char *)slots + lfv_cq_slot_size(lcq), &c);
 	assert_int_equal(lfv_cq_write_batch(lcq, slots, 2), 2);
-	assert_int_equal(owner.ngot, 3);
-	assert_int_equal(owner.got[2].tag, 77);
+	assert_int_equal(owner.nwrites, 3);
+	assert_int_equal(owner.writes[2].tag, 77);
 	assert_int_equal(lfv_cq_write_err(lcq, &err), 0);
-	assert_int_equal(owner.nerr, 1);
+	assert_int_equal(owner.nerrs, 1);
 	/* fi_cq_read(cq, NULL, 0) drives progress; the rest is the owner's. */
 	progress_calls = 0;
 	assert_int_equal(fi_cq_read(cq, NULL, 0), 0);

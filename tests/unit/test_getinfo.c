@@ -63,6 +63,21 @@ static struct fi_info *hints_new(void)
 	return hints;
 }
 
+/* Most hint tests: device fake0 on 10.1.0.0/24, fresh hints in *state. */
+static int setup_fake0_hints(void **state)
+{
+	setup(state);
+	fake_verbs_add("fake0", "10.1.0.5", 24);
+	*state = hints_new();
+	return 0;
+}
+
+static int teardown_hints(void **state)
+{
+	fi_freeinfo(*state);
+	return teardown(state);
+}
+
 /* Devices fake0 on 10.1.0.0/24 and fake1 on 10.2.0.0/24; hints for MSG. */
 static struct fi_info *two_devices_msg_hints(void)
 {
@@ -72,6 +87,53 @@ static struct fi_info *two_devices_msg_hints(void)
 	fake_verbs_add("fake1", "10.2.0.5", 24);
 	hints->ep_attr->type = FI_EP_MSG;
 	return hints;
+}
+
+/* A copy of addr (len bytes) in a hints address field, which
+ * fi_freeinfo frees. */
+static void hints_set_addr(void **field, size_t *field_len, const void *addr,
+			   size_t len)
+{
+	*field = malloc(len);
+	assert_non_null(*field);
+	memcpy(*field, addr, len);
+	*field_len = len;
+}
+
+static int setup_two_devices(void **state)
+{
+	setup(state);
+	*state = two_devices_msg_hints();
+	return 0;
+}
+
+/* getinfo whose one answer is MSG. */
+static struct fi_info *getinfo_one_msg(const struct fi_info *hints)
+{
+	struct fi_info *info = NULL;
+
+	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
+	assert_int_equal(count_infos(info), 1);
+	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	return info;
+}
+
+/* hints with field past what the device offers find nothing; the field
+ * is left unset again (0) for the next check. */
+#define assert_nodata_unset(hints, field, value) \
+	do { \
+		(hints)->field = (value); \
+		assert_nodata(V, NULL, NULL, 0, (hints)); \
+		(hints)->field = 0; \
+	} while (0)
+
+/* Answers without MSG (no IP address, no rdma_cm, a UD address format):
+ * DGRAM, then RDM. */
+static void assert_ud_only(const struct fi_info *info)
+{
+	assert_int_equal(count_infos(info), 2);
+	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
+	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
 }
 
 /* getinfo that must find nothing. */
@@ -213,9 +275,7 @@ static void test_device_without_ip_has_no_msg(void **state)
 	(void)state;
 	fake_verbs_add("fake0", NULL, 0);
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
-	assert_int_equal(count_infos(info), 2);
-	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
-	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
+	assert_ud_only(info);
 	assert_string_equal(info->fabric_attr->name, "IB-0xfe80000000000000");
 	fi_freeinfo(info);
 }
@@ -267,9 +327,7 @@ static void test_no_rdma_cm_no_msg(void **state)
 	fake_verbs_add("fake0", "10.1.0.5", 24);
 	fake_verbs_fail(FAKE_CREATE_CHANNEL, ENODEV);
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
-	assert_int_equal(count_infos(info), 2);
-	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
-	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
+	assert_ud_only(info);
 	fi_freeinfo(info);
 }
 
@@ -313,10 +371,8 @@ static void test_locality_order(void **state)
 
 static void test_hint_ep_type(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->ep_attr->type = FI_EP_MSG;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 1);
@@ -338,15 +394,12 @@ static void test_hint_ep_type(void **state)
 	 * defines the name as FI_EP_UNSPEC). */
 	hints->ep_attr->type = (enum fi_ep_type)4;
 	assert_nodata(V, NULL, NULL, 0, hints);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_caps(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->ep_attr->type = FI_EP_MSG;
 	hints->caps = FI_MSG | FI_SEND;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
@@ -369,28 +422,22 @@ static void test_hint_caps(void **state)
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->caps = FI_MSG | FI_SOURCE; /* secondary cap not supported */
 	assert_nodata(V, NULL, NULL, 0, hints);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_mode(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->mode = 0; /* lfverbs needs no mode bits */
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(info->mode, 0);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_mr_mode(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	/* MSG (and DGRAM) post the application's buffers: local keys. */
 	hints->ep_attr->type = FI_EP_MSG;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR;
@@ -462,15 +509,12 @@ static void test_hint_mr_mode(void **state)
 	assert_int_equal(info->domain_attr->mr_mode, 0);
 	assert_true(info->mode & LFV_LOCAL_MR);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_names(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	fake_verbs_add("fake1", "10.2.0.5", 24);
 	hints->domain_attr->name = strdup("fake1");
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
@@ -490,15 +534,12 @@ static void test_hint_names(void **state)
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 3); /* fake1: MSG, DGRAM, RDM */
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_domain_attrs(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->ep_attr->type = FI_EP_MSG;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
@@ -515,39 +556,25 @@ static void test_hint_domain_attrs(void **state)
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(info->domain_attr->cq_data_size, 4);
 	fi_freeinfo(info);
-	hints->domain_attr->cq_data_size = 8;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->domain_attr->cq_data_size = 0;
-	hints->domain_attr->mr_iov_limit = 2;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->domain_attr->mr_iov_limit = 0;
-	hints->domain_attr->auth_key_size = 8;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->domain_attr->auth_key_size = 0;
-	hints->domain_attr->cq_cnt = (1 << 16) + 1;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->domain_attr->cq_cnt = 0;
-	hints->domain_attr->max_ep_srx_ctx = 2; /* one SRQ per endpoint */
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->domain_attr->max_ep_srx_ctx = 0;
-	hints->domain_attr->max_ep_stx_ctx = 2; /* one per endpoint */
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->domain_attr->max_ep_stx_ctx = 0;
+	assert_nodata_unset(hints, domain_attr->cq_data_size, 8);
+	assert_nodata_unset(hints, domain_attr->mr_iov_limit, 2);
+	assert_nodata_unset(hints, domain_attr->auth_key_size, 8);
+	assert_nodata_unset(hints, domain_attr->cq_cnt, (1 << 16) + 1);
+	/* One SRQ, one shared transmit context per endpoint. */
+	assert_nodata_unset(hints, domain_attr->max_ep_srx_ctx, 2);
+	assert_nodata_unset(hints, domain_attr->max_ep_stx_ctx, 2);
 	hints->domain_attr->av_type = FI_AV_MAP;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_tx_rx_attrs(void **state)
 {
 	const enum fi_ep_type types[] = { FI_EP_MSG, FI_EP_RDM, FI_EP_DGRAM };
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	size_t i;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->ep_attr->type = FI_EP_MSG;
 	hints->tx_attr->size = 1 << 14;		/* exactly max_qp_wr */
 	hints->rx_attr->iov_limit = 32;
@@ -559,29 +586,19 @@ static void test_hint_tx_rx_attrs(void **state)
 	assert_int_equal(info->tx_attr->inject_size, 160);
 	fi_freeinfo(info);
 
-	hints->tx_attr->size = (1 << 14) + 1;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->tx_attr->size = 0;
-	hints->tx_attr->inject_size = 161;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->tx_attr->inject_size = 0;
-	hints->rx_attr->iov_limit = 33;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->rx_attr->iov_limit = 0;
+	assert_nodata_unset(hints, tx_attr->size, (1 << 14) + 1);
+	assert_nodata_unset(hints, tx_attr->inject_size, 161);
+	assert_nodata_unset(hints, rx_attr->iov_limit, 33);
 	hints->tx_attr->msg_order = FI_ORDER_RAW; /* RC orders it */
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	fi_freeinfo(info);
-	hints->tx_attr->msg_order = FI_ORDER_WAR; /* reads may be passed */
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->tx_attr->msg_order = 0;
+	/* Reads may be passed. */
+	assert_nodata_unset(hints, tx_attr->msg_order, FI_ORDER_WAR);
 	/* Default completion levels: RC completes at the peer's ack, which
 	 * is each of them, on MSG; RDM sends with delivery complete go by
 	 * rendezvous; DGRAM takes FI_COMPLETION only. */
 	hints->tx_attr->op_flags = FI_INJECT_COMPLETE;
-	info = NULL;
-	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 1);
-	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	info = getinfo_one_msg(hints);
 	assert_int_equal(info->tx_attr->op_flags, FI_INJECT_COMPLETE);
 	fi_freeinfo(info);
 	hints->ep_attr->type = FI_EP_RDM;
@@ -615,20 +632,14 @@ static void test_hint_tx_rx_attrs(void **state)
 	hints->rx_attr->op_flags = FI_MULTI_RECV;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->caps = FI_MSG | FI_MULTI_RECV;
-	info = NULL;
-	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 1);
-	assert_int_equal(info->ep_attr->type, FI_EP_MSG);
+	info = getinfo_one_msg(hints);
 	assert_int_equal(info->rx_attr->op_flags, FI_MULTI_RECV);
 	fi_freeinfo(info);
 	hints->caps = 0;
 	hints->rx_attr->op_flags = 0;
-	hints->ep_attr->max_msg_size = (size_t)(1U << 31) + 1;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->ep_attr->max_msg_size = 0;
-	hints->ep_attr->protocol = FI_PROTO_IB_UD;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->ep_attr->protocol = 0;
+	assert_nodata_unset(hints, ep_attr->max_msg_size,
+			    (size_t)(1U << 31) + 1);
+	assert_nodata_unset(hints, ep_attr->protocol, FI_PROTO_IB_UD);
 	hints->ep_attr->tx_ctx_cnt = 2; /* no scalable endpoints */
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; /* fi_stx_context */
@@ -641,15 +652,12 @@ static void test_hint_tx_rx_attrs(void **state)
 	assert_int_equal(info->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
 	assert_int_equal(info->domain_attr->max_ep_srx_ctx, 1);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_addr_format(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->addr_format = FI_SOCKADDR_IN6;
 	assert_nodata(V, NULL, NULL, 0, hints);
 	hints->addr_format = FI_SOCKADDR;
@@ -660,19 +668,15 @@ static void test_addr_format(void **state)
 	hints->addr_format = FI_ADDR_IB_UD;
 	info = NULL;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
-	assert_int_equal(count_infos(info), 2);
-	assert_int_equal(info->ep_attr->type, FI_EP_DGRAM);
-	assert_int_equal(info->next->ep_attr->type, FI_EP_RDM);
+	assert_ud_only(info);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_node_service_source(void **state)
 {
-	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	struct sockaddr_in *sin;
 
-	(void)state;
 	assert_int_equal(lfv_getinfo(V, "10.2.0.5", "7471", FI_SOURCE, hints,
 				     &info), 0);
 	assert_int_equal(count_infos(info), 1);
@@ -693,15 +697,13 @@ static void test_node_service_source(void **state)
 	assert_nodata(V, "10.9.9.9", "7471", FI_SOURCE, hints);
 	assert_nodata(V, "not a host name!", NULL, FI_SOURCE | FI_NUMERICHOST,
 		      hints);
-	fi_freeinfo(hints);
 }
 
 static void test_node_destination(void **state)
 {
-	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	struct sockaddr_in *sin;
 
-	(void)state;
 	assert_int_equal(lfv_getinfo(V, "10.2.0.77", "9000", 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 1);
 	assert_string_equal(info->domain_attr->name, "fake1");
@@ -715,50 +717,42 @@ static void test_node_destination(void **state)
 
 	/* No route through any RDMA device. */
 	assert_nodata(V, "192.0.2.1", "9000", 0, hints);
-	fi_freeinfo(hints);
 }
 
 static void test_hint_addresses(void **state)
 {
-	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	struct sockaddr_in src = { .sin_family = AF_INET };
 
-	(void)state;
 	hints->addr_format = FI_SOCKADDR_IN;
 	src.sin_addr.s_addr = inet_addr("10.1.0.5");
 	src.sin_port = htons(1234);
-	hints->src_addr = malloc(sizeof(src));
-	memcpy(hints->src_addr, &src, sizeof(src));
-	hints->src_addrlen = sizeof(src);
+	hints_set_addr(&hints->src_addr, &hints->src_addrlen,
+		       &src, sizeof(src));
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 1);
 	assert_string_equal(info->domain_attr->name, "fake0");
 	assert_int_equal(((struct sockaddr_in *)info->src_addr)->sin_port,
 			 htons(1234));
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 static void test_ud_hint_addresses(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	struct lfv_ud_name name = { 0 };
 	struct fake_dev *dev1;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	dev1 = fake_verbs_add("fake1", "10.2.0.5", 24);
 	hints->addr_format = FI_ADDR_IB_UD;
 	memcpy(name.gid, dev1->gid.raw, 16);
-	hints->src_addr = malloc(sizeof(name));
-	memcpy(hints->src_addr, &name, sizeof(name));
-	hints->src_addrlen = sizeof(name);
+	hints_set_addr(&hints->src_addr, &hints->src_addrlen,
+		       &name, sizeof(name));
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 2);
 	assert_string_equal(info->domain_attr->name, "fake1");
 	assert_string_equal(info->next->domain_attr->name, "fake1");
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 /* The service name (lfv_svc.h) of ip:port. */
@@ -785,10 +779,9 @@ static void assert_service_name(const void *addr, size_t len, const char *ip,
 static void test_ud_node_service(void **state)
 {
 	enum fi_ep_type types[] = { FI_EP_DGRAM, FI_EP_RDM };
-	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < 2; i++) {
 		hints->ep_attr->type = types[i];
 		assert_int_equal(lfv_getinfo(V, "10.2.0.77", "9000", 0, hints,
@@ -819,44 +812,38 @@ static void test_ud_node_service(void **state)
 		fi_freeinfo(info);
 		assert_nodata(V, "192.0.2.1", "9000", 0, hints);
 	}
-	fi_freeinfo(hints);
 }
 
 /* A service name given back in the hints stands for its address. */
 static void test_ud_service_name_hints(void **state)
 {
-	struct fi_info *hints = two_devices_msg_hints(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct lfv_ud_name dst;
 
-	(void)state;
 	sin.sin_addr.s_addr = inet_addr("10.2.0.9");
 	sin.sin_port = htons(9100);
 	assert_int_equal(lfv_ud_name_from_sockaddr((void *)&sin, &dst), 0);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->addr_format = FI_ADDR_IB_UD;
-	hints->dest_addr = malloc(sizeof(dst));
-	memcpy(hints->dest_addr, &dst, sizeof(dst));
-	hints->dest_addrlen = sizeof(dst);
+	hints_set_addr(&hints->dest_addr, &hints->dest_addrlen,
+		       &dst, sizeof(dst));
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_int_equal(count_infos(info), 1);
 	assert_string_equal(info->domain_attr->name, "fake1");
 	assert_service_name(info->dest_addr, info->dest_addrlen, "10.2.0.9",
 			    9100);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 /* fi_getinfo(3): a passive endpoint in hints->handle comes back in the
  * MSG answers' handle (fi_endpoint then takes over its address). */
 static void test_hint_pep_handle(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL, *fi;
+	struct fi_info *hints = *state, *info = NULL, *fi;
 	struct fid pep = { .fclass = FI_CLASS_PEP };
 	size_t msg = 0;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->handle = &pep;
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	for (fi = info; fi; fi = fi->next) {
@@ -868,7 +855,6 @@ static void test_hint_pep_handle(void **state)
 	assert_int_equal(msg, 1);
 	fi_freeinfo(info);
 	hints->handle = NULL;
-	fi_freeinfo(hints);
 }
 
 /* FI_RX_CQ_DATA: an RC write's remote CQ data consumes a posted receive,
@@ -877,10 +863,8 @@ static void test_hint_pep_handle(void **state)
  * DGRAM and RDM (RDM's data travels in a provider message). */
 static void test_rx_cq_data_mode(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL, *fi;
+	struct fi_info *hints = *state, *info = NULL, *fi;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, NULL, &info), 0);
 	for (fi = info; fi; fi = fi->next) {
 		assert_int_equal(fi->ep_attr->type == FI_EP_MSG,
@@ -912,7 +896,6 @@ static void test_rx_cq_data_mode(void **state)
 	assert_false(info->mode & FI_RX_CQ_DATA);
 	assert_false(info->rx_attr->mode & FI_RX_CQ_DATA);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 /* fabtests' hints: every mode bit, its default mr_mode (fi_getinfo_test). */
@@ -949,6 +932,30 @@ static void assert_dir_caps(const struct fi_info *info)
 	}
 }
 
+/* The OR of the bits[] that combo selects: bit i of combo for bits[i]. */
+static uint64_t combo_bits(const uint64_t *bits, size_t nbits, size_t combo)
+{
+	uint64_t or = 0;
+	size_t i;
+
+	for (i = 0; i < nbits; i++)
+		if (combo & ((size_t)1 << i))
+			or |= bits[i];
+	return or;
+}
+
+/* getinfo over hints that may find nothing: the answers, or NULL. */
+static struct fi_info *getinfo_or_none(const struct fi_info *hints)
+{
+	struct fi_info *info = NULL;
+	int ret = lfv_getinfo(V, NULL, NULL, 0, hints, &info);
+
+	if (ret == -FI_ENODATA)
+		return NULL;
+	assert_int_equal(ret, 0);
+	return info;
+}
+
 /* fi_getinfo_test caps2 and caps1: tx/rx caps hold only what applies to
  * that direction, with and without hints, for every primary-cap combo. */
 static void test_dir_caps(void **state)
@@ -960,8 +967,7 @@ static void test_dir_caps(void **state)
 	const size_t nbits = sizeof(bits) / sizeof(bits[0]);
 	struct fi_info *hints, *info = NULL, *fi;
 	uint64_t caps, tx_want, rx_want;
-	size_t combo, i, answered = 0;
-	int ret;
+	size_t combo, answered = 0;
 
 	(void)state;
 	fake_verbs_add("fake0", "10.1.0.5", 24);
@@ -971,15 +977,11 @@ static void test_dir_caps(void **state)
 
 	hints = fabtests_hints();
 	for (combo = 0; combo < ((size_t)1 << nbits); combo++) {
-		for (caps = 0, i = 0; i < nbits; i++)
-			if (combo & ((size_t)1 << i))
-				caps |= bits[i];
+		caps = combo_bits(bits, nbits, combo);
 		hints->caps = caps;
-		info = NULL;
-		ret = lfv_getinfo(V, NULL, NULL, 0, hints, &info);
-		if (ret == -FI_ENODATA)
+		info = getinfo_or_none(hints);
+		if (!info)
 			continue;
-		assert_int_equal(ret, 0);
 		answered++;
 		assert_dir_caps(info);
 		tx_want = caps & TX_APPLICABLE;
@@ -1041,9 +1043,7 @@ static void test_rma_ordering_sizes(void **state)
 	assert_int_equal(lfv_getinfo(V, NULL, NULL, 0, hints, &info), 0);
 	assert_true(info->ep_attr->max_order_waw_size >= max - 1);
 	fi_freeinfo(info);
-	hints->ep_attr->max_order_waw_size = max + 1;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->ep_attr->max_order_waw_size = 0;
+	assert_nodata_unset(hints, ep_attr->max_order_waw_size, max + 1);
 	hints->tx_attr->msg_order = FI_ORDER_WAR;
 	hints->rx_attr->msg_order = FI_ORDER_WAR;
 	assert_nodata(V, NULL, NULL, 0, hints);
@@ -1058,10 +1058,8 @@ static void test_rma_ordering_sizes(void **state)
 
 static void test_mr_mode_not_rma_target(void **state)
 {
-	struct fi_info *hints = hints_new(), *info = NULL;
+	struct fi_info *hints = *state, *info = NULL;
 
-	(void)state;
-	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED;
 	hints->mode = FI_CONTEXT;
@@ -1080,9 +1078,7 @@ static void test_mr_mode_not_rma_target(void **state)
 	fi_freeinfo(info);
 	hints->caps = FI_TAGGED | FI_RMA | FI_REMOTE_WRITE;
 	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->caps = FI_TAGGED | FI_ATOMIC;
-	assert_nodata(V, NULL, NULL, 0, hints);
-	hints->caps = 0;
+	assert_nodata_unset(hints, caps, FI_TAGGED | FI_ATOMIC);
 	assert_nodata(V, NULL, NULL, 0, hints);
 	/* Offered, the target bits stay in the answer as before. */
 	hints->caps = FI_TAGGED;
@@ -1092,33 +1088,29 @@ static void test_mr_mode_not_rma_target(void **state)
 	assert_int_equal(info->domain_attr->mr_mode,
 			 LFV_MR_MODE & ~FI_MR_LOCAL);
 	fi_freeinfo(info);
-	fi_freeinfo(hints);
 }
 
 /* fi_getinfo_test mr_mode6: an answer's mr_mode holds only bits the hints
  * offered, for every combination of the eight mode bits. */
 static void test_mr_mode_subset(void **state)
 {
-	const int bits[] = { FI_MR_LOCAL, FI_MR_RAW, FI_MR_VIRT_ADDR,
-			     FI_MR_ALLOCATED, FI_MR_PROV_KEY, FI_MR_MMU_NOTIFY,
-			     FI_MR_RMA_EVENT, FI_MR_ENDPOINT };
+	const uint64_t bits[] = { FI_MR_LOCAL, FI_MR_RAW, FI_MR_VIRT_ADDR,
+				  FI_MR_ALLOCATED, FI_MR_PROV_KEY,
+				  FI_MR_MMU_NOTIFY, FI_MR_RMA_EVENT,
+				  FI_MR_ENDPOINT };
 	struct fi_info *hints, *info = NULL, *fi;
-	size_t combo, i, answered = 0;
-	int mode, ret;
+	size_t combo, answered = 0;
+	uint64_t mode;
 
 	(void)state;
 	fake_verbs_add("fake0", "10.1.0.5", 24);
 	hints = fabtests_hints();
 	for (combo = 0; combo < 256; combo++) {
-		for (mode = 0, i = 0; i < 8; i++)
-			if (combo & ((size_t)1 << i))
-				mode |= bits[i];
-		hints->domain_attr->mr_mode = mode;
-		info = NULL;
-		ret = lfv_getinfo(V, NULL, NULL, 0, hints, &info);
-		if (ret == -FI_ENODATA)
+		mode = combo_bits(bits, 8, combo);
+		hints->domain_attr->mr_mode = (int)mode;
+		info = getinfo_or_none(hints);
+		if (!info)
 			continue;
-		assert_int_equal(ret, 0);
 		answered++;
 		for (fi = info; fi; fi = fi->next)
 			assert_int_equal(fi->domain_attr->mr_mode & ~mode, 0);
@@ -1129,13 +1121,17 @@ static void test_mr_mode_subset(void **state)
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TH(fn) cmocka_unit_test_setup_teardown(fn, setup_fake0_hints, \
+						teardown_hints)
+#define T2(fn) cmocka_unit_test_setup_teardown(fn, setup_two_devices, \
+						teardown_hints)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_no_device),
-		T(test_ud_node_service),
-		T(test_ud_service_name_hints),
+		T2(test_ud_node_service),
+		T2(test_ud_service_name_hints),
 		T(test_device_list_failure),
 		T(test_defaults_from_device),
 		T(test_params_shape_defaults),
@@ -1146,24 +1142,24 @@ int main(void)
 		T(test_no_rdma_cm_no_msg),
 		T(test_device_name_param),
 		T(test_locality_order),
-		T(test_hint_ep_type),
-		T(test_hint_caps),
-		T(test_hint_mode),
-		T(test_hint_mr_mode),
-		T(test_hint_names),
-		T(test_hint_domain_attrs),
-		T(test_hint_tx_rx_attrs),
-		T(test_addr_format),
-		T(test_node_service_source),
-		T(test_node_destination),
-		T(test_hint_addresses),
-		T(test_ud_hint_addresses),
-		T(test_hint_pep_handle),
-		T(test_rx_cq_data_mode),
+		TH(test_hint_ep_type),
+		TH(test_hint_caps),
+		TH(test_hint_mode),
+		TH(test_hint_mr_mode),
+		TH(test_hint_names),
+		TH(test_hint_domain_attrs),
+		TH(test_hint_tx_rx_attrs),
+		TH(test_addr_format),
+		T2(test_node_service_source),
+		T2(test_node_destination),
+		T2(test_hint_addresses),
+		TH(test_ud_hint_addresses),
+		TH(test_hint_pep_handle),
+		TH(test_rx_cq_data_mode),
 		T(test_dir_caps),
 		T(test_rma_ordering_sizes),
 		T(test_mr_mode_subset),
-		T(test_mr_mode_not_rma_target),
+		TH(test_mr_mode_not_rma_target),
 	};
 
 	return cmocka_run_group_tests_name("getinfo", tests, NULL, NULL);

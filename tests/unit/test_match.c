@@ -26,6 +26,7 @@
 #include "lfv_cq.h"
 #include "lfv_match.h"
 #include "lfv_peer_srx.h"
+#include "unit_peer_cq.h"
 
 /* A peer's get_tag / get_msg through the owner ops `ops` on srx (which may
  * be NULL or not the owner's: the checks are the test), in the layout of
@@ -145,6 +146,31 @@ static void assert_engine_empty(struct lfv_match *m)
 	}
 }
 
+/* The engine tests: an engine in *state, which must be empty again at
+ * the end; with directed receive when the test's initial state is
+ * &engine_directed. */
+static bool engine_directed = true;
+
+static int engine_setup(void **state)
+{
+	struct lfv_match *m = malloc(sizeof(*m));
+
+	assert_non_null(m);
+	assert_int_equal(lfv_match_init(m, *state == &engine_directed), 0);
+	*state = m;
+	return 0;
+}
+
+static int engine_teardown(void **state)
+{
+	struct lfv_match *m = *state;
+
+	assert_engine_empty(m);
+	lfv_match_fini(m);
+	free(m);
+	return 0;
+}
+
 static void test_engine_init_bad_input(void **state)
 {
 	(void)state;
@@ -153,55 +179,47 @@ static void test_engine_init_bad_input(void **state)
 
 static void test_engine_posted_then_unexpected(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, false), 0);
-	post(&m, LFV_MATCH_TAG, 1, FI_ADDR_UNSPEC, 5, 0);
-	post(&m, LFV_MATCH_TAG, 2, FI_ADDR_UNSPEC, 5, 0);
-	post(&m, LFV_MATCH_TAG, 3, FI_ADDR_UNSPEC, 6, 0);
-	post(&m, LFV_MATCH_MSG, 4, FI_ADDR_UNSPEC, 0, 0);
-	post(&m, LFV_MATCH_MSG, 5, FI_ADDR_UNSPEC, 0, 0);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 7, 7), -1);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 7, 6), 3);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 7, 5), 1);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 7, 5), 2);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 7, 5), -1);
+	post(m, LFV_MATCH_TAG, 1, FI_ADDR_UNSPEC, 5, 0);
+	post(m, LFV_MATCH_TAG, 2, FI_ADDR_UNSPEC, 5, 0);
+	post(m, LFV_MATCH_TAG, 3, FI_ADDR_UNSPEC, 6, 0);
+	post(m, LFV_MATCH_MSG, 4, FI_ADDR_UNSPEC, 0, 0);
+	post(m, LFV_MATCH_MSG, 5, FI_ADDR_UNSPEC, 0, 0);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 7, 7), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 7, 6), 3);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 7, 5), 1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 7, 5), 2);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 7, 5), -1);
 	/* Untagged receives ignore tags, and the kinds do not mix. */
-	assert_int_equal(take_recv(&m, LFV_MATCH_MSG, 7, 99), 4);
-	assert_int_equal(take_recv(&m, LFV_MATCH_MSG, 7, 0), 5);
-	assert_int_equal(take_recv(&m, LFV_MATCH_MSG, 7, 0), -1);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
+	assert_int_equal(take_recv(m, LFV_MATCH_MSG, 7, 99), 4);
+	assert_int_equal(take_recv(m, LFV_MATCH_MSG, 7, 0), 5);
+	assert_int_equal(take_recv(m, LFV_MATCH_MSG, 7, 0), -1);
 }
 
 static void test_engine_unexpected_then_posted(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, false), 0);
-	arrive(&m, LFV_MATCH_TAG, 1, 10, 5);
-	arrive(&m, LFV_MATCH_TAG, 2, 11, 6);
-	arrive(&m, LFV_MATCH_TAG, 3, 12, 5);
-	arrive(&m, LFV_MATCH_TAG, 4, 13, 0x15);
-	arrive(&m, LFV_MATCH_MSG, 5, 14, 0);
+	arrive(m, LFV_MATCH_TAG, 1, 10, 5);
+	arrive(m, LFV_MATCH_TAG, 2, 11, 6);
+	arrive(m, LFV_MATCH_TAG, 3, 12, 5);
+	arrive(m, LFV_MATCH_TAG, 4, 13, 0x15);
+	arrive(m, LFV_MATCH_MSG, 5, 14, 0);
 	/* Peeking leaves the message queued. */
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 1);
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 1);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 1);
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 1);
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 1);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 1);
 	/* A wildcard takes the earliest arrival it accepts. */
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0, ~0ULL),
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0, ~0ULL),
 			 2);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0x10, 0xf),
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0x10, 0xf),
 			 4);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0x10, 0xf),
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0x10, 0xf),
 			 -1);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 3);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), -1);
-	assert_int_equal(take_msg(&m, LFV_MATCH_MSG, FI_ADDR_UNSPEC, 0, 0), 5);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), 3);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 5, 0), -1);
+	assert_int_equal(take_msg(m, LFV_MATCH_MSG, FI_ADDR_UNSPEC, 0, 0), 5);
 }
 
 /*
@@ -211,112 +229,100 @@ static void test_engine_unexpected_then_posted(void **state)
  */
 static void test_engine_wildcards_interleaved(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, false), 0);
-	post(&m, LFV_MATCH_TAG, 1, FI_ADDR_UNSPEC, 5, 0);	/* exact 5 */
-	post(&m, LFV_MATCH_TAG, 2, FI_ADDR_UNSPEC, 0x10, 0xf);	/* 0x1? */
-	post(&m, LFV_MATCH_TAG, 3, FI_ADDR_UNSPEC, 0x12, 0);	/* exact */
-	post(&m, LFV_MATCH_TAG, 4, FI_ADDR_UNSPEC, 0, ~0ULL);	/* any */
-	post(&m, LFV_MATCH_TAG, 5, FI_ADDR_UNSPEC, 0x12, 0);	/* exact */
-	post(&m, LFV_MATCH_TAG, 6, FI_ADDR_UNSPEC, 0x13, 0x1);	/* 0x12/3 */
+	post(m, LFV_MATCH_TAG, 1, FI_ADDR_UNSPEC, 5, 0);	/* exact 5 */
+	post(m, LFV_MATCH_TAG, 2, FI_ADDR_UNSPEC, 0x10, 0xf);	/* 0x1? */
+	post(m, LFV_MATCH_TAG, 3, FI_ADDR_UNSPEC, 0x12, 0);	/* exact */
+	post(m, LFV_MATCH_TAG, 4, FI_ADDR_UNSPEC, 0, ~0ULL);	/* any */
+	post(m, LFV_MATCH_TAG, 5, FI_ADDR_UNSPEC, 0x12, 0);	/* exact */
+	post(m, LFV_MATCH_TAG, 6, FI_ADDR_UNSPEC, 0x13, 0x1);	/* 0x12/3 */
 	/* The wildcard posted between two exact ones wins over both. */
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 0x12), 2);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 0x12), 2);
 	/* Now the exact one posted before the match-all wildcard. */
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 0x12), 3);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 0x12), 3);
 	/* The match-all wildcard before the second exact one. */
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 0x12), 4);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 0x12), 5);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 0x12), 6);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 0x12), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 0x12), 4);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 0x12), 5);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 0x12), 6);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 0x12), -1);
 	/* The exact receive posted first was never in the way. */
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 5), 1);
-	assert_engine_empty(&m);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 5), 1);
+	assert_engine_empty(m);
 
 	/* An exact receive posted before any wildcard wins over them. */
-	post(&m, LFV_MATCH_TAG, 7, FI_ADDR_UNSPEC, 9, 0);
-	post(&m, LFV_MATCH_TAG, 8, FI_ADDR_UNSPEC, 0, ~0ULL);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 9), 7);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 1, 9), 8);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
+	post(m, LFV_MATCH_TAG, 7, FI_ADDR_UNSPEC, 9, 0);
+	post(m, LFV_MATCH_TAG, 8, FI_ADDR_UNSPEC, 0, ~0ULL);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 9), 7);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 1, 9), 8);
 }
 
 /* Directed receive: specific sources, FI_ADDR_UNSPEC and wildcards. */
 static void test_engine_directed(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, true), 0);
-	post(&m, LFV_MATCH_TAG, 1, 2, 1, 0);
-	post(&m, LFV_MATCH_TAG, 2, FI_ADDR_UNSPEC, 1, 0);
-	post(&m, LFV_MATCH_TAG, 3, 3, 1, 0);
-	post(&m, LFV_MATCH_TAG, 4, 4, 0, ~0ULL);	/* anything from 4 */
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 3, 1), 2);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 3, 1), 3);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 3, 1), -1);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5, 1), -1);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 4, 1), 4);
+	post(m, LFV_MATCH_TAG, 1, 2, 1, 0);
+	post(m, LFV_MATCH_TAG, 2, FI_ADDR_UNSPEC, 1, 0);
+	post(m, LFV_MATCH_TAG, 3, 3, 1, 0);
+	post(m, LFV_MATCH_TAG, 4, 4, 0, ~0ULL);	/* anything from 4 */
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 3, 1), 2);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 3, 1), 3);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 3, 1), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 5, 1), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 4, 1), 4);
 	/* An unknown source only meets FI_ADDR_UNSPEC receives. */
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1), -1);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 2, 1), 1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 2, 1), 1);
 	/* With no FI_ADDR_UNSPEC receive left a directed lookup is the only
 	 * one; a new one is found again, and again after it is taken. */
-	post(&m, LFV_MATCH_TAG, 21, FI_ADDR_UNSPEC, 7, 0);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 9, 7), 21);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 9, 7), -1);
-	post(&m, LFV_MATCH_TAG, 22, 9, 7, 0);
-	post(&m, LFV_MATCH_TAG, 23, FI_ADDR_UNSPEC, 7, 0);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 8, 7), 23);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 9, 7), 22);
+	post(m, LFV_MATCH_TAG, 21, FI_ADDR_UNSPEC, 7, 0);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 9, 7), 21);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 9, 7), -1);
+	post(m, LFV_MATCH_TAG, 22, 9, 7, 0);
+	post(m, LFV_MATCH_TAG, 23, FI_ADDR_UNSPEC, 7, 0);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 8, 7), 23);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 9, 7), 22);
 
 	/* Untagged: per-source queues. */
-	post(&m, LFV_MATCH_MSG, 5, 7, 0, 0);
-	post(&m, LFV_MATCH_MSG, 6, FI_ADDR_UNSPEC, 0, 0);
-	assert_int_equal(take_recv(&m, LFV_MATCH_MSG, 8, 0), 6);
-	assert_int_equal(take_recv(&m, LFV_MATCH_MSG, 8, 0), -1);
-	assert_int_equal(take_recv(&m, LFV_MATCH_MSG, 7, 0), 5);
+	post(m, LFV_MATCH_MSG, 5, 7, 0, 0);
+	post(m, LFV_MATCH_MSG, 6, FI_ADDR_UNSPEC, 0, 0);
+	assert_int_equal(take_recv(m, LFV_MATCH_MSG, 8, 0), 6);
+	assert_int_equal(take_recv(m, LFV_MATCH_MSG, 8, 0), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_MSG, 7, 0), 5);
 
 	/* Unexpected messages by source. */
-	arrive(&m, LFV_MATCH_TAG, 11, 2, 1);
-	arrive(&m, LFV_MATCH_TAG, 12, 3, 1);
-	arrive(&m, LFV_MATCH_TAG, 13, FI_ADDR_UNSPEC, 1);
-	arrive(&m, LFV_MATCH_TAG, 14, 3, 1);
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, 3, 1, 0), 12);
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 11);
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, 4, 1, 0), -1);
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, 3, 0, ~0ULL), 12);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 11);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 12);
+	arrive(m, LFV_MATCH_TAG, 11, 2, 1);
+	arrive(m, LFV_MATCH_TAG, 12, 3, 1);
+	arrive(m, LFV_MATCH_TAG, 13, FI_ADDR_UNSPEC, 1);
+	arrive(m, LFV_MATCH_TAG, 14, 3, 1);
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, 3, 1, 0), 12);
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 11);
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, 4, 1, 0), -1);
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, 3, 0, ~0ULL), 12);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 11);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 12);
 	/* Removing through the all-sources queue also left source 3's. */
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 3, 1, 0), 14);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 3, 1, 0), -1);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 13);
-	arrive(&m, LFV_MATCH_MSG, 15, 9, 0);
-	arrive(&m, LFV_MATCH_MSG, 16, 8, 0);
-	assert_int_equal(take_msg(&m, LFV_MATCH_MSG, 8, 0, 0), 16);
-	assert_int_equal(take_msg(&m, LFV_MATCH_MSG, FI_ADDR_UNSPEC, 0, 0), 15);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, 3, 1, 0), 14);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, 3, 1, 0), -1);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 13);
+	arrive(m, LFV_MATCH_MSG, 15, 9, 0);
+	arrive(m, LFV_MATCH_MSG, 16, 8, 0);
+	assert_int_equal(take_msg(m, LFV_MATCH_MSG, 8, 0, 0), 16);
+	assert_int_equal(take_msg(m, LFV_MATCH_MSG, FI_ADDR_UNSPEC, 0, 0), 15);
 }
 
 /* Without FI_DIRECTED_RECV semantics receive addresses are ignored. */
 static void test_engine_undirected_ignores_addr(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, false), 0);
-	post(&m, LFV_MATCH_TAG, 1, 2, 1, 0);
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 3, 1), 1);
-	arrive(&m, LFV_MATCH_TAG, 2, 2, 1);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 3, 1, 0), 2);
-	arrive(&m, LFV_MATCH_TAG, 3, 2, 1);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 3, 0, ~0ULL), 3);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
+	post(m, LFV_MATCH_TAG, 1, 2, 1, 0);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 3, 1), 1);
+	arrive(m, LFV_MATCH_TAG, 2, 2, 1);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, 3, 1, 0), 2);
+	arrive(m, LFV_MATCH_TAG, 3, 2, 1);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, 3, 0, ~0ULL), 3);
 }
 
 #define UNRELATED 10000
@@ -370,34 +376,30 @@ static void test_engine_unrelated_receives_o1(void **state)
 
 static void test_engine_unrelated_messages_o1(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 	uint64_t before;
 	int i;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, true), 0);
 	for (i = 0; i < UNRELATED / 2; i++)
-		arrive(&m, LFV_MATCH_TAG, 1000 + i, (fi_addr_t)i, 100000 + i);
-	arrive(&m, LFV_MATCH_TAG, 42, 3, 42);
-	arrive(&m, LFV_MATCH_TAG, 44, 4, 42);
+		arrive(m, LFV_MATCH_TAG, 1000 + i, (fi_addr_t)i, 100000 + i);
+	arrive(m, LFV_MATCH_TAG, 42, 3, 42);
+	arrive(m, LFV_MATCH_TAG, 44, 4, 42);
 	for (i = UNRELATED / 2; i < UNRELATED; i++)
-		arrive(&m, LFV_MATCH_TAG, 1000 + i, (fi_addr_t)i, 100000 + i);
-	before = m.probes;
-	assert_int_equal(peek_msg(&m, LFV_MATCH_TAG, 4, 42, 0), 44);
-	assert_in_range(m.probes - before, 1, MAX_PROBES);
-	before = m.probes;
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 42, 0),
+		arrive(m, LFV_MATCH_TAG, 1000 + i, (fi_addr_t)i, 100000 + i);
+	before = m->probes;
+	assert_int_equal(peek_msg(m, LFV_MATCH_TAG, 4, 42, 0), 44);
+	assert_in_range(m->probes - before, 1, MAX_PROBES);
+	before = m->probes;
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 42, 0),
 			 42);
-	assert_in_range(m.probes - before, 1, MAX_PROBES);
-	before = m.probes;
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 4, 42, 0), 44);
-	assert_in_range(m.probes - before, 1, MAX_PROBES);
+	assert_in_range(m->probes - before, 1, MAX_PROBES);
+	before = m->probes;
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, 4, 42, 0), 44);
+	assert_in_range(m->probes - before, 1, MAX_PROBES);
 	/* A wildcard receive scans arrivals: the cost is its position. */
 	for (i = 0; i < UNRELATED; i++)
-		assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0,
+		assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 0,
 					  ~0ULL), 1000 + i);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
 }
 
 /*
@@ -407,30 +409,26 @@ static void test_engine_unrelated_messages_o1(void **state)
  */
 static void test_engine_order_across_growth(void **state)
 {
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 	int i;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, true), 0);
 	for (i = 0; i < 1000; i++) {
-		post(&m, LFV_MATCH_TAG, i, 5, i % 2 ? 7 : 1000 + (uint64_t)i, 0);
-		arrive(&m, LFV_MATCH_TAG, i, i % 2 ? 5 : 6,
+		post(m, LFV_MATCH_TAG, i, 5, i % 2 ? 7 : 1000 + (uint64_t)i, 0);
+		arrive(m, LFV_MATCH_TAG, i, i % 2 ? 5 : 6,
 		       i % 2 ? 7 : 1000 + (uint64_t)i);
 	}
-	assert_true(m.side[LFV_MATCH_TAG].recvs.mask + 1 >= 1000);
+	assert_true(m->side[LFV_MATCH_TAG].recvs.mask + 1 >= 1000);
 	for (i = 1; i < 1000; i += 2) {
-		assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5, 7), i);
-		assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 5, 7, 0), i);
+		assert_int_equal(take_recv(m, LFV_MATCH_TAG, 5, 7), i);
+		assert_int_equal(take_msg(m, LFV_MATCH_TAG, 5, 7, 0), i);
 	}
-	assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5, 7), -1);
+	assert_int_equal(take_recv(m, LFV_MATCH_TAG, 5, 7), -1);
 	for (i = 0; i < 1000; i += 2) {
-		assert_int_equal(take_recv(&m, LFV_MATCH_TAG, 5,
+		assert_int_equal(take_recv(m, LFV_MATCH_TAG, 5,
 					   1000 + (uint64_t)i), i);
-		assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC,
+		assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC,
 					  1000 + (uint64_t)i, 0), i);
 	}
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
 }
 
 /*
@@ -481,34 +479,30 @@ static void test_engine_hash_spreads_mpi_keys(void **state)
 static void test_engine_arrival_walk(void **state)
 {
 	struct lfv_match_entry *e, *next;
-	struct lfv_match m;
+	struct lfv_match *m = *state;
 	int ids[4], n = 0;
 
-	(void)state;
-	assert_int_equal(lfv_match_init(&m, true), 0);
-	arrive(&m, LFV_MATCH_TAG, 1, 1, 1);
-	arrive(&m, LFV_MATCH_TAG, 2, 2, 2);
-	arrive(&m, LFV_MATCH_TAG, 3, 1, 3);
-	arrive(&m, LFV_MATCH_TAG, 4, 2, 1);
-	for (e = lfv_match_first_msg(&m, LFV_MATCH_TAG); e; e = next) {
+	arrive(m, LFV_MATCH_TAG, 1, 1, 1);
+	arrive(m, LFV_MATCH_TAG, 2, 2, 2);
+	arrive(m, LFV_MATCH_TAG, 3, 1, 3);
+	arrive(m, LFV_MATCH_TAG, 4, 2, 1);
+	for (e = lfv_match_first_msg(m, LFV_MATCH_TAG); e; e = next) {
 		struct item *it = lfv_container_of(e, struct item, m);
 
-		next = lfv_match_next_msg(&m, e);
+		next = lfv_match_next_msg(m, e);
 		ids[n++] = it->id;
 		if (e->addr == 1) {
-			lfv_match_remove_msg(&m, e);
+			lfv_match_remove_msg(m, e);
 			free(it);
 		}
 	}
 	assert_int_equal(n, 4);
 	assert_int_equal(ids[0], 1);
 	assert_int_equal(ids[3], 4);
-	assert_int_equal(lfv_match_msg_count(&m, LFV_MATCH_TAG), 2);
-	assert_null(lfv_match_first_msg(&m, LFV_MATCH_MSG));
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 4);
-	assert_int_equal(take_msg(&m, LFV_MATCH_TAG, 2, 2, 0), 2);
-	assert_engine_empty(&m);
-	lfv_match_fini(&m);
+	assert_int_equal(lfv_match_msg_count(m, LFV_MATCH_TAG), 2);
+	assert_null(lfv_match_first_msg(m, LFV_MATCH_MSG));
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, FI_ADDR_UNSPEC, 1, 0), 4);
+	assert_int_equal(take_msg(m, LFV_MATCH_TAG, 2, 2, 0), 2);
 }
 
 /* ==== the peer SRX: fakes =============================================== */
@@ -606,52 +600,6 @@ static void fake_peer_attach(struct fake_peer *p, struct fid_ep *srx)
 		.discard_tag = fake_discard,
 	};
 	p->ps->peer_ops = &p->ops;
-}
-
-/* A completion sink: the owner CQ's exported fid_peer_cq. */
-struct fake_cq {
-	struct fid_peer_cq cq;
-	struct fi_ops_cq_owner ops;
-	int nwrites;
-	int nerrs;
-	struct lfv_cq_comp writes[MAX_CALLS];
-	struct fi_cq_err_entry errs[MAX_CALLS];
-};
-
-static ssize_t fake_cq_write(struct fid_peer_cq *cq, void *context,
-			     uint64_t flags, size_t len, void *buf,
-			     uint64_t data, uint64_t tag, fi_addr_t src)
-{
-	struct fake_cq *f = lfv_container_of(cq, struct fake_cq, cq);
-
-	assert_true(f->nwrites < MAX_CALLS);
-	f->writes[f->nwrites++] = (struct lfv_cq_comp){
-		.context = context, .flags = flags, .len = len, .buf = buf,
-		.data = data, .tag = tag, .src = src,
-	};
-	return 0;
-}
-
-static ssize_t fake_cq_writeerr(struct fid_peer_cq *cq,
-				const struct fi_cq_err_entry *err)
-{
-	struct fake_cq *f = lfv_container_of(cq, struct fake_cq, cq);
-
-	assert_true(f->nerrs < MAX_CALLS);
-	f->errs[f->nerrs++] = *err;
-	return 0;
-}
-
-static void fake_cq_init(struct fake_cq *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->ops = (struct fi_ops_cq_owner){
-		.size = sizeof(f->ops),
-		.write = fake_cq_write,
-		.writeerr = fake_cq_writeerr,
-	};
-	f->cq.fid.fclass = FI_CLASS_PEER_CQ;
-	f->cq.owner_ops = &f->ops;
 }
 
 /* ==== the peer SRX: helpers ============================================= */
@@ -763,7 +711,7 @@ static void test_srx_open_bad_input(void **state)
 	struct fid_peer_srx *ps = (struct fid_peer_srx *)0x1;
 	struct lfv_peer_srx_counts c = { .posted = 77 };
 	struct fid_ep foreign = { .fid = { .fclass = FI_CLASS_SRX_CTX } };
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 
 	(void)state;
 	assert_int_equal(lfv_peer_srx_open(NULL, FI_TAGGED, NULL, &srx),
@@ -791,7 +739,7 @@ static void test_srx_open_bad_input(void **state)
 	assert_int_equal(lfv_peer_srx_export(good, NULL), -FI_EINVAL);
 	assert_ptr_equal(ps, (struct fid_peer_srx *)0x1);
 	assert_int_equal(lfv_peer_srx_bind_cq(&foreign, NULL), -FI_EINVAL);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	cq.ops.writeerr = NULL;
 	assert_int_equal(lfv_peer_srx_bind_cq(good, &cq.cq), -FI_EINVAL);
 	assert_int_equal(lfv_peer_srx_counts(&foreign, &c), -FI_EINVAL);
@@ -1129,12 +1077,12 @@ static void test_srx_peek(void **state)
 {
 	struct fid_ep *srx = srx_open();
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	char buf[8];
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	/* No sink: nothing can report the result. */
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 4, 0,
 				  (void *)1, FI_PEEK), -FI_ENOCQ);
@@ -1177,12 +1125,12 @@ static void test_srx_peek_claim(void **state)
 	struct fid_ep *srx = srx_open();
 	struct fi_context ctx, other;
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	char buf[64];
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(lfv_peer_srx_bind_cq(srx, &cq.cq), 0);
 	arrive_tag(&p, 9, 4, 30, (void *)0x4);
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 4, 0, NULL,
@@ -1229,16 +1177,29 @@ static void test_srx_peek_claim(void **state)
 	assert_int_equal(p.discards[0].size, 31);
 }
 
+/* A message discarded: the peer's n-th discard, for its peer_context,
+ * and the CQ's nwrites-th completion, len bytes of tag. */
+static void expect_discard(const struct fake_peer *p, int n,
+			   void *peer_context, const struct unit_peer_cq *cq,
+			   int nwrites, size_t len, uint64_t tag)
+{
+	assert_int_equal(p->ndiscards, n);
+	assert_ptr_equal(p->discards[n - 1].peer_context, peer_context);
+	assert_int_equal(cq->nwrites, nwrites);
+	assert_int_equal(cq->writes[nwrites - 1].len, len);
+	assert_int_equal(cq->writes[nwrites - 1].tag, tag);
+}
+
 static void test_srx_discard(void **state)
 {
 	struct fid_ep *srx = srx_open();
 	struct fi_context ctx;
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 4, 0, &ctx,
 				  FI_DISCARD), -FI_EINVAL);
 	arrive_tag(&p, 9, 4, 30, (void *)0x4);
@@ -1253,13 +1214,9 @@ static void test_srx_discard(void **state)
 					.addr = FI_ADDR_UNSPEC,
 					.context = &ctx },
 				     FI_PEEK | FI_DISCARD), 0);
-	assert_int_equal(p.ndiscards, 1);
-	assert_ptr_equal(p.discards[0].peer_context, (void *)0x4);
+	expect_discard(&p, 1, (void *)0x4, &cq, 1, 30, 4);
 	assert_int_equal(p.nstarts, 0);
-	assert_int_equal(cq.nwrites, 1);
 	assert_ptr_equal(cq.writes[0].context, &ctx);
-	assert_int_equal(cq.writes[0].len, 30);
-	assert_int_equal(cq.writes[0].tag, 4);
 	/* The owner freed the discarded entry. */
 	assert_int_equal(counts(srx).unexpected, 1);
 	assert_int_equal(counts(srx).entries, 1);
@@ -1269,11 +1226,7 @@ static void test_srx_discard(void **state)
 				  FI_PEEK | FI_CLAIM), 0);
 	assert_int_equal(trecvmsg(srx, NULL, 0, FI_ADDR_UNSPEC, 0, 0, &ctx,
 				  FI_CLAIM | FI_DISCARD), 0);
-	assert_int_equal(p.ndiscards, 2);
-	assert_ptr_equal(p.discards[1].peer_context, (void *)0x5);
-	assert_int_equal(cq.nwrites, 3);
-	assert_int_equal(cq.writes[2].len, 40);
-	assert_int_equal(cq.writes[2].tag, 5);
+	expect_discard(&p, 2, (void *)0x5, &cq, 3, 40, 5);
 	assert_int_equal(counts(srx).entries, 0);
 	assert_int_equal(counts(srx).claimed, 0);
 	/* Nothing left to discard. */
@@ -1426,13 +1379,13 @@ static void test_srx_cancel(void **state)
 	struct fi_peer_rx_entry *e = NULL;
 	struct fi_context ctx[3];
 	struct fake_peer p;
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	size_t min = 0;		/* buffers stay until they are full */
 	char buf[64];
 
 	(void)state;
 	fake_peer_attach(&p, srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
 				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
 			 0);
@@ -1575,13 +1528,13 @@ static void test_srx_export_close_discards(void **state)
 	struct fid_ep *srx = srx_open();
 	struct fi_context ctx;
 	struct fake_peer p[2];
-	struct fake_cq cq;
+	struct unit_peer_cq cq;
 	char buf[8];
 
 	(void)state;
 	fake_peer_attach(&p[0], srx);
 	fake_peer_attach(&p[1], srx);
-	fake_cq_init(&cq);
+	unit_peer_cq_init(&cq);
 	assert_int_equal(lfv_peer_srx_bind_cq(srx, &cq.cq), 0);
 	arrive_tag(&p[0], 1, 1, 8, (void *)0xa1);
 	arrive_tag(&p[1], 2, 1, 8, (void *)0xb1);
@@ -1691,19 +1644,26 @@ static void test_srx_concurrent_get_tag(void **state)
 	srx_close(srx, &p, 1);
 }
 
+#define ENGINE(fn)							\
+	cmocka_unit_test_setup_teardown(fn, engine_setup, engine_teardown)
+#define ENGINE_DIRECTED(fn)						\
+	cmocka_unit_test_prestate_setup_teardown(fn, engine_setup,	\
+						 engine_teardown,	\
+						 &engine_directed)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_init_bad_input),
-		cmocka_unit_test(test_engine_posted_then_unexpected),
-		cmocka_unit_test(test_engine_unexpected_then_posted),
-		cmocka_unit_test(test_engine_wildcards_interleaved),
-		cmocka_unit_test(test_engine_directed),
-		cmocka_unit_test(test_engine_undirected_ignores_addr),
+		ENGINE(test_engine_posted_then_unexpected),
+		ENGINE(test_engine_unexpected_then_posted),
+		ENGINE(test_engine_wildcards_interleaved),
+		ENGINE_DIRECTED(test_engine_directed),
+		ENGINE(test_engine_undirected_ignores_addr),
 		cmocka_unit_test(test_engine_unrelated_receives_o1),
-		cmocka_unit_test(test_engine_unrelated_messages_o1),
-		cmocka_unit_test(test_engine_arrival_walk),
-		cmocka_unit_test(test_engine_order_across_growth),
+		ENGINE_DIRECTED(test_engine_unrelated_messages_o1),
+		ENGINE_DIRECTED(test_engine_arrival_walk),
+		ENGINE_DIRECTED(test_engine_order_across_growth),
 		cmocka_unit_test(test_engine_hash_spreads_mpi_keys),
 		cmocka_unit_test(test_srx_open_bad_input),
 		cmocka_unit_test(test_srx_send_side_enosys),

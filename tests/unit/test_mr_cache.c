@@ -121,6 +121,25 @@ static struct lfv_mr_cache *cache_of(void **state)
 	return *state;
 }
 
+/* addr..addr+len registered (or found in the cache) for one transfer
+ * and put back unused. */
+static void use_once(struct lfv_mr_cache *c, void *addr, size_t len)
+{
+	struct lfv_mr_entry *e;
+	int err = 0;
+
+	e = lfv_mr_cache_get(c, addr, len, &err);
+	assert_non_null(e);
+	lfv_mr_cache_put(c, e);
+}
+
+/* The test's mapping goes: every registration left is deregistered. */
+static void unmap_all(char *p, int want_deregs)
+{
+	assert_int_equal(munmap(p, PAGES * page()), 0);
+	wait_deregs(want_deregs);
+}
+
 static void test_hit_and_pages(void **state)
 {
 	struct lfv_mr_cache *c = cache_of(state);
@@ -146,12 +165,9 @@ static void test_hit_and_pages(void **state)
 	lfv_mr_cache_put(c, b);
 	lfv_mr_cache_put(c, d);
 	assert_int_equal(deregs, 0); /* cached */
-	a = lfv_mr_cache_get(c, p + page(), page(), &err);
-	assert_non_null(a);
+	use_once(c, p + page(), page());
 	assert_int_equal(regs, 2);
-	lfv_mr_cache_put(c, a);
-	assert_int_equal(munmap(p, PAGES * page()), 0);
-	wait_deregs(2);
+	unmap_all(p, 2);
 }
 
 /* munmap, then new memory at the same address: a new registration. */
@@ -159,38 +175,27 @@ static void test_unmap_invalidates(void **state)
 {
 	struct lfv_mr_cache *c = cache_of(state);
 	char *p = map(PAGES), *q;
-	struct lfv_mr_entry *e;
-	int err = 0;
 
-	e = lfv_mr_cache_get(c, p, PAGES * page(), &err);
-	assert_non_null(e);
-	lfv_mr_cache_put(c, e);
+	use_once(c, p, PAGES * page());
 	assert_int_equal(munmap(p + page(), page()), 0);
 	wait_deregs(1);
 	q = mmap(p + page(), page(), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	assert_ptr_equal(q, p + page());
-	e = lfv_mr_cache_get(c, p, PAGES * page(), &err);
-	assert_non_null(e);
+	use_once(c, p, PAGES * page());
 	assert_int_equal(regs, 2);
-	lfv_mr_cache_put(c, e);
-	assert_int_equal(munmap(p, PAGES * page()), 0);
-	wait_deregs(2);
+	unmap_all(p, 2);
 }
 
 static void test_dontneed_and_mremap(void **state)
 {
 	struct lfv_mr_cache *c = cache_of(state);
 	char *p = map(PAGES), *q;
-	struct lfv_mr_entry *e;
-	int err = 0;
 
-	e = lfv_mr_cache_get(c, p, page(), &err);
-	lfv_mr_cache_put(c, e);
+	use_once(c, p, page());
 	assert_int_equal(madvise(p, page(), MADV_DONTNEED), 0);
 	wait_deregs(1);
-	e = lfv_mr_cache_get(c, p + 2 * page(), page(), &err);
-	lfv_mr_cache_put(c, e);
+	use_once(c, p + 2 * page(), page());
 	q = mremap(p, PAGES * page(), 2 * PAGES * page(), MREMAP_MAYMOVE);
 	assert_true(q != MAP_FAILED);
 	if (q != p) /* moved: the old range went away */
@@ -205,7 +210,7 @@ static void test_in_use_goes_stale(void **state)
 {
 	struct lfv_mr_cache *c = cache_of(state);
 	char *p = map(PAGES);
-	struct lfv_mr_entry *e, *f;
+	struct lfv_mr_entry *e;
 	int err = 0;
 
 	e = lfv_mr_cache_get(c, p, page(), &err);
@@ -218,12 +223,9 @@ static void test_in_use_goes_stale(void **state)
 	lfv_mr_cache_put(c, e);
 	assert_int_equal(deregs, 1);
 	p = map(PAGES);
-	f = lfv_mr_cache_get(c, p, page(), &err);
-	assert_non_null(f);
+	use_once(c, p, page());
 	assert_int_equal(regs, 2);
-	lfv_mr_cache_put(c, f);
-	assert_int_equal(munmap(p, PAGES * page()), 0);
-	wait_deregs(2);
+	unmap_all(p, 2);
 }
 
 /* Beyond max_entries (4 here), unused entries go, oldest first; a
@@ -232,43 +234,33 @@ static void test_trim_and_failure(void **state)
 {
 	struct lfv_mr_cache *c = cache_of(state);
 	char *p = map(PAGES);
-	struct lfv_mr_entry *e;
 	int i, err = 0;
 
-	for (i = 0; i < 6; i++) {
-		e = lfv_mr_cache_get(c, p + (size_t)i * 2 * page(), page(),
-				     &err);
-		assert_non_null(e);
-		lfv_mr_cache_put(c, e);
-	}
+	for (i = 0; i < 6; i++)
+		use_once(c, p + (size_t)i * 2 * page(), page());
 	assert_int_equal(regs, 6);
 	assert_int_equal(deregs, 2);
 	assert_int_equal(c->count, 4);
 	/* The newest are still there. */
-	e = lfv_mr_cache_get(c, p + 10 * page(), page(), &err);
+	use_once(c, p + 10 * page(), page());
 	assert_int_equal(regs, 6);
-	lfv_mr_cache_put(c, e);
 	fail_reg = 1;
 	assert_null(lfv_mr_cache_get(c, p + 15 * page(), 1, &err));
 	assert_int_equal(err, -FI_ENOMEM);
 	fail_reg = 0;
-	assert_int_equal(munmap(p, PAGES * page()), 0);
-	wait_deregs(6);
+	unmap_all(p, 6);
 }
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_hit_and_pages, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_unmap_invalidates, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_dontneed_and_mremap,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_in_use_goes_stale, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_trim_and_failure, setup,
-						teardown),
+		T(test_hit_and_pages),
+		T(test_unmap_invalidates),
+		T(test_dontneed_and_mremap),
+		T(test_in_use_goes_stale),
+		T(test_trim_and_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,13 @@ static void expect_run(const struct test_entry *e, size_t n, uint64_t first)
 	}
 }
 
+/* r: a ring of test entries, capacity at least capacity. */
+static void init_entry_ring(struct lfv_ring *r, size_t capacity)
+{
+	assert_int_equal(lfv_ring_init(r, capacity, sizeof(struct test_entry)),
+			 0);
+}
+
 static void put_one(struct lfv_ring *r, uint64_t seq)
 {
 	struct test_entry e;
@@ -69,6 +76,36 @@ static void get_one(struct lfv_ring *r, uint64_t seq)
 
 	assert_true(lfv_ring_dequeue_one(r, &e));
 	expect_run(&e, 1, seq);
+}
+
+/* Entries seq first..first+n-1 in, one at a time; or out, expected in
+ * that order. The next seq. */
+static uint64_t put_run(struct lfv_ring *r, uint64_t first, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		put_one(r, first + i);
+	return first + n;
+}
+
+static uint64_t get_run(struct lfv_ring *r, uint64_t first, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		get_one(r, first + i);
+	return first + n;
+}
+
+/* Nothing to read, by every query. */
+static void expect_ring_empty(struct lfv_ring *r)
+{
+	struct test_entry out[4];
+
+	assert_true(lfv_ring_empty(r));
+	assert_false(lfv_ring_readable(r));
+	assert_int_equal(lfv_ring_dequeue(r, out, 4), 0);
 }
 
 static void test_init_bad_input(void **state)
@@ -109,24 +146,16 @@ static void test_capacity_rounding(void **state)
 
 static void test_fifo_single_thread(void **state)
 {
-	struct test_entry out[4];
 	struct lfv_ring r;
-	uint64_t i;
 
 	(void)state;
-	assert_int_equal(lfv_ring_init(&r, 16, sizeof(struct test_entry)), 0);
-	assert_true(lfv_ring_empty(&r));
-	assert_false(lfv_ring_readable(&r));
-	assert_int_equal(lfv_ring_dequeue(&r, out, 4), 0);
-	for (i = 0; i < 16; i++)
-		put_one(&r, i);
+	init_entry_ring(&r, 16);
+	expect_ring_empty(&r);
+	put_run(&r, 0, 16);
 	assert_false(lfv_ring_empty(&r));
 	assert_true(lfv_ring_readable(&r));
-	for (i = 0; i < 16; i++)
-		get_one(&r, i);
-	assert_true(lfv_ring_empty(&r));
-	assert_false(lfv_ring_readable(&r));
-	assert_int_equal(lfv_ring_dequeue(&r, out, 4), 0);
+	get_run(&r, 0, 16);
+	expect_ring_empty(&r);
 	assert_int_equal(lfv_ring_overflow_total(&r), 0);
 	lfv_ring_fini(&r);
 }
@@ -162,15 +191,12 @@ static void run_wraparound(uint64_t start)
 {
 	struct lfv_ring r;
 	uint64_t in = 0, out = 0, lap;
-	unsigned int k;
 
 	assert_int_equal(lfv_ring_init_at(&r, 4, sizeof(struct test_entry),
 					  start), 0);
 	for (lap = 0; lap < 50000; lap++) {
-		for (k = 0; k < 1 + lap % 4; k++)
-			put_one(&r, in++);
-		for (k = 0; k < 1 + lap % 4; k++)
-			get_one(&r, out++);
+		in = put_run(&r, in, 1 + lap % 4);
+		out = get_run(&r, out, 1 + lap % 4);
 		assert_true(lfv_ring_empty(&r));
 	}
 	assert_int_equal(lfv_ring_overflow_total(&r), 0);
@@ -237,9 +263,8 @@ static void test_overflow_fifo(void **state)
 	size_t i, got;
 
 	(void)state;
-	assert_int_equal(lfv_ring_init(&r, 8, sizeof(struct test_entry)), 0);
-	for (i = 0; i < 20; i++)
-		put_one(&r, next_in++);		/* 8 ring, 12 overflow */
+	init_entry_ring(&r, 8);
+	next_in = put_run(&r, next_in, 20);	/* 8 ring, 12 overflow */
 	assert_int_equal(lfv_ring_overflow_total(&r), 12);
 	got = lfv_ring_dequeue(&r, buf, 5);	/* frees 5 ring slots */
 	expect_run(buf, got, next_out);
@@ -283,16 +308,14 @@ static void test_overflow_waits_for_ring(void **state)
 	struct lfv_ring_slot *slot;
 	struct lfv_ring r;
 	uint64_t pos;
-	uint64_t i;
 
 	(void)state;
-	assert_int_equal(lfv_ring_init(&r, 4, sizeof(struct test_entry)), 0);
+	init_entry_ring(&r, 4);
 	/* A stalled producer: position 0 reserved, not written yet. */
 	assert_int_equal(lfv_ring_claim(lfv_ring_geom(&r), &r.tail, 1, 0, &pos),
 			 1);
 	assert_int_equal(pos, 0);
-	for (i = 1; i < 6; i++)
-		put_one(&r, i);			/* 1..3 ring, 4..5 overflow */
+	put_run(&r, 1, 5);			/* 1..3 ring, 4..5 overflow */
 	assert_int_equal(lfv_ring_overflow_total(&r), 2);
 	assert_false(lfv_ring_empty(&r));
 	assert_false(lfv_ring_readable(&r));
@@ -312,12 +335,10 @@ static void test_overflow_waits_for_ring(void **state)
 static void test_fini_frees_overflow(void **state)
 {
 	struct lfv_ring r;
-	uint64_t i;
 
 	(void)state;
-	assert_int_equal(lfv_ring_init(&r, 2, sizeof(struct test_entry)), 0);
-	for (i = 0; i < 10; i++)
-		put_one(&r, i);
+	init_entry_ring(&r, 2);
+	put_run(&r, 0, 10);
 	lfv_ring_fini(&r);	/* ASan / valgrind report a leak if not */
 }
 
@@ -330,9 +351,8 @@ static void test_enomem(void **state)
 	uint64_t i;
 
 	(void)state;
-	assert_int_equal(lfv_ring_init(&r, 4, sizeof(struct test_entry)), 0);
-	put_one(&r, 0);
-	put_one(&r, 1);
+	init_entry_ring(&r, 4);
+	put_run(&r, 0, 2);
 	for (i = 0; i < 4; i++)
 		entry_fill(&buf[i], 0, 2 + i);
 	assert_int_equal(lfv_ring_enqueue_batch(&r, buf, SIZE_MAX / 8), 2);
@@ -491,8 +511,7 @@ static void run_stress(int producers, int consumers, uint64_t total,
 	st->consumers = consumers;
 	st->per_producer = total / producers;
 	words = (producers * st->per_producer + 63) / 64;
-	assert_int_equal(lfv_ring_init(&st->ring, capacity,
-				       sizeof(struct test_entry)), 0);
+	init_entry_ring(&st->ring, capacity);
 	for (i = 0; i < consumers; i++) {
 		st->cons[i].st = st;
 		st->cons[i].seen = calloc(words, sizeof(uint64_t));
