@@ -153,7 +153,7 @@ static int lfv_sep_ctx_open(struct lfv_sep *sep, bool tx, int index,
 	ep->sep = sep;
 	ep->sep_index = (uint32_t)index;
 	ep->base.ep_fid.fid.fclass = tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX;
-	ep->base.ep_fid.msg = tx ? &lfv_msg_tx_ops : &lfv_msg_rx_ops;
+	ep->base.ep_fid.msg = tx ? &lfv_dgram_tx_ops : &lfv_dgram_rx_ops;
 	if (sep->base.av) {
 		ep->base.av = sep->base.av;
 		lfv_av_hold(sep->base.av);
