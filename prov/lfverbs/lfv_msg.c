@@ -24,7 +24,8 @@
 			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
 
-/* A free op, polling the queue's CQ once when the queue is full. */
+/* A free op (post lock held), polling the queue's CQ once when the
+ * queue is full. */
 static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
 {
 	struct lfv_op *op = lfv_queue_next(q);
@@ -35,6 +36,22 @@ static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
 	lfv_progress_run(&q->vcq->progress);
 	lfv_spin_lock(&q->lock);
 	return lfv_queue_next(q);
+}
+
+
+/* Locks q's posting and takes what take finds free (the post lock held
+ * from here); NULL, unlocked again, when q is full: -FI_EAGAIN. */
+static inline struct lfv_op *
+lfv_queue_lock_take(struct lfv_queue *q,
+		    struct lfv_op *(*take)(struct lfv_queue *q))
+{
+	struct lfv_op *op;
+
+	lfv_spin_lock(&q->lock);
+	op = take(q);
+	if (!op)
+		lfv_spin_unlock(&q->lock);
+	return op;
 }
 
 
@@ -139,12 +156,9 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 	 * EQ, whose lock orders it after the CM thread's store. */
 	if (!lfv_load_relaxed32(&ep->tx_ready))
 		return -FI_EOPBADSTATE; /* not enabled, or not connected */
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
+	op = lfv_queue_lock_take(q, lfv_queue_take);
+	if (!op)
 		return -FI_EAGAIN;
-	}
 	lfv_tx_fill(ep, q, op, wr, r, len);
 	/* Inline data is copied at post time, which must be now. */
 	if ((r->flags & FI_MORE) && !(r->flags & FI_INJECT) && q->more_wr &&
@@ -184,12 +198,9 @@ ssize_t lfv_tx_post_noted(struct lfv_ep *ep, struct ibv_send_wr *wr,
 
 	if (!lfv_load_relaxed32(&ep->tx_ready))
 		return -FI_EOPBADSTATE;
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take_two(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
+	op = lfv_queue_lock_take(q, lfv_queue_take_two);
+	if (!op)
 		return -FI_EAGAIN;
-	}
 	nop = &q->ops[(q->tail + 1) & q->mask];
 	if (note_first) {
 		nop = op;
@@ -240,6 +251,19 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 	return lfv_tx_post(ep, &wr, r, len);
 }
 
+/* Fills a receive's op (post lock held) with what its CQ entry says. */
+LFV_ALWAYS_INLINE void lfv_rx_fill(const struct lfv_queue *q, struct lfv_op *op,
+				   void *context, void *buf, size_t len,
+				   uint64_t flags)
+{
+	op->context = context;
+	op->flags = FI_RECV | FI_MSG |
+		    ((!q->selective || (flags & FI_COMPLETION)) ?
+		     LFV_OP_REPORT : 0);
+	op->buf = buf;
+	op->len = len;
+}
+
 static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, void *context,
 			       uint64_t flags)
@@ -267,18 +291,11 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 	if (!ep->qp)
 		return -FI_EOPBADSTATE;
 
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
+	op = lfv_queue_lock_take(q, lfv_queue_take);
+	if (!op)
 		return -FI_EAGAIN;
-	}
-	op->context = context;
-	op->flags = FI_RECV | FI_MSG |
-		    ((!q->selective || (flags & FI_COMPLETION)) ?
-		     LFV_OP_REPORT : 0);
-	op->buf = count ? iov[0].iov_base : NULL;
-	op->len = len;
+	lfv_rx_fill(q, op, context, count ? iov[0].iov_base : NULL, len,
+		    flags);
 	wr.wr_id = (uintptr_t)op;
 	wr.sg_list = sge;
 	wr.num_sge = nsge + (int)ep->kind->rx_hdr_sges;
@@ -316,12 +333,7 @@ static ssize_t lfv_recv_one(struct lfv_ep *ep, void *buf, size_t len,
 			return -FI_EAGAIN;
 		}
 	}
-	op->context = context;
-	op->flags = FI_RECV | FI_MSG |
-		    ((!q->selective || (flags & FI_COMPLETION)) ?
-		     LFV_OP_REPORT : 0);
-	op->buf = buf;
-	op->len = len;
+	lfv_rx_fill(q, op, context, buf, len, flags);
 	wr.wr_id = (uintptr_t)op;
 	ret = ibv_post_recv(ep->qp, &wr, &bad);
 	if (!ret)
@@ -499,11 +511,8 @@ static ssize_t lfv_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  fi_addr_t dest_addr)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .count = 1, .dest = dest_addr,
-		.flags = FI_INJECT, .comp_flags = FI_SEND | FI_MSG,
-		.no_report = true,
-	};
+	struct lfv_tx_req r = lfv_inject_req(&iov, dest_addr, 0, 0,
+					     FI_SEND | FI_MSG);
 
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);
 }
@@ -528,49 +537,34 @@ static ssize_t lfv_injectdata(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, uint64_t data, fi_addr_t dest_addr)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .count = 1, .data = data, .dest = dest_addr,
-		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
-		.comp_flags = FI_SEND | FI_MSG, .no_report = true,
-	};
+	struct lfv_tx_req r = lfv_inject_req(&iov, dest_addr, data,
+					     FI_REMOTE_CQ_DATA,
+					     FI_SEND | FI_MSG);
 
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);
 }
 
-/* The halves of the tables below, as slots: receives, and the sends but
- * fi_send (MSG's has a fast path, DGRAM's none). */
+/* The two halves of the tables below, as slots: receives, and sends
+ * (MSG's fi_send has a fast path, DGRAM's none). */
 #define LFV_MSG_RECV_SLOTS                                                 \
 	.recv = lfv_recv, .recvv = lfv_recvv, .recvmsg = lfv_recvmsg
-#define LFV_MSG_SEND_SLOTS                                                 \
-	.sendv = lfv_sendv, .sendmsg = lfv_sendmsg,                        \
+#define LFV_MSG_SEND_SLOTS(send_fn)                                        \
+	.send = (send_fn), .sendv = lfv_sendv, .sendmsg = lfv_sendmsg,     \
 	.inject = lfv_inject, .senddata = lfv_senddata,                    \
 	.injectdata = lfv_injectdata
 
-struct fi_ops_msg lfv_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_MSG_RECV_SLOTS,
-	.send = lfv_send,
-	LFV_MSG_SEND_SLOTS,
-};
+/* One table of the halves (slots) it takes. */
+#define LFV_MSG_OPS(...)                                                   \
+	{ .size = sizeof(struct fi_ops_msg), __VA_ARGS__ }
 
-struct fi_ops_msg lfv_dgram_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_MSG_RECV_SLOTS,
-	.send = lfv_dgram_send,
-	LFV_MSG_SEND_SLOTS,
-};
+struct fi_ops_msg lfv_msg_ops =
+	LFV_MSG_OPS(LFV_MSG_RECV_SLOTS, LFV_MSG_SEND_SLOTS(lfv_send));
+struct fi_ops_msg lfv_dgram_msg_ops =
+	LFV_MSG_OPS(LFV_MSG_RECV_SLOTS, LFV_MSG_SEND_SLOTS(lfv_dgram_send));
 
 /* A scalable (DGRAM) endpoint's transmit context sends only, a receive
  * context receives only (lfv_sep.c): the other half answers -FI_ENOSYS. */
-struct fi_ops_msg lfv_dgram_tx_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_NO_MSG_RECV_SLOTS,
-	.send = lfv_dgram_send,
-	LFV_MSG_SEND_SLOTS,
-};
-
-struct fi_ops_msg lfv_dgram_rx_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_MSG_RECV_SLOTS,
-	LFV_NO_MSG_SEND_SLOTS,
-};
+struct fi_ops_msg lfv_dgram_tx_ops =
+	LFV_MSG_OPS(LFV_NO_MSG_RECV_SLOTS, LFV_MSG_SEND_SLOTS(lfv_dgram_send));
+struct fi_ops_msg lfv_dgram_rx_ops =
+	LFV_MSG_OPS(LFV_MSG_RECV_SLOTS, LFV_NO_MSG_SEND_SLOTS);
