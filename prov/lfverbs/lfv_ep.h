@@ -34,13 +34,13 @@ struct lfv_ep;
 /*
  * What differs between MSG (RC, lfv_msg_kind) and DGRAM (UD,
  * lfv_dgram_kind) endpoints, chosen once by fi_endpoint (lfv_ep_open) and
- * read through ep->kind: their ops tables (enable and close are their
- * fi_ops', cancel and getopt their fi_ops_ep's, the send fast path only in
- * MSG's fi_ops_msg), and what the paths they share ask of them. Nothing
- * after fi_endpoint asks which type an endpoint is.
+ * read through ep->kind: their ops tables (bind in their fi_ops, cancel
+ * and getopt their fi_ops_ep's, the send fast path only in MSG's
+ * fi_ops_msg), and hooks for what the paths they share do each type's way.
+ * Nothing after fi_endpoint asks which type an endpoint is.
  */
 struct lfv_ep_kind {
-	struct lfv_ep_type type;	/* ops tables, binds (lfv_ep_base.h) */
+	const struct lfv_ep_type *type;	/* ops tables, binds (lfv_ep_base.h) */
 	/* Receive SGEs in front of the application's (DGRAM: the GRH). */
 	uint32_t rx_hdr_sges;
 	/* The translation of its queues' completions (lfv_msg_comp.h). */
@@ -48,6 +48,12 @@ struct lfv_ep_kind {
 	/* fi_endpoint, once the queues exist: MSG's rdma_cm id. NULL:
 	 * nothing more. */
 	int (*open)(struct lfv_ep *ep, const struct fi_info *info);
+	/* fi_enable: the type's bindings checked, its QP created, and
+	 * whatever must come before receives (lfv_msg_ep.c). */
+	int (*enable)(struct lfv_ep *ep);
+	/* fi_close, before the QP goes: MSG stops its connection events.
+	 * NULL: nothing. */
+	void (*closing)(struct lfv_ep *ep);
 	/* Where a send goes (DGRAM: the AV's address handle; -FI_EINVAL
 	 * for an unknown address or a message longer than a datagram).
 	 * NULL: the connected peer. */

@@ -91,9 +91,9 @@ enum lfv_cntr_kind {
 /* fi_ep_alias (FI_ALIAS) makes aliases of it. */
 #define LFV_EP_ALIASES		(1u << 3)
 
-/* One endpoint type: its ops tables and what fi_ep_bind takes. MSG and
- * DGRAM each embed theirs in a struct lfv_ep_kind (lfv_ep.h) with the
- * hooks of the paths they share. */
+/* One endpoint type: its ops tables and what fi_ep_bind takes. MSG's and
+ * DGRAM's each come with a struct lfv_ep_kind (lfv_ep.h): the hooks of
+ * the paths they share. */
 struct lfv_ep_type {
 	struct fi_ops *fi;
 	struct fi_ops_ep *ep;

@@ -39,15 +39,25 @@
 
 /* ---- binding ---------------------------------------------------------------- */
 
-static int lfv_ep_bind_eq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
+/* What binding an EQ, an SRQ or an STX refuses: a second one (bound),
+ * flags, an object of another domain. */
+static int lfv_ep_bind_one(const void *bound, uint64_t flags,
+			   bool same_domain)
 {
-	struct lfv_eq *eq;
-	int ret;
-
-	if (ep->eq)
+	if (bound)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
+	return same_domain ? 0 : -FI_EINVAL;
+}
+
+static int lfv_ep_bind_eq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
+{
+	struct lfv_eq *eq;
+	int ret = lfv_ep_bind_one(ep->eq, flags, true);
+
+	if (ret)
+		return ret;
 	eq = lfv_eq_from_fid(lfv_container_of(bfid, struct fid_eq, fid));
 	/* Its connection events are read through this EQ now. */
 	ret = lfv_cm_bind_eq(ep->base.domain->fabric, eq, ep->id,
@@ -63,13 +73,11 @@ static int lfv_ep_bind_srq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_msg_srq *srq = lfv_container_of(bfid, struct lfv_msg_srq,
 					       ep_fid.fid);
+	int ret = lfv_ep_bind_one(ep->srq, flags,
+				  srq->domain == ep->base.domain);
 
-	if (ep->srq)
-		return -FI_EINVAL;
-	if (flags)
-		return -FI_EBADFLAGS;
-	if (srq->domain != ep->base.domain)
-		return -FI_EINVAL;
+	if (ret)
+		return ret;
 	ep->srq = srq;
 	return lfv_msg_srq_attach(ep->srq, ep);
 }
@@ -78,13 +86,11 @@ static int lfv_ep_bind_stx(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_stx *stx = lfv_container_of(bfid, struct lfv_stx,
 					       stx_fid.fid);
+	int ret = lfv_ep_bind_one(ep->stx, flags,
+				  stx->domain == ep->base.domain);
 
-	if (ep->stx)
-		return -FI_EINVAL;
-	if (flags)
-		return -FI_EBADFLAGS;
-	if (stx->domain != ep->base.domain)
-		return -FI_EINVAL;
+	if (ret)
+		return ret;
 	ep->stx = stx;
 	lfv_ref_get(&ep->stx->ref);
 	/* Its attributes become this endpoint's transmit defaults. */
@@ -270,21 +276,12 @@ static int lfv_dgram_ep_enable(struct lfv_ep *ep)
 
 /* ---- control ---------------------------------------------------------------- */
 
-static int lfv_msg_ep_control(struct fid *fid, int command, void *arg)
+static int lfv_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	if (command == FI_ENABLE)
-		return lfv_msg_ep_enable(ep);
-	return lfv_ep_base_control(&ep->base, command, arg);
-}
-
-static int lfv_dgram_ep_control(struct fid *fid, int command, void *arg)
-{
-	struct lfv_ep *ep = lfv_ep_real(fid);
-
-	if (command == FI_ENABLE)
-		return lfv_dgram_ep_enable(ep);
+		return ep->kind->enable(ep);
 	return lfv_ep_base_control(&ep->base, command, arg);
 }
 
@@ -440,9 +437,14 @@ static void lfv_ep_flush(struct lfv_ep *ep)
 	lfv_ep_drain_queue(&ep->rx);
 }
 
-/* The close of either type, once nothing else can reach the endpoint. */
-static int lfv_ep_close(struct lfv_ep *ep)
+static int lfv_ep_close(struct fid *fid)
 {
+	struct lfv_ep *ep = lfv_ep_real(fid);
+
+	if (lfv_ref_read(&ep->base.ref) > 1)
+		return -FI_EBUSY;
+	if (ep->kind->closing)
+		ep->kind->closing(ep);
 	lfv_svc_close(ep->svc);	/* nobody learns the QP any more */
 	lfv_ep_flush(ep);
 	if (ep->id) {
@@ -458,30 +460,11 @@ static int lfv_ep_close(struct lfv_ep *ep)
 	return 0;
 }
 
-static int lfv_msg_ep_close(struct fid *fid)
-{
-	struct lfv_ep *ep = lfv_ep_real(fid);
-
-	if (lfv_ref_read(&ep->base.ref) > 1)
-		return -FI_EBUSY;
-	lfv_cm_detach(ep);	/* no more events for this ep */
-	return lfv_ep_close(ep);
-}
-
-static int lfv_dgram_ep_close(struct fid *fid)
-{
-	struct lfv_ep *ep = lfv_ep_real(fid);
-
-	if (lfv_ref_read(&ep->base.ref) > 1)
-		return -FI_EBUSY;
-	return lfv_ep_close(ep);
-}
-
 static struct fi_ops lfv_msg_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = lfv_msg_ep_close,
+	.close = lfv_ep_close,
 	.bind = lfv_msg_ep_bind,
-	.control = lfv_msg_ep_control,
+	.control = lfv_ep_control,
 	.ops_open = lfv_no_ops_open,
 	.tostr = lfv_no_tostr,
 	.ops_set = lfv_no_ops_set,
@@ -489,9 +472,9 @@ static struct fi_ops lfv_msg_ep_fi_ops = {
 
 static struct fi_ops lfv_dgram_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = lfv_dgram_ep_close,
+	.close = lfv_ep_close,
 	.bind = lfv_dgram_ep_bind,
-	.control = lfv_dgram_ep_control,
+	.control = lfv_ep_control,
 	.ops_open = lfv_no_ops_open,
 	.tostr = lfv_no_tostr,
 	.ops_set = lfv_no_ops_set,
@@ -519,37 +502,44 @@ static struct fi_ops_ep lfv_dgram_ep_ops = {
 	.tx_size_left = lfv_ep_tx_size_left,
 };
 
+static const struct lfv_ep_type lfv_msg_type = {
+	.fi = &lfv_msg_ep_fi_ops,
+	.ep = &lfv_msg_ep_ops,
+	.cm = &lfv_cm_ops,
+	.msg = &lfv_msg_ops,
+	.rma = &lfv_rma_ops,
+	.tagged = &lfv_no_tagged_ops,
+	.atomic = &lfv_atomic_ops,
+	.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_CNTR | LFV_EP_ALIASES,
+	.rma_post = lfv_msg_rma_post,
+};
+
+static const struct lfv_ep_type lfv_dgram_type = {
+	.fi = &lfv_dgram_ep_fi_ops,
+	.ep = &lfv_dgram_ep_ops,
+	.cm = &lfv_dgram_cm_ops,
+	.msg = &lfv_dgram_msg_ops,
+	.rma = &lfv_no_rma_ops,
+	.tagged = &lfv_no_tagged_ops,
+	.atomic = &lfv_no_atomic_ops,
+	.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_CNTR | LFV_EP_BINDS_AV |
+		 LFV_EP_ALIASES,
+};
+
 /* MSG: connected RC QPs (rdma_cm), RMA and atomics. */
 static const struct lfv_ep_kind lfv_msg_kind = {
-	.type = {
-		.fi = &lfv_msg_ep_fi_ops,
-		.ep = &lfv_msg_ep_ops,
-		.cm = &lfv_cm_ops,
-		.msg = &lfv_msg_ops,
-		.rma = &lfv_rma_ops,
-		.tagged = &lfv_no_tagged_ops,
-		.atomic = &lfv_atomic_ops,
-		.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_CNTR | LFV_EP_ALIASES,
-		.rma_post = lfv_msg_rma_post,
-	},
+	.type = &lfv_msg_type,
 	.translate = lfv_msg_translate,
 	.open = lfv_cm_ep_open,
+	.enable = lfv_msg_ep_enable,
+	.closing = lfv_cm_detach,	/* no more events for this ep */
 };
 
 /* DGRAM: UD QPs, addressed through the AV; messages only. */
 static const struct lfv_ep_kind lfv_dgram_kind = {
-	.type = {
-		.fi = &lfv_dgram_ep_fi_ops,
-		.ep = &lfv_dgram_ep_ops,
-		.cm = &lfv_dgram_cm_ops,
-		.msg = &lfv_dgram_msg_ops,
-		.rma = &lfv_no_rma_ops,
-		.tagged = &lfv_no_tagged_ops,
-		.atomic = &lfv_no_atomic_ops,
-		.binds = LFV_EP_BINDS_CQ | LFV_EP_BINDS_CNTR | LFV_EP_BINDS_AV |
-			 LFV_EP_ALIASES,
-	},
+	.type = &lfv_dgram_type,
 	.rx_hdr_sges = 1,
+	.enable = lfv_dgram_ep_enable,
 	.translate = lfv_dgram_translate,
 	.tx_dest = lfv_dgram_tx_dest,
 	.rx_hdr = lfv_dgram_rx_hdr,
@@ -643,7 +633,7 @@ int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->kind = kind;
-	ret = lfv_ep_base_init(&ep->base, domain, info, &kind->type, context);
+	ret = lfv_ep_base_init(&ep->base, domain, info, kind->type, context);
 	if (ret)
 		goto free_ep;
 	ep->inject_size = info->tx_attr->inject_size;
