@@ -43,7 +43,7 @@
 #define LFV_OP_SHARED (1ULL << 62)
 /* A provider's own send: an RMA event announcement (lfv_rma.c), or the
  * request a closing queue posts to retire its unsignaled sends
- * (lfv_vcq_drain_queue). Neither counted nor reported, in success or
+ * (lfv_ep_drain_queue). Neither counted nor reported, in success or
  * error. */
 #define LFV_OP_SILENT (1ULL << 61)
 #define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED | LFV_OP_SILENT)
