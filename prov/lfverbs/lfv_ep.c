@@ -19,7 +19,7 @@ void lfv_ep_qp_caps(const struct lfv_ep *ep, enum ibv_qp_type type,
 	attr->cap.max_send_sge = (uint32_t)ep->base.info->tx_attr->iov_limit;
 	/* A UD receive's first SGE takes the GRH. */
 	attr->cap.max_recv_sge = (uint32_t)ep->base.info->rx_attr->iov_limit +
-				 (type == IBV_QPT_UD ? 1 : 0);
+				 ep->kind->rx_hdr_sges;
 	attr->cap.max_inline_data = (uint32_t)ep->inject_size;
 	if (ep->srq) {
 		attr->srq = ep->srq->srq;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Endpoints over ibverbs queue pairs: MSG on RC (connected with rdma_cm),
- * DGRAM on UD (address handles from the AV). The queues and their
- * completions are in lfv_queue.h, posting in lfv_msg.h, connection
- * management in lfv_msg_cm.h and lfv_pep.h, DGRAM names in lfv_dgram.h.
+ * DGRAM on UD (address handles from the AV). The queues are in
+ * lfv_queue.h, their completions in lfv_vcq.h and lfv_msg_comp.h, posting
+ * in lfv_msg.h, connection management in lfv_msg_cm.h and lfv_pep.h, what
+ * DGRAM does its own way in lfv_dgram.h.
  */
 #ifndef LFV_EP_H
 #define LFV_EP_H
@@ -28,6 +29,45 @@ struct lfv_svc_listener;
 /* FI_OPT_MIN_MULTI_RECV until the application sets it. */
 #define LFV_MIN_MULTI_RECV 64
 
+struct lfv_ep;
+
+/*
+ * What differs between MSG (RC, lfv_msg_kind) and DGRAM (UD,
+ * lfv_dgram_kind) endpoints, chosen once by fi_endpoint (lfv_ep_open) and
+ * read through ep->kind: their ops tables (bind in their fi_ops, cancel
+ * and getopt their fi_ops_ep's, the send fast path only in MSG's
+ * fi_ops_msg), and hooks for what the paths they share do each type's way.
+ * Nothing after fi_endpoint asks which type an endpoint is.
+ */
+struct lfv_ep_kind {
+	const struct lfv_ep_type *type;	/* ops tables, binds (lfv_ep_base.h) */
+	/* Receive SGEs in front of the application's (DGRAM: the GRH). */
+	uint32_t rx_hdr_sges;
+	/* The translation of its queues' completions (lfv_msg_comp.h). */
+	lfv_translate_fn *translate;
+	/* fi_endpoint, once the queues exist: MSG's rdma_cm id. NULL:
+	 * nothing more. */
+	int (*open)(struct lfv_ep *ep, const struct fi_info *info);
+	/* fi_enable: the type's bindings checked, its QP created, and
+	 * whatever must come before receives (lfv_msg_ep.c). */
+	int (*enable)(struct lfv_ep *ep);
+	/* fi_close, before the QP goes: MSG stops its connection events.
+	 * NULL: nothing. */
+	void (*closing)(struct lfv_ep *ep);
+	/* Where a send goes (DGRAM: the AV's address handle; -FI_EINVAL
+	 * for an unknown address or a message longer than a datagram).
+	 * NULL: the connected peer. */
+	int (*tx_dest)(struct lfv_ep *ep, fi_addr_t dest, size_t len,
+		       struct ibv_send_wr *wr);
+	/* A receive's leading SGE (wr->sg_list[0], rx_hdr_sges of them),
+	 * filled for op's slot; wr may point elsewhere after. NULL: none. */
+	void (*rx_hdr)(struct lfv_ep *ep, const struct lfv_op *op,
+		       struct ibv_recv_wr *wr);
+	/* The address a closing send queue's marker goes to (DGRAM: the
+	 * endpoint itself; NULL when it has none). NULL: connected. */
+	struct ibv_ah *(*marker_ah)(struct lfv_ep *ep, struct ibv_send_wr *wr);
+};
+
 enum lfv_ep_state {
 	LFV_EP_IDLE,		/* opened, not enabled */
 	LFV_EP_ENABLED,		/* QP exists */
@@ -41,7 +81,7 @@ enum lfv_ep_state {
 struct lfv_ep {
 	struct lfv_ep_base base;	/* fid, bindings, op flags */
 	struct lfv_cm_ctx cm;
-	enum fi_ep_type type;
+	const struct lfv_ep_kind *kind;	/* MSG or DGRAM, from fi_endpoint */
 	enum lfv_ep_state state;	/* under fabric->cm_lock */
 	struct ibv_qp *qp;
 	struct rdma_cm_id *id;		/* MSG */

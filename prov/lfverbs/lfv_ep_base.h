@@ -46,6 +46,20 @@ struct lfv_tx_req {
 	bool no_report;			/* never a CQ entry (atomic inject) */
 };
 
+/* The request of fi_inject and its kin (fi_injectdata, fi_inject_write,
+ * fi_inject_writedata): one buffer, no descriptor, never a CQ entry. */
+static inline struct lfv_tx_req lfv_inject_req(const struct iovec *iov,
+					       fi_addr_t dest, uint64_t data,
+					       uint64_t flags,
+					       uint64_t comp_flags)
+{
+	return (struct lfv_tx_req){
+		.iov = iov, .count = 1, .data = data, .dest = dest,
+		.flags = FI_INJECT | flags, .comp_flags = comp_flags,
+		.no_report = true,
+	};
+}
+
 /* One fi_rma or fi_atomic operation, decoded (lfv_rma.c, lfv_amo.c) for
  * the transport that posts it: wr has the opcode and the remote side
  * (address, key, atomic operands); the local memory is r's iovs, the
@@ -81,7 +95,9 @@ enum lfv_cntr_kind {
 /* fi_ep_alias (FI_ALIAS) makes aliases of it. */
 #define LFV_EP_ALIASES		(1u << 3)
 
-/* One endpoint type: its ops tables and what fi_ep_bind takes. */
+/* One endpoint type: its ops tables and what fi_ep_bind takes. MSG's and
+ * DGRAM's each come with a struct lfv_ep_kind (lfv_ep.h): the hooks of
+ * the paths they share. */
 struct lfv_ep_type {
 	struct fi_ops *fi;
 	struct fi_ops_ep *ep;

@@ -2,12 +2,13 @@
 /*
  * fi_msg on RC (MSG) and UD (DGRAM) queue pairs: one work request per call,
  * posted with the queue's lock held only under FI_THREAD_SAFE. See lfv_queue.h
- * for how requests, ops and completions relate.
+ * for how requests, ops and completions relate. What DGRAM does its own way
+ * (destinations, the GRH in front of receives) comes from its struct
+ * lfv_ep_kind (lfv_dgram.c); MSG's fi_send has a fast path, in its table.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "lfv_av.h"
 #include "lfv_brx.h"
 #include "lfv_ep.h"
 #include "lfv_ep_base.h"
@@ -16,7 +17,6 @@
 #include "lfv_sge.h"
 #include "lfv_msg_srq.h"
 #include "lfv_stubs.h"
-#include "lfv_ud.h"
 
 /* Flags a caller may give fi_sendmsg / fi_recvmsg. */
 #define LFV_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |   \
@@ -24,7 +24,8 @@
 			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define LFV_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
 
-/* A free op, polling the queue's CQ once when the queue is full. */
+/* A free op (post lock held), polling the queue's CQ once when the
+ * queue is full. */
 static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
 {
 	struct lfv_op *op = lfv_queue_next(q);
@@ -38,6 +39,22 @@ static struct lfv_op *lfv_queue_take(struct lfv_queue *q)
 }
 
 
+/* Locks q's posting and takes what take finds free (the post lock held
+ * from here); NULL, unlocked again, when q is full: -FI_EAGAIN. */
+static inline struct lfv_op *
+lfv_queue_lock_take(struct lfv_queue *q,
+		    struct lfv_op *(*take)(struct lfv_queue *q))
+{
+	struct lfv_op *op;
+
+	lfv_spin_lock(&q->lock);
+	op = take(q);
+	if (!op)
+		lfv_spin_unlock(&q->lock);
+	return op;
+}
+
+
 static bool lfv_tx_signaled(const struct lfv_ep *ep, const struct lfv_queue *q,
 			    bool report)
 {
@@ -45,19 +62,6 @@ static bool lfv_tx_signaled(const struct lfv_ep *ep, const struct lfv_queue *q,
 	 * their credits come back. */
 	return report || q->cntr || ep->base.cntr[LFV_CNTR_READ] || ep->base.cntr[LFV_CNTR_WRITE] ||
 	       q->unsignaled + 1 >= (q->size + 1) / 2;
-}
-
-static int lfv_ud_dest(struct lfv_ep *ep, fi_addr_t addr,
-		       struct ibv_send_wr *wr)
-{
-	const struct lfv_av_dest *dest = lfv_av_dest(ep->base.av, addr);
-
-	if (!dest)
-		return -FI_EINVAL;
-	wr->wr.ud.ah = dest->ah;
-	wr->wr.ud.remote_qpn = dest->qpn;
-	wr->wr.ud.remote_qkey = dest->qkey;
-	return 0;
 }
 
 /* FI_MORE: keeps a copy of wr (and its SGEs) in op's slot, linked after
@@ -152,12 +156,9 @@ ssize_t lfv_tx_post(struct lfv_ep *ep, struct ibv_send_wr *wr,
 	 * EQ, whose lock orders it after the CM thread's store. */
 	if (!lfv_load_relaxed32(&ep->tx_ready))
 		return -FI_EOPBADSTATE; /* not enabled, or not connected */
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
+	op = lfv_queue_lock_take(q, lfv_queue_take);
+	if (!op)
 		return -FI_EAGAIN;
-	}
 	lfv_tx_fill(ep, q, op, wr, r, len);
 	/* Inline data is copied at post time, which must be now. */
 	if ((r->flags & FI_MORE) && !(r->flags & FI_INJECT) && q->more_wr &&
@@ -197,12 +198,9 @@ ssize_t lfv_tx_post_noted(struct lfv_ep *ep, struct ibv_send_wr *wr,
 
 	if (!lfv_load_relaxed32(&ep->tx_ready))
 		return -FI_EOPBADSTATE;
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take_two(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
+	op = lfv_queue_lock_take(q, lfv_queue_take_two);
+	if (!op)
 		return -FI_EAGAIN;
-	}
 	nop = &q->ops[(q->tail + 1) & q->mask];
 	if (note_first) {
 		nop = op;
@@ -237,10 +235,8 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 		return nsge;
 	if (inject && len > ep->inject_size)
 		return -FI_EINVAL;
-	if (ep->type == FI_EP_DGRAM) {
-		if (len > ep->base.info->ep_attr->max_msg_size)
-			return -FI_EINVAL;
-		ret = lfv_ud_dest(ep, r->dest, &wr);
+	if (ep->kind->tx_dest) {	/* unconnected: an address */
+		ret = ep->kind->tx_dest(ep, r->dest, len, &wr);
 		if (ret)
 			return ret;
 	}
@@ -255,6 +251,19 @@ static ssize_t lfv_send_common(struct lfv_ep *ep, const struct lfv_tx_req *r)
 	return lfv_tx_post(ep, &wr, r, len);
 }
 
+/* Fills a receive's op (post lock held) with what its CQ entry says. */
+LFV_ALWAYS_INLINE void lfv_rx_fill(const struct lfv_queue *q, struct lfv_op *op,
+				   void *context, void *buf, size_t len,
+				   uint64_t flags)
+{
+	op->context = context;
+	op->flags = FI_RECV | FI_MSG |
+		    ((!q->selective || (flags & FI_COMPLETION)) ?
+		     LFV_OP_REPORT : 0);
+	op->buf = buf;
+	op->len = len;
+}
+
 static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, void *context,
 			       uint64_t flags)
@@ -263,7 +272,7 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 	struct ibv_sge sge[LFV_MAX_SGE + 1], *user = sge;
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct lfv_op *op;
-	size_t len, slot;
+	size_t len;
 	int nsge, ret;
 
 	if (ep->srq) /* receives of a bound endpoint go to the shared queue */
@@ -274,40 +283,24 @@ static ssize_t lfv_recv_common(struct lfv_ep *ep, const struct iovec *iov,
 		return -FI_EINVAL; /* only buffered endpoints */
 	if (count > ep->base.info->rx_attr->iov_limit || count > LFV_MAX_SGE)
 		return -FI_EINVAL;
-	if (ep->type == FI_EP_DGRAM)
-		user = &sge[1];	/* sge[0]: the GRH, in front of the data */
+	/* The type's SGEs (a GRH) come first, in front of the data. */
+	user = &sge[ep->kind->rx_hdr_sges];
 	nsge = lfv_fill_recv_sge(user, iov, desc, count, &len);
 	if (nsge < 0)
 		return nsge;
 	if (!ep->qp)
 		return -FI_EOPBADSTATE;
 
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_take(q);
-	if (!op) {
-		lfv_spin_unlock(&q->lock);
+	op = lfv_queue_lock_take(q, lfv_queue_take);
+	if (!op)
 		return -FI_EAGAIN;
-	}
-	op->context = context;
-	op->flags = FI_RECV | FI_MSG |
-		    ((!q->selective || (flags & FI_COMPLETION)) ?
-		     LFV_OP_REPORT : 0);
-	op->buf = count ? iov[0].iov_base : NULL;
-	op->len = len;
+	lfv_rx_fill(q, op, context, count ? iov[0].iov_base : NULL, len,
+		    flags);
 	wr.wr_id = (uintptr_t)op;
 	wr.sg_list = sge;
-	wr.num_sge = nsge;
-	if (ep->type == FI_EP_DGRAM) {
-		slot = (size_t)(op - q->ops);
-		sge[0].addr = (uintptr_t)(ep->grh + slot * LFV_GRH_SIZE);
-		sge[0].length = LFV_GRH_SIZE;
-		sge[0].lkey = ep->grh_mr->lkey;
-		wr.num_sge++;
-		/* Kept for fi_cancel, which posts the others again. */
-		wr.sg_list = &ep->ud_sge[slot * ep->ud_sge_stride];
-		memcpy(wr.sg_list, sge, (size_t)wr.num_sge * sizeof(*sge));
-		ep->ud_nsge[slot] = (uint8_t)wr.num_sge;
-	}
+	wr.num_sge = nsge + (int)ep->kind->rx_hdr_sges;
+	if (ep->kind->rx_hdr)
+		ep->kind->rx_hdr(ep, op, &wr);
 	ret = ibv_post_recv(ep->qp, &wr, &bad);
 	if (ret) {
 		lfv_spin_unlock(&q->lock);
@@ -340,12 +333,7 @@ static ssize_t lfv_recv_one(struct lfv_ep *ep, void *buf, size_t len,
 			return -FI_EAGAIN;
 		}
 	}
-	op->context = context;
-	op->flags = FI_RECV | FI_MSG |
-		    ((!q->selective || (flags & FI_COMPLETION)) ?
-		     LFV_OP_REPORT : 0);
-	op->buf = buf;
-	op->len = len;
+	lfv_rx_fill(q, op, context, buf, len, flags);
 	wr.wr_id = (uintptr_t)op;
 	ret = ibv_post_recv(ep->qp, &wr, &bad);
 	if (!ret)
@@ -443,10 +431,8 @@ lfv_send_general(struct lfv_ep *ep, const void *buf, size_t len, void *desc,
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 
-	/* One registered buffer on RC still skips the general request
-	 * builder. */
-	if (ep->type == FI_EP_MSG && len && buf && desc &&
-	    !(flags & FI_INJECT)) {
+	/* One registered buffer still skips the general request builder. */
+	if (len && buf && desc && !(flags & FI_INJECT)) {
 		sge = (struct ibv_sge){ .addr = (uintptr_t)buf,
 					.length = (uint32_t)len,
 					.lkey = lfv_lkey(desc) };
@@ -457,6 +443,7 @@ lfv_send_general(struct lfv_ep *ep, const void *buf, size_t len, void *desc,
 	return lfv_send_common(ep, &r);
 }
 
+/* fi_send on MSG (RC). */
 static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			void *desc, fi_addr_t dest_addr, void *context)
 {
@@ -465,7 +452,7 @@ static ssize_t lfv_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 	ssize_t ret;
 
 	/* Relaxed: as in lfv_tx_post. */
-	if (ep->type == FI_EP_MSG && len && buf && desc &&
+	if (len && buf && desc &&
 	    !(flags & (FI_INJECT | FI_MORE | FI_FENCE)) &&
 	    (!ep->tx.selective || (flags & FI_COMPLETION)) &&
 	    lfv_load_relaxed32(&ep->tx_ready)) {
@@ -492,6 +479,16 @@ static ssize_t lfv_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	return lfv_send_common(ep, &r);
 }
 
+/* fi_send on DGRAM (UD): every send names its destination. */
+static ssize_t lfv_dgram_send(struct fid_ep *ep_fid, const void *buf,
+			      size_t len, void *desc, fi_addr_t dest_addr,
+			      void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfv_sendv(ep_fid, &iov, &desc, 1, dest_addr, context);
+}
+
 static ssize_t lfv_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 			   uint64_t flags)
 {
@@ -514,11 +511,8 @@ static ssize_t lfv_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  fi_addr_t dest_addr)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .count = 1, .dest = dest_addr,
-		.flags = FI_INJECT, .comp_flags = FI_SEND | FI_MSG,
-		.no_report = true,
-	};
+	struct lfv_tx_req r = lfv_inject_req(&iov, dest_addr, 0, 0,
+					     FI_SEND | FI_MSG);
 
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);
 }
@@ -543,39 +537,34 @@ static ssize_t lfv_injectdata(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, uint64_t data, fi_addr_t dest_addr)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .count = 1, .data = data, .dest = dest_addr,
-		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
-		.comp_flags = FI_SEND | FI_MSG, .no_report = true,
-	};
+	struct lfv_tx_req r = lfv_inject_req(&iov, dest_addr, data,
+					     FI_REMOTE_CQ_DATA,
+					     FI_SEND | FI_MSG);
 
 	return lfv_send_common(lfv_ep_of(ep_fid), &r);
 }
 
-/* The two halves of lfv_msg_ops, as slots of the tables below. */
+/* The two halves of the tables below, as slots: receives, and sends
+ * (MSG's fi_send has a fast path, DGRAM's none). */
 #define LFV_MSG_RECV_SLOTS                                                 \
 	.recv = lfv_recv, .recvv = lfv_recvv, .recvmsg = lfv_recvmsg
-#define LFV_MSG_SEND_SLOTS                                                 \
-	.send = lfv_send, .sendv = lfv_sendv, .sendmsg = lfv_sendmsg,      \
+#define LFV_MSG_SEND_SLOTS(send_fn)                                        \
+	.send = (send_fn), .sendv = lfv_sendv, .sendmsg = lfv_sendmsg,     \
 	.inject = lfv_inject, .senddata = lfv_senddata,                    \
 	.injectdata = lfv_injectdata
 
-struct fi_ops_msg lfv_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_MSG_RECV_SLOTS,
-	LFV_MSG_SEND_SLOTS,
-};
+/* One table of the halves (slots) it takes. */
+#define LFV_MSG_OPS(...)                                                   \
+	{ .size = sizeof(struct fi_ops_msg), __VA_ARGS__ }
 
-/* A scalable endpoint's transmit context sends only, a receive context
- * receives only (lfv_sep.c): the other half answers -FI_ENOSYS. */
-struct fi_ops_msg lfv_msg_tx_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_NO_MSG_RECV_SLOTS,
-	LFV_MSG_SEND_SLOTS,
-};
+struct fi_ops_msg lfv_msg_ops =
+	LFV_MSG_OPS(LFV_MSG_RECV_SLOTS, LFV_MSG_SEND_SLOTS(lfv_send));
+struct fi_ops_msg lfv_dgram_msg_ops =
+	LFV_MSG_OPS(LFV_MSG_RECV_SLOTS, LFV_MSG_SEND_SLOTS(lfv_dgram_send));
 
-struct fi_ops_msg lfv_msg_rx_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	LFV_MSG_RECV_SLOTS,
-	LFV_NO_MSG_SEND_SLOTS,
-};
+/* A scalable (DGRAM) endpoint's transmit context sends only, a receive
+ * context receives only (lfv_sep.c): the other half answers -FI_ENOSYS. */
+struct fi_ops_msg lfv_dgram_tx_ops =
+	LFV_MSG_OPS(LFV_NO_MSG_RECV_SLOTS, LFV_MSG_SEND_SLOTS(lfv_dgram_send));
+struct fi_ops_msg lfv_dgram_rx_ops =
+	LFV_MSG_OPS(LFV_MSG_RECV_SLOTS, LFV_NO_MSG_SEND_SLOTS);

@@ -25,8 +25,9 @@ ssize_t lfv_tx_post_noted(struct lfv_ep *ep, struct ibv_send_wr *wr,
 
 
 
-extern struct fi_ops_msg lfv_msg_tx_ops;
-extern struct fi_ops_msg lfv_msg_rx_ops;
-extern struct fi_ops_msg lfv_msg_ops;
+/* MSG's and DGRAM's fi_ops_msg, and a scalable endpoint's transmit and
+ * receive contexts' (DGRAM). */
+extern struct fi_ops_msg lfv_msg_ops, lfv_dgram_msg_ops;
+extern struct fi_ops_msg lfv_dgram_tx_ops, lfv_dgram_rx_ops;
 
 #endif /* LFV_MSG_H */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * MSG and DGRAM endpoint objects: open, bind, enable, close, options. The
- * data path is in lfv_msg.c, connection management in lfv_msg_cm.c, DGRAM
- * names in lfv_dgram.c; see lfv_ep.h.
+ * MSG and DGRAM endpoint objects: open, bind, enable, close, options, and
+ * the two types' tables (struct lfv_ep_kind), one of which fi_endpoint
+ * picks. The data path is in lfv_msg.c, completions in lfv_msg_comp.c,
+ * connection management in lfv_msg_cm.c, DGRAM's own ways in lfv_dgram.c;
+ * see lfv_ep.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "lfv_log.h"
 #include "lfv_msg.h"
 #include "lfv_msg_cm.h"
+#include "lfv_msg_comp.h"
 #include "lfv_msg_ep.h"
 #include "lfv_msg_rma.h"
 #include "lfv_param.h"
@@ -33,19 +36,28 @@
 #include "lfv_svc.h"
 #include "lfv_ud_cancel.h"
 #include "lfv_vcq.h"
-#include "lfv_wire.h"
 
 /* ---- binding ---------------------------------------------------------------- */
+
+/* What binding an EQ, an SRQ or an STX refuses: a second one (bound),
+ * flags, an object of another domain. */
+static int lfv_ep_bind_one(const void *bound, uint64_t flags,
+			   bool same_domain)
+{
+	if (bound)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	return same_domain ? 0 : -FI_EINVAL;
+}
 
 static int lfv_ep_bind_eq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_eq *eq;
-	int ret;
+	int ret = lfv_ep_bind_one(ep->eq, flags, true);
 
-	if (ep->eq)
-		return -FI_EINVAL;
-	if (flags)
-		return -FI_EBADFLAGS;
+	if (ret)
+		return ret;
 	eq = lfv_eq_from_fid(lfv_container_of(bfid, struct fid_eq, fid));
 	/* Its connection events are read through this EQ now. */
 	ret = lfv_cm_bind_eq(ep->base.domain->fabric, eq, ep->id,
@@ -61,13 +73,11 @@ static int lfv_ep_bind_srq(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_msg_srq *srq = lfv_container_of(bfid, struct lfv_msg_srq,
 					       ep_fid.fid);
+	int ret = lfv_ep_bind_one(ep->srq, flags,
+				  srq->domain == ep->base.domain);
 
-	if (ep->srq)
-		return -FI_EINVAL;
-	if (flags)
-		return -FI_EBADFLAGS;
-	if (srq->domain != ep->base.domain)
-		return -FI_EINVAL;
+	if (ret)
+		return ret;
 	ep->srq = srq;
 	return lfv_msg_srq_attach(ep->srq, ep);
 }
@@ -76,13 +86,11 @@ static int lfv_ep_bind_stx(struct lfv_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct lfv_stx *stx = lfv_container_of(bfid, struct lfv_stx,
 					       stx_fid.fid);
+	int ret = lfv_ep_bind_one(ep->stx, flags,
+				  stx->domain == ep->base.domain);
 
-	if (ep->stx)
-		return -FI_EINVAL;
-	if (flags)
-		return -FI_EBADFLAGS;
-	if (stx->domain != ep->base.domain)
-		return -FI_EINVAL;
+	if (ret)
+		return ret;
 	ep->stx = stx;
 	lfv_ref_get(&ep->stx->ref);
 	/* Its attributes become this endpoint's transmit defaults. */
@@ -170,17 +178,19 @@ static void lfv_ep_detach_queues(struct lfv_ep *ep)
 	ep->rx.vcq = ep->tx.vcq = NULL;
 }
 
-/* Which queues lfv_vcq_translate_fast may serve: counters, buffered or
- * shared receives and UD sources all need the general translation. The
- * bindings are final once enabled. */
-static void lfv_ep_mark_fast(struct lfv_ep *ep)
+/* Which queues of an MSG endpoint lfv_vcq_translate_fast may serve:
+ * counters, buffered or shared receives need the general translation (and
+ * DGRAM's GRH and sources, so its queues never are). The bindings are
+ * final once enabled. */
+static void lfv_msg_ep_mark_fast(struct lfv_ep *ep)
 {
-	bool rc = ep->type == FI_EP_MSG && !ep->brx;
+	bool direct = !ep->brx;
 
-	ep->tx.fast = rc && !ep->tx.cntr && !ep->base.cntr[LFV_CNTR_READ] &&
+	ep->tx.fast = direct && !ep->tx.cntr &&
+		      !ep->base.cntr[LFV_CNTR_READ] &&
 		      !ep->base.cntr[LFV_CNTR_WRITE] && ep->tx.vcq->cq;
-	ep->rx.fast = rc && !ep->srq && !ep->rx.cntr && ep->rx.vcq->cq;
-	ep->rx_direct = rc && !ep->srq;
+	ep->rx.fast = direct && !ep->srq && !ep->rx.cntr && ep->rx.vcq->cq;
+	ep->rx_direct = direct && !ep->srq;
 }
 
 /* What the verbs CQ layer reads per completion, kept on the queues it
@@ -193,17 +203,13 @@ static void lfv_ep_bindings_to_queues(struct lfv_ep *ep)
 	ep->rx.selective = ep->base.rx_selective;
 }
 
-static int lfv_ep_enable(struct lfv_ep *ep)
+/* What fi_enable does on either type once the type's own bindings are
+ * there: the queues on their verbs CQs and the QP (create_qp: the type's). */
+static int lfv_ep_enable_qp(struct lfv_ep *ep,
+			    int (*create_qp)(struct lfv_ep *ep))
 {
-	struct lfv_ud_name name;
 	int ret;
 
-	if (ep->state != LFV_EP_IDLE)
-		return -FI_EOPBADSTATE;
-	if (ep->type == FI_EP_MSG && !ep->eq)
-		return -FI_ENOEQ;
-	if (ep->type == FI_EP_DGRAM && !ep->base.av)
-		return -FI_ENOAV;
 	if (!ep->base.tx_cq && !ep->base.cntr[LFV_CNTR_SEND] &&
 	    (ep->base.info->caps & FI_SEND))
 		LFV_INFO(FI_LOG_EP_CTRL, "no CQ or counter for sends\n");
@@ -211,19 +217,24 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 	ret = lfv_ep_attach_queues(ep);
 	if (ret)
 		return ret;
-	ret = ep->type == FI_EP_MSG ? lfv_ep_create_rc_qp(ep) :
-				      lfv_ep_create_ud_qp(ep);
-	if (ret) {
+	ret = create_qp(ep);
+	if (ret)
 		lfv_ep_detach_queues(ep);
+	return ret;
+}
+
+/* An MSG endpoint: sends wait for the connection (lfv_msg_cm.c). */
+static int lfv_msg_ep_enable(struct lfv_ep *ep)
+{
+	int ret;
+
+	if (ep->state != LFV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	ret = lfv_ep_enable_qp(ep, lfv_ep_create_rc_qp);
+	if (ret)
 		return ret;
-	}
-	if (ep->type == FI_EP_DGRAM && !ep->sep) {
-		/* Before any receive: the close path cleans up the QP. */
-		lfv_dgram_name(ep, &name);
-		ret = lfv_svc_listen(ep->base.info, &name, &ep->svc);
-		if (ret)
-			return ret;
-	}
 	if (ep->brx) {
 		/* The QP (INIT already) takes the bounce buffers now; the
 		 * close path cleans up after a failure. */
@@ -231,10 +242,35 @@ static int lfv_ep_enable(struct lfv_ep *ep)
 		if (ret)
 			return ret;
 	}
-	lfv_ep_mark_fast(ep);
+	lfv_msg_ep_mark_fast(ep);
 	ep->state = LFV_EP_ENABLED;
-	if (ep->type == FI_EP_DGRAM) /* Release: as in lfv_cm.c */
-		lfv_store_release32(&ep->tx_ready, 1);
+	return 0;
+}
+
+/* A DGRAM endpoint: named at its service (not a scalable endpoint's
+ * context: the scalable endpoint is), and sending from now on. */
+static int lfv_dgram_ep_enable(struct lfv_ep *ep)
+{
+	struct lfv_ud_name name;
+	int ret;
+
+	if (ep->state != LFV_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	if (!ep->base.av)
+		return -FI_ENOAV;
+	ret = lfv_ep_enable_qp(ep, lfv_ep_create_ud_qp);
+	if (ret)
+		return ret;
+	if (!ep->sep) {
+		/* Before any receive: the close path cleans up the QP. */
+		lfv_dgram_name(ep, &name);
+		ret = lfv_svc_listen(ep->base.info, &name, &ep->svc);
+		if (ret)
+			return ret;
+	}
+	ep->state = LFV_EP_ENABLED;
+	/* Release: as in lfv_cm.c */
+	lfv_store_release32(&ep->tx_ready, 1);
 	return 0;
 }
 
@@ -245,8 +281,18 @@ static int lfv_ep_control(struct fid *fid, int command, void *arg)
 	struct lfv_ep *ep = lfv_ep_real(fid);
 
 	if (command == FI_ENABLE)
-		return lfv_ep_enable(ep);
+		return ep->kind->enable(ep);
 	return lfv_ep_base_control(&ep->base, command, arg);
+}
+
+/* A size_t option's value, as fi_getopt returns it. */
+static int lfv_opt_size(size_t value, void *optval, size_t *optlen)
+{
+	if (*optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = value;
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 static int lfv_ep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -258,24 +304,20 @@ static int lfv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen)
 		return -FI_EINVAL;
-	switch (optname) {
-	case FI_OPT_CM_DATA_SIZE:
-		if (ep->type != FI_EP_MSG)
-			return -FI_ENOPROTOOPT;
-		if (*optlen < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)optval = LFV_CM_DATA_SIZE;
-		*optlen = sizeof(size_t);
-		return 0;
-	case FI_OPT_MIN_MULTI_RECV:
-		if (*optlen < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)optval = ep->min_multi_recv;
-		*optlen = sizeof(size_t);
-		return 0;
-	default:
-		return -FI_ENOPROTOOPT;
-	}
+	if (optname == FI_OPT_MIN_MULTI_RECV)
+		return lfv_opt_size(ep->min_multi_recv, optval, optlen);
+	return -FI_ENOPROTOOPT;
+}
+
+/* MSG endpoints also tell how much data a connection request carries. */
+static int lfv_msg_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			     size_t *optlen)
+{
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
+		return lfv_ep_getopt(fid, level, optname, optval, optlen);
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	return lfv_opt_size(LFV_CM_DATA_SIZE, optval, optlen);
 }
 
 static int lfv_ep_setopt(fid_t fid, int level, int optname, const void *optval,
@@ -298,19 +340,22 @@ static int lfv_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 	}
 }
 
-static ssize_t lfv_ep_cancel(fid_t fid, void *context)
+/* Verbs cannot take back one receive the hardware holds: the buffered
+ * path (lfv_brx.c) keeps receives where they can be cancelled; an RC QP
+ * cannot without ending its connection. */
+static ssize_t lfv_msg_ep_cancel(fid_t fid, void *context)
 {
 	struct lfv_ep *ep = lfv_ep_real(fid);
 
-	/* Verbs cannot take back one receive the hardware holds: the
-	 * buffered path (lfv_brx.c) keeps receives where they can be
-	 * cancelled, and a UD QP can flush them all and start again. An RC
-	 * QP cannot without ending its connection. */
 	if (ep->brx)
 		return lfv_brx_cancel(ep, context);
-	if (ep->type == FI_EP_DGRAM)
-		return lfv_ud_cancel(ep, context);
 	return -FI_ENOSYS;
+}
+
+/* A UD QP can flush its receives and start again (lfv_ud_cancel.c). */
+static ssize_t lfv_dgram_ep_cancel(fid_t fid, void *context)
+{
+	return lfv_ud_cancel(lfv_ep_real(fid), context);
 }
 
 static ssize_t lfv_queue_left(const struct lfv_queue *q)
@@ -388,8 +433,8 @@ static void lfv_ep_flush(struct lfv_ep *ep)
 		tx->more_first = tx->more_last = NULL;
 	}
 	ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE);
-	lfv_vcq_drain_queue(&ep->tx);
-	lfv_vcq_drain_queue(&ep->rx);
+	lfv_ep_drain_queue(&ep->tx);
+	lfv_ep_drain_queue(&ep->rx);
 }
 
 static int lfv_ep_close(struct fid *fid)
@@ -398,8 +443,8 @@ static int lfv_ep_close(struct fid *fid)
 
 	if (lfv_ref_read(&ep->base.ref) > 1)
 		return -FI_EBUSY;
-	if (ep->type == FI_EP_MSG)
-		lfv_cm_detach(ep);	/* no more events for this ep */
+	if (ep->kind->closing)
+		ep->kind->closing(ep);
 	lfv_svc_close(ep->svc);	/* nobody learns the QP any more */
 	lfv_ep_flush(ep);
 	if (ep->id) {
@@ -435,9 +480,20 @@ static struct fi_ops lfv_dgram_ep_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
-static struct fi_ops_ep lfv_ep_ops = {
+static struct fi_ops_ep lfv_msg_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_ep_cancel,
+	.cancel = lfv_msg_ep_cancel,
+	.getopt = lfv_msg_ep_getopt,
+	.setopt = lfv_ep_setopt,
+	.tx_ctx = lfv_no_tx_ctx,
+	.rx_ctx = lfv_no_rx_ctx,
+	.rx_size_left = lfv_ep_rx_size_left,
+	.tx_size_left = lfv_ep_tx_size_left,
+};
+
+static struct fi_ops_ep lfv_dgram_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lfv_dgram_ep_cancel,
 	.getopt = lfv_ep_getopt,
 	.setopt = lfv_ep_setopt,
 	.tx_ctx = lfv_no_tx_ctx,
@@ -446,9 +502,9 @@ static struct fi_ops_ep lfv_ep_ops = {
 	.tx_size_left = lfv_ep_tx_size_left,
 };
 
-const struct lfv_ep_type lfv_msg_type = {
+static const struct lfv_ep_type lfv_msg_type = {
 	.fi = &lfv_msg_ep_fi_ops,
-	.ep = &lfv_ep_ops,
+	.ep = &lfv_msg_ep_ops,
 	.cm = &lfv_cm_ops,
 	.msg = &lfv_msg_ops,
 	.rma = &lfv_rma_ops,
@@ -458,11 +514,11 @@ const struct lfv_ep_type lfv_msg_type = {
 	.rma_post = lfv_msg_rma_post,
 };
 
-const struct lfv_ep_type lfv_dgram_type = {
+static const struct lfv_ep_type lfv_dgram_type = {
 	.fi = &lfv_dgram_ep_fi_ops,
-	.ep = &lfv_ep_ops,
+	.ep = &lfv_dgram_ep_ops,
 	.cm = &lfv_dgram_cm_ops,
-	.msg = &lfv_msg_ops,
+	.msg = &lfv_dgram_msg_ops,
 	.rma = &lfv_no_rma_ops,
 	.tagged = &lfv_no_tagged_ops,
 	.atomic = &lfv_no_atomic_ops,
@@ -470,21 +526,50 @@ const struct lfv_ep_type lfv_dgram_type = {
 		 LFV_EP_ALIASES,
 };
 
+/* MSG: connected RC QPs (rdma_cm), RMA and atomics. */
+static const struct lfv_ep_kind lfv_msg_kind = {
+	.type = &lfv_msg_type,
+	.translate = lfv_msg_translate,
+	.open = lfv_cm_ep_open,
+	.enable = lfv_msg_ep_enable,
+	.closing = lfv_cm_detach,	/* no more events for this ep */
+};
+
+/* DGRAM: UD QPs, addressed through the AV; messages only. */
+static const struct lfv_ep_kind lfv_dgram_kind = {
+	.type = &lfv_dgram_type,
+	.rx_hdr_sges = 1,
+	.enable = lfv_dgram_ep_enable,
+	.translate = lfv_dgram_translate,
+	.tx_dest = lfv_dgram_tx_dest,
+	.rx_hdr = lfv_dgram_rx_hdr,
+	.marker_ah = lfv_dgram_marker_ah,
+};
+
 /* ---- open ------------------------------------------------------------------ */
 
-static int lfv_ep_check_info(const struct lfv_domain *domain,
-			     const struct fi_info *info)
+/* The one place that asks which type: fi_endpoint's info decides. */
+static const struct lfv_ep_kind *lfv_ep_kind_of(const struct fi_info *info)
 {
-	if (!info->ep_attr || !info->tx_attr || !info->rx_attr)
-		return -FI_EINVAL;
-	if (info->ep_attr->type != FI_EP_MSG &&
-	    info->ep_attr->type != FI_EP_DGRAM)
-		return -FI_EINVAL;
+	switch (info->ep_attr->type) {
+	case FI_EP_MSG:
+		return &lfv_msg_kind;
+	case FI_EP_DGRAM:
+		return &lfv_dgram_kind;
+	default:
+		return NULL;
+	}
+}
+
+static int lfv_ep_check_info(const struct lfv_domain *domain,
+			     const struct fi_info *info,
+			     const struct lfv_ep_kind *kind)
+{
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, domain->dev->name))
 		return -FI_EINVAL;
 	if (info->tx_attr->iov_limit > (size_t)domain->dev->attr.max_sge ||
-	    info->rx_attr->iov_limit + (info->ep_attr->type == FI_EP_DGRAM) >
+	    info->rx_attr->iov_limit + kind->rx_hdr_sges >
 	    (size_t)domain->dev->attr.max_sge ||
 	    info->tx_attr->size > (size_t)domain->dev->attr.max_qp_wr ||
 	    info->rx_attr->size > (size_t)domain->dev->attr.max_qp_wr ||
@@ -523,25 +608,32 @@ static int lfv_ep_init_queues(struct lfv_ep *ep)
 	if (ret) {
 		lfv_queue_fini(&ep->rx);
 		lfv_queue_fini(&ep->tx);
+		return ret;
 	}
-	return ret;
+	ep->tx.translate = ep->rx.translate = ep->kind->translate;
+	return 0;
 }
 
 int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
 		void *context, struct lfv_ep **out)
 {
+	const struct lfv_ep_kind *kind;
 	struct lfv_ep *ep;
 	int ret;
 
-	ret = lfv_ep_check_info(domain, info);
+	if (!info->ep_attr || !info->tx_attr || !info->rx_attr)
+		return -FI_EINVAL;
+	kind = lfv_ep_kind_of(info);
+	if (!kind)
+		return -FI_EINVAL;
+	ret = lfv_ep_check_info(domain, info, kind);
 	if (ret)
 		return ret;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->type = info->ep_attr->type;
-	ret = lfv_ep_base_init(&ep->base, domain, info, ep->type == FI_EP_MSG ?
-			       &lfv_msg_type : &lfv_dgram_type, context);
+	ep->kind = kind;
+	ret = lfv_ep_base_init(&ep->base, domain, info, kind->type, context);
 	if (ret)
 		goto free_ep;
 	ep->inject_size = info->tx_attr->inject_size;
@@ -555,8 +647,8 @@ int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,
 		if (ret)
 			goto fini_queues;
 	}
-	if (ep->type == FI_EP_MSG) {
-		ret = lfv_cm_ep_open(ep, info);
+	if (kind->open) {
+		ret = kind->open(ep, info);
 		if (ret)
 			goto free_brx;
 	}

@@ -10,7 +10,6 @@
 /* fi_endpoint of a MSG or DGRAM endpoint (lfv_domain.c dispatches). */
 int lfv_msg_endpoint(struct lfv_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context);
-extern const struct lfv_ep_type lfv_msg_type, lfv_dgram_type;
 /* An endpoint object (not yet a context or bound): what fi_endpoint and
  * fi_tx_context / fi_rx_context build on. */
 int lfv_ep_open(struct lfv_domain *domain, const struct fi_info *info,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * fi_rma and fi_atomic on MSG endpoints (lfv_msg_type's rma_post): posted
+ * fi_rma and fi_atomic on MSG endpoints (lfv_msg_kind's rma_post): posted
  * on the endpoint's RC QP, with write with immediate data for remote CQ
  * data.
  *
@@ -70,8 +70,6 @@ ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 	size_t len;
 	int nsge;
 
-	if (ep->type != FI_EP_MSG)
-		return -FI_ENOSYS;
 	/* The immediate data would take a receive the application was not
 	 * told to post (FI_RX_CQ_DATA, lfv_getinfo.c); an FI_RMA_EVENT
 	 * target's receives are the provider's. */

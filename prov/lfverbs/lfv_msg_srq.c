@@ -83,6 +83,9 @@ int lfv_msg_srq_attach(struct lfv_msg_srq *srq, struct lfv_ep *ep)
 		srq->maxeps = srq->maxeps ? srq->maxeps * 2 : 8;
 	}
 	srq->eps[srq->neps++] = ep;
+	/* Its receives complete through the QPs of the endpoints bound to
+	 * it (MSG): translated as theirs. */
+	srq->q.translate = ep->kind->translate;
 	lfv_ref_get(&srq->ref);
 unlock:
 	lfv_spin_unlock(&srq->lock);

@@ -9,7 +9,8 @@
  * (posting returns -FI_EAGAIN instead). Send queues complete in order: a
  * signaled completion retires every unsignaled request before it.
  *
- * Completions are translated once (lfv_vcq.c): straight into the caller's
+ * Completions are translated once (the common case in lfv_vcq.c, the rest
+ * by the queue's translate, lfv_msg_comp.c): straight into the caller's
  * buffer when fi_cq_read finds the CQ's ring empty, into the ring otherwise
  * (progress run by counters, sread, flow control).
  *
@@ -42,7 +43,7 @@
 #define LFV_OP_SHARED (1ULL << 62)
 /* A provider's own send: an RMA event announcement (lfv_rma.c), or the
  * request a closing queue posts to retire its unsignaled sends
- * (lfv_vcq_drain_queue). Neither counted nor reported, in success or
+ * (lfv_ep_drain_queue). Neither counted nor reported, in success or
  * error. */
 #define LFV_OP_SILENT (1ULL << 61)
 #define LFV_OP_FLAGS_INTERNAL (LFV_OP_REPORT | LFV_OP_SHARED | LFV_OP_SILENT)
@@ -79,6 +80,21 @@ static inline void lfv_spin_unlock(struct lfv_spin *s)
 }
 
 struct lfv_queue;
+struct lfv_vcq;
+
+/* Where translated completions go: the buffer of a reader of the CQ
+ * (fi_cq_read's direct path), or, without one or once it is full, the
+ * CQ's ring. */
+struct lfv_vcq_sink {
+	char *buf;
+	fi_addr_t *src;
+	size_t count, max;
+};
+
+/* The translation of a queue's completions beyond lfv_vcq.c's fast one:
+ * each endpoint type's (lfv_msg_comp.c, lfv_dgram.c). */
+typedef void lfv_translate_fn(struct lfv_vcq *vcq, const struct ibv_wc *wc,
+			      struct lfv_vcq_sink *sink);
 
 struct lfv_op {
 	void *context;
@@ -140,9 +156,12 @@ struct lfv_queue {
 	struct lfv_vcq *vcq;
 	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
 	/* Another transport's requests (RDM, lfv_rdm.c): every completion
-	 * goes to it instead of the translations here. */
+	 * goes to it instead of a translation. */
 	void (*handler)(struct lfv_queue *q, struct lfv_op *op,
 			const struct ibv_wc *wc);
+	/* Without a handler: what the fast translation leaves, translated
+	 * as the endpoint type that opened the queue chose. */
+	lfv_translate_fn *translate;
 	/* Whose queue it is, opaque at this layer (as an ibv_qp's
 	 * qp_context): a MSG or DGRAM endpoint's (struct lfv_ep), or with
 	 * shared set an MSG SRQ's (struct lfv_msg_srq, whose receives may land

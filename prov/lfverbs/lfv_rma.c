@@ -174,11 +174,8 @@ static ssize_t lfv_rma_inject(struct fid_ep *ep_fid, const void *buf,
 			      uint64_t key)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .count = 1, .dest = dest_addr,
-		.flags = FI_INJECT, .comp_flags = FI_RMA | FI_WRITE,
-		.no_report = true,
-	};
+	struct lfv_tx_req r = lfv_inject_req(&iov, dest_addr, 0, 0,
+					     FI_RMA | FI_WRITE);
 
 	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }
@@ -205,11 +202,9 @@ static ssize_t lfv_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  uint64_t key)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct lfv_tx_req r = {
-		.iov = &iov, .count = 1, .data = data, .dest = dest_addr,
-		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
-		.comp_flags = FI_RMA | FI_WRITE, .no_report = true,
-	};
+	struct lfv_tx_req r = lfv_inject_req(&iov, dest_addr, data,
+					     FI_REMOTE_CQ_DATA,
+					     FI_RMA | FI_WRITE);
 
 	return lfv_rma_post(ep_fid, &r, false, addr, key);
 }

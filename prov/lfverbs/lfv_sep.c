@@ -69,29 +69,35 @@ void lfv_sep_ctx_closed(struct lfv_ep *ep)
 	lfv_mutex_unlock(&sep->lock);
 }
 
+/* What a context may ask of one side of the scalable endpoint (asked,
+ * then the endpoint's): no capability, queue size or iov limit beyond. */
+static int lfv_sep_check_side(uint64_t caps, size_t size, size_t iov_limit,
+			      uint64_t base_caps, size_t base_size,
+			      size_t base_iov_limit)
+{
+	if (caps & ~base_caps)
+		return -FI_EINVAL;
+	if (size > base_size && base_size)
+		return -FI_EINVAL;
+	if (iov_limit > base_iov_limit)
+		return -FI_EINVAL;
+	return 0;
+}
+
 static int lfv_sep_check_tx_attr(const struct fi_tx_attr *base,
 				 const struct fi_tx_attr *attr)
 {
-	if (attr->caps & ~base->caps)
+	if (attr->inject_size > base->inject_size)
 		return -FI_EINVAL;
-	if (attr->size > base->size && base->size)
-		return -FI_EINVAL;
-	if (attr->iov_limit > base->iov_limit ||
-	    attr->inject_size > base->inject_size)
-		return -FI_EINVAL;
-	return 0;
+	return lfv_sep_check_side(attr->caps, attr->size, attr->iov_limit,
+				  base->caps, base->size, base->iov_limit);
 }
 
 static int lfv_sep_check_rx_attr(const struct fi_rx_attr *base,
 				 const struct fi_rx_attr *attr)
 {
-	if (attr->caps & ~base->caps)
-		return -FI_EINVAL;
-	if (attr->size > base->size && base->size)
-		return -FI_EINVAL;
-	if (attr->iov_limit > base->iov_limit)
-		return -FI_EINVAL;
-	return 0;
+	return lfv_sep_check_side(attr->caps, attr->size, attr->iov_limit,
+				  base->caps, base->size, base->iov_limit);
 }
 
 /* The fi_info a context endpoint is opened with: the scalable endpoint's,
@@ -153,7 +159,7 @@ static int lfv_sep_ctx_open(struct lfv_sep *sep, bool tx, int index,
 	ep->sep = sep;
 	ep->sep_index = (uint32_t)index;
 	ep->base.ep_fid.fid.fclass = tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX;
-	ep->base.ep_fid.msg = tx ? &lfv_msg_tx_ops : &lfv_msg_rx_ops;
+	ep->base.ep_fid.msg = tx ? &lfv_dgram_tx_ops : &lfv_dgram_rx_ops;
 	if (sep->base.av) {
 		ep->base.av = sep->base.av;
 		lfv_av_hold(sep->base.av);
@@ -166,52 +172,48 @@ unlock:
 	return ret;
 }
 
+/* fi_tx_context (tx) or fi_rx_context: attributes the scalable
+ * endpoint's allow (tx_attr or rx_attr, as tx says), or its own; the
+ * attributes the context got go back in them. */
+static int lfv_sep_ctx(struct fid_ep *sep_fid, bool tx, int index,
+		       struct fi_tx_attr *tx_attr, struct fi_rx_attr *rx_attr,
+		       struct fid_ep **ctx_ep, void *context)
+{
+	struct lfv_sep *sep = lfv_sep_of(&sep_fid->fid);
+	struct lfv_ep *ep;
+	int ret = 0;
+
+	if (!ctx_ep)
+		return -FI_EINVAL;
+	if (tx_attr)
+		ret = lfv_sep_check_tx_attr(sep->base.info->tx_attr, tx_attr);
+	else if (rx_attr)
+		ret = lfv_sep_check_rx_attr(sep->base.info->rx_attr, rx_attr);
+	if (ret)
+		return ret;
+	ret = lfv_sep_ctx_open(sep, tx, index, tx_attr, rx_attr, context, &ep);
+	if (ret)
+		return ret;
+	if (tx_attr)
+		*tx_attr = *ep->base.info->tx_attr; /* what the context got */
+	if (rx_attr)
+		*rx_attr = *ep->base.info->rx_attr;
+	*ctx_ep = &ep->base.ep_fid;
+	return 0;
+}
+
 static int lfv_sep_tx_ctx(struct fid_ep *sep_fid, int index,
 			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 			  void *context)
 {
-	struct lfv_sep *sep = lfv_sep_of(&sep_fid->fid);
-	struct lfv_ep *ep;
-	int ret;
-
-	if (!tx_ep)
-		return -FI_EINVAL;
-	if (attr) {
-		ret = lfv_sep_check_tx_attr(sep->base.info->tx_attr, attr);
-		if (ret)
-			return ret;
-	}
-	ret = lfv_sep_ctx_open(sep, true, index, attr, NULL, context, &ep);
-	if (ret)
-		return ret;
-	if (attr)
-		*attr = *ep->base.info->tx_attr; /* what the context got */
-	*tx_ep = &ep->base.ep_fid;
-	return 0;
+	return lfv_sep_ctx(sep_fid, true, index, attr, NULL, tx_ep, context);
 }
 
 static int lfv_sep_rx_ctx(struct fid_ep *sep_fid, int index,
 			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			  void *context)
 {
-	struct lfv_sep *sep = lfv_sep_of(&sep_fid->fid);
-	struct lfv_ep *ep;
-	int ret;
-
-	if (!rx_ep)
-		return -FI_EINVAL;
-	if (attr) {
-		ret = lfv_sep_check_rx_attr(sep->base.info->rx_attr, attr);
-		if (ret)
-			return ret;
-	}
-	ret = lfv_sep_ctx_open(sep, false, index, NULL, attr, context, &ep);
-	if (ret)
-		return ret;
-	if (attr)
-		*attr = *ep->base.info->rx_attr;
-	*rx_ep = &ep->base.ep_fid;
-	return 0;
+	return lfv_sep_ctx(sep_fid, false, index, NULL, attr, rx_ep, context);
 }
 
 /* ---- the scalable endpoint itself ----------------------------------------- */

@@ -4,7 +4,10 @@
  * first endpoint binds and grown (ibv_resize_cq) as more bind, so that its
  * capacity always covers every request the bound queues may have
  * outstanding. Work completions are translated once, into the caller's
- * buffer (lfv_cq_hw.poll) or into the CQ's ring (progress).
+ * buffer (lfv_cq_hw.poll) or into the CQ's ring (progress): the common
+ * case here, the rest by the queue's handler (another transport's) or
+ * translate (an endpoint type's, lfv_msg_comp.c). Nothing here knows an
+ * endpoint type.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,30 +15,14 @@
 #include <string.h>
 
 #include "lfv_auto.h"
-#include "lfv_av.h"
-#include "lfv_brx.h"
-#include "lfv_dgram.h"
-#include "lfv_ep.h"
-#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_queue.h"
-#include "lfv_msg_srq.h"
-#include "lfv_ud.h"
 #include "lfv_vcq.h"
 
 #define LFV_VCQ_POLL_BATCH 16
 #define LFV_VCQ_ACK_BATCH 32
 #define LFV_VCQ_MIN_CQE 64
-/* How long closing an endpoint waits for the flush of its requests. */
-#define LFV_DRAIN_TIMEOUT_NS (2 * 1000 * 1000 * 1000LL)
-
-/* Where translated completions go: the caller's buffer, or the ring. */
-struct lfv_sink {
-	char *buf;
-	fi_addr_t *src;
-	size_t count, max;
-};
 
 int lfv_wc_errno(enum ibv_wc_status status)
 {
@@ -59,119 +46,9 @@ int lfv_wc_errno(enum ibv_wc_status status)
 	}
 }
 
-/* flags: the completion's (FI_SEND, FI_READ, FI_REMOTE_WRITE, ...). */
-static void lfv_vcq_count(const struct lfv_ep *ep, bool is_tx, uint64_t flags,
-			  bool ok)
-{
-	struct lfv_cntr *cntr;
-
-	if (!ep || (flags & LFV_OP_SILENT))
-		return; /* a shared receive whose endpoint has closed, or a
-			 * note of the provider's */
-	cntr = is_tx ? ep->tx.cntr : ep->rx.cntr;
-	if (flags & FI_READ)
-		cntr = ep->base.cntr[LFV_CNTR_READ];
-	else if (flags & FI_WRITE)
-		cntr = ep->base.cntr[LFV_CNTR_WRITE];
-	else if (flags & FI_REMOTE_WRITE)
-		cntr = ep->base.cntr[LFV_CNTR_RWRITE];
-	lfv_cntr_count(cntr, ok);
-}
-
-static void lfv_vcq_error(struct lfv_vcq *vcq, const struct lfv_op *op,
-			  const struct ibv_wc *wc)
-{
-	struct fi_cq_err_entry err = {
-		.op_context = op->context,
-		.flags = op->flags & ~LFV_OP_FLAGS_INTERNAL,
-		.buf = op->buf,
-		.err = lfv_wc_errno(wc->status),
-		.prov_errno = (int)wc->status,
-	};
-
-	if (!vcq->cq)
-		return;
-	if (lfv_cq_write_err(vcq->cq, &err))
-		LFV_WARN(FI_LOG_CQ, "lost an error completion: no memory\n");
-}
-
-/*
- * The sender of a UD receive, from the GRH in front of the data: with a
- * RoCE v2 IPv4 GID the 40 bytes hold 20 zero bytes and the IPv4 header,
- * otherwise they are the GRH (or IPv6 header) with the source GID at 8.
- */
-static fi_addr_t lfv_vcq_ud_source(const struct lfv_queue *q,
-				   const struct lfv_op *op,
-				   const struct ibv_wc *wc)
-{
-	static const uint8_t zero[20];
-	const uint8_t *grh = lfv_queue_ep(q)->grh +
-			     (size_t)(op - q->ops) * LFV_GRH_SIZE;
-	union ibv_gid gid;
-
-	if (!lfv_queue_ep(q)->base.av || !(wc->wc_flags & IBV_WC_GRH))
-		return FI_ADDR_NOTAVAIL;
-	if (!memcmp(grh, zero, sizeof(zero))) {
-		memset(&gid, 0, sizeof(gid));
-		gid.raw[10] = gid.raw[11] = 0xff;
-		memcpy(&gid.raw[12], grh + 20 + 12, 4); /* IPv4 source */
-	} else {
-		memcpy(gid.raw, grh + 8, sizeof(gid.raw));
-	}
-	return lfv_av_reverse(lfv_queue_ep(q)->base.av, &gid, wc->src_qp);
-}
-
-/*
- * The one translation of a successful work completion into a CQ entry,
- * for the general and the fast path: what op asked for (its context,
- * flags, buffer) and what wc reports (the bytes received, immediate
- * data). dgram: receives land behind a GRH.
- */
-static inline __attribute__((always_inline)) void
-lfv_vcq_comp(bool is_tx, bool dgram, const struct lfv_op *op,
-	     const struct ibv_wc *wc, struct lfv_cq_comp *comp)
-{
-	*comp = (struct lfv_cq_comp){
-		.context = op->context,
-		.flags = op->flags & ~LFV_OP_FLAGS_INTERNAL,
-		.src = FI_ADDR_NOTAVAIL,
-	};
-	if (is_tx) {
-		comp->len = op->len;
-		return;
-	}
-	comp->len = wc->byte_len;
-	comp->buf = op->buf;
-	if (dgram)
-		comp->len = comp->len > LFV_GRH_SIZE ?
-			    comp->len - LFV_GRH_SIZE : 0;
-	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-		/* A remote write with data consumed this receive: report the
-		 * write; the buffer holds nothing. */
-		comp->flags = FI_RMA | FI_REMOTE_WRITE;
-		comp->len = 0;
-		comp->buf = NULL;
-	}
-	if (wc->wc_flags & IBV_WC_WITH_IMM) {
-		comp->flags |= FI_REMOTE_CQ_DATA;
-		comp->data = be32toh(wc->imm_data);
-	}
-}
-
-/* Whether a completion goes to the CQ, for both paths: what the poster
- * asked (LFV_OP_REPORT); shared receives learn which endpoint (and its
- * FI_SELECTIVE_COMPLETION) only now. */
-static inline bool lfv_vcq_wanted(const struct lfv_ep *ep, bool is_tx,
-				  uint64_t flags)
-{
-	if (flags & LFV_OP_REPORT)
-		return true;
-	return !is_tx && (flags & LFV_OP_SHARED) && ep && !ep->rx.selective;
-}
-
 /* The next entry of the reader's buffer (the caller checked its room). */
 static inline __attribute__((always_inline)) void
-lfv_vcq_sink_put(struct lfv_vcq *vcq, struct lfv_sink *sink,
+lfv_vcq_sink_put(struct lfv_vcq *vcq, struct lfv_vcq_sink *sink,
 		 const struct lfv_cq_comp *comp)
 {
 	lfv_cq_format_entry(vcq->cq, sink->buf + sink->count *
@@ -181,16 +58,8 @@ lfv_vcq_sink_put(struct lfv_vcq *vcq, struct lfv_sink *sink,
 	sink->count++;
 }
 
-/* The retirement of the request at head (queues that complete in order).
- * Release: pairs with the acquire in lfv_queue_next; the slot, read, is
- * free for posters now. */
-static inline void lfv_vcq_retire_head(struct lfv_queue *q, uint64_t head)
-{
-	lfv_store_release64(&q->head, head + 1);
-}
-
-static void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_sink *sink,
-			 const struct lfv_cq_comp *comp)
+void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_vcq_sink *sink,
+		  const struct lfv_cq_comp *comp)
 {
 	if (sink->buf && sink->count < sink->max) {
 		lfv_vcq_sink_put(vcq, sink, comp);
@@ -202,130 +71,8 @@ static void lfv_vcq_emit(struct lfv_vcq *vcq, struct lfv_sink *sink,
 		LFV_WARN(FI_LOG_CQ, "lost a completion: no memory\n");
 }
 
-/* Retires the send requests up to op: a signaled completion stands for
- * the unsignaled ones posted before it (send queues complete in order). */
-static void lfv_vcq_retire_tx(struct lfv_queue *q, const struct lfv_op *op)
-{
-	/* Relaxed: head is written only under the poll lock we hold. */
-	uint64_t head = lfv_load_relaxed64(&q->head);
-	uint64_t last = head + (((uint64_t)(op - q->ops) - head) & q->mask);
-	uint64_t i;
-
-	for (i = head; i < last; i++)
-		lfv_vcq_count(q->owner, true, q->ops[i & q->mask].flags, true);
-	lfv_vcq_retire_head(q, last);
-}
-
-static void lfv_vcq_buffered(struct lfv_vcq *vcq, struct lfv_ep *ep,
-			     const struct lfv_op *op, const struct ibv_wc *wc,
-			     struct lfv_sink *sink)
-{
-	struct lfv_cq_comp comp[2];
-	size_t n, i;
-
-	n = lfv_brx_arrived(ep, op, wc, comp);
-	for (i = 0; i < n && vcq->cq; i++)
-		lfv_vcq_emit(vcq, sink, &comp[i]);
-}
-
-static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
-			      struct lfv_sink *sink);
-
 /*
- * A request flushed by fi_cancel's trip through the error state (UD only,
- * lfv_ud_cancel.c). A send was handed to the device or not; on an
- * unreliable endpoint both look like a datagram the network lost, so it
- * completes as sent. A receive leaves the queue unreported, to be posted
- * again.
- */
-static void lfv_vcq_cancel_flushed(struct lfv_vcq *vcq, struct lfv_queue *q,
-				   const struct ibv_wc *wc,
-				   struct lfv_sink *sink)
-{
-	struct ibv_wc sent;
-	/* Relaxed: head is written only under the poll lock we hold. */
-	uint64_t head = lfv_load_relaxed64(&q->head);
-
-	if (q->is_tx) {
-		sent = *wc;
-		sent.status = IBV_WC_SUCCESS;
-		sent.opcode = IBV_WC_SEND;
-		lfv_vcq_translate(vcq, &sent, sink);
-		return;
-	}
-	if (q->cancel_first == UINT64_MAX)
-		q->cancel_first = head;
-	/* The canceller holds the post lock: nobody reuses the slot. */
-	lfv_vcq_retire_head(q, head);
-}
-
-/* A receive into a bounce buffer: the message goes to the software
- * queue (lfv_brx.c), not straight to the CQ. */
-static void lfv_vcq_bounced(struct lfv_vcq *vcq, struct lfv_queue *q,
-			    struct lfv_ep *ep, const struct lfv_op *op,
-			    const struct ibv_wc *wc, struct lfv_sink *sink)
-{
-	/* Relaxed: head is written only under the poll lock we hold. */
-	lfv_vcq_retire_head(q, lfv_load_relaxed64(&q->head));
-	if (q->closing)
-		return;
-	if (wc->status == IBV_WC_SUCCESS)
-		lfv_vcq_buffered(vcq, ep, op, wc, sink);
-	else	/* the QP failed: waiting receives end too */
-		lfv_brx_flush(ep);
-}
-
-/* Every completion the fast path leaves: errors, counters, shared,
- * buffered and UD receives, sends with unsignaled ones before them. */
-static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
-			      struct lfv_sink *sink)
-{
-	struct lfv_op *slot = (struct lfv_op *)(uintptr_t)wc->wr_id;
-	struct lfv_queue *q = slot->q;
-	/* A copy: once retired, the slot may be reused by a poster. */
-	struct lfv_op op = *slot;
-	struct lfv_ep *ep = q->shared ? lfv_msg_srq_find_ep(q->owner, wc->qp_num) :
-					q->owner;
-	bool ok = wc->status == IBV_WC_SUCCESS;
-	bool dgram = ep && ep->type == FI_EP_DGRAM;
-	struct lfv_cq_comp comp;
-
-	if (!ok && q->cancelling && wc->status == IBV_WC_WR_FLUSH_ERR) {
-		lfv_vcq_cancel_flushed(vcq, q, wc, sink);
-		return;
-	}
-	if (!q->is_tx && ep && ep->brx && !q->shared) {
-		lfv_vcq_bounced(vcq, q, ep, &op, wc, sink);
-		return;
-	}
-	lfv_vcq_comp(q->is_tx, dgram, &op, wc, &comp);
-	if (q->is_tx) {
-		lfv_vcq_retire_tx(q, slot);
-		if (op.flags & LFV_OP_SILENT)
-			return;	/* the provider's own: a note, a marker */
-	} else {
-		if (dgram && ok && vcq->cq &&
-		    (vcq->cq->store_src || sink->src))
-			comp.src = lfv_vcq_ud_source(q, slot, wc);
-		if (q->shared)
-			lfv_msg_srq_retire(q->owner, slot);
-		else	/* In order: head is this op. Relaxed: head is
-			 * written only under the poll lock we hold. */
-			lfv_vcq_retire_head(q, lfv_load_relaxed64(&q->head));
-	}
-	lfv_vcq_count(ep, q->is_tx, ok ? comp.flags : op.flags, ok);
-	if (q->closing)
-		return; /* flushed while its endpoint closes: nobody wants it */
-	if (!ok) {
-		lfv_vcq_error(vcq, &op, wc);
-		return;
-	}
-	if (lfv_vcq_wanted(ep, q->is_tx, op.flags) && vcq->cq)
-		lfv_vcq_emit(vcq, sink, &comp);
-}
-
-/*
- * The common case of lfv_vcq_translate, for lfv_vcq_poll_locked: a
+ * The common case of a queue's translate, for lfv_vcq_poll_locked: a
  * successful completion of an RC queue with no counters (q->fast), that
  * nothing but its own CQ entry depends on, written straight into the
  * reader's buffer through the same builders. Returns false to let the
@@ -333,7 +80,7 @@ static void lfv_vcq_translate(struct lfv_vcq *vcq, const struct ibv_wc *wc,
  */
 static inline __attribute__((always_inline)) bool
 lfv_vcq_translate_fast(struct lfv_vcq *vcq, const struct ibv_wc *wc,
-		       struct lfv_sink *sink)
+		       struct lfv_vcq_sink *sink)
 {
 	struct lfv_op *op = (struct lfv_op *)(uintptr_t)wc->wr_id;
 	struct lfv_queue *q = op->q;
@@ -350,24 +97,25 @@ lfv_vcq_translate_fast(struct lfv_vcq *vcq, const struct ibv_wc *wc,
 	if (q->is_tx ? (uint64_t)(op - q->ops) != (head & q->mask) :
 		       wc->opcode != IBV_WC_RECV)
 		return false;
-	lfv_vcq_comp(q->is_tx, false, op, wc, &comp);
-	if (lfv_vcq_wanted(q->owner, q->is_tx, op->flags))
+	lfv_vcq_comp(q->is_tx, 0, op, wc, &comp);
+	if (lfv_vcq_wanted(q, q->is_tx, op->flags))
 		lfv_vcq_sink_put(vcq, sink, &comp);
 	lfv_vcq_retire_head(q, head);
 	return true;
 }
 
 /* The general path: another transport's queue takes its own completions
- * (it writes them to its CQs itself). */
+ * (it writes them to its CQs itself); an endpoint type's queue, its type's
+ * translation. */
 static void lfv_vcq_dispatch(struct lfv_vcq *vcq, const struct ibv_wc *wc,
-			     struct lfv_sink *sink)
+			     struct lfv_vcq_sink *sink)
 {
 	struct lfv_queue *q = ((struct lfv_op *)(uintptr_t)wc->wr_id)->q;
 
 	if (q->handler)
 		q->handler(q, (struct lfv_op *)(uintptr_t)wc->wr_id, wc);
 	else
-		lfv_vcq_translate(vcq, wc, sink);
+		q->translate(vcq, wc, sink);
 }
 
 /* Polls under the lock; returns entries placed in the sink's buffer.
@@ -376,7 +124,7 @@ static void lfv_vcq_dispatch(struct lfv_vcq *vcq, const struct ibv_wc *wc,
  * room bounds the poll and which only the fast translation serves;
  * progress (no buffer) leaves both out. */
 static inline __attribute__((always_inline)) size_t
-lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink, bool reader)
+lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_vcq_sink *sink, bool reader)
 {
 	struct ibv_wc wc[LFV_VCQ_POLL_BATCH];
 	int n, i, want;
@@ -398,7 +146,7 @@ lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_sink *sink, bool reader)
 
 void lfv_vcq_progress(struct lfv_vcq *vcq)
 {
-	struct lfv_sink sink = { 0 };
+	struct lfv_vcq_sink sink = { 0 };
 
 	lfv_spin_lock(&vcq->lock);
 	lfv_vcq_poll_locked(vcq, &sink, false);
@@ -411,7 +159,7 @@ static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
 			       size_t count)
 {
 	struct lfv_vcq *vcq = arg;
-	struct lfv_sink sink = { .buf = buf, .src = src, .max = count };
+	struct lfv_vcq_sink sink = { .buf = buf, .src = src, .max = count };
 	size_t n = 0;
 
 	/* Unlocked, nobody else moves completions into the ring: the
@@ -691,89 +439,6 @@ void lfv_vcq_set_cancelling(struct lfv_queue *q, bool on)
 	q->cancelling = on;
 	q->cancel_first = UINT64_MAX;
 	lfv_spin_unlock(&q->vcq->lock);
-}
-
-/* A UD marker's address: the endpoint itself (the request is flushed,
- * never sent). NULL without an AV: then no send was ever posted. */
-static struct ibv_ah *lfv_vcq_marker_ah(struct lfv_ep *ep,
-					struct ibv_send_wr *wr)
-{
-	struct lfv_ud_name self;
-	struct ibv_ah *ah;
-	int err;
-
-	if (!ep->base.av)
-		return NULL;
-	lfv_dgram_name(ep, &self);
-	ah = lfv_av_create_ah(ep->base.av, &self, &err);
-	wr->wr.ud.ah = ah;
-	wr->wr.ud.remote_qpn = self.qpn;
-	wr->wr.ud.remote_qkey = self.qkey;
-	return ah;
-}
-
-/*
- * Sends posted unsignaled after the last signaled one leave no completion
- * when they succeed, and the error state flushes only what the QP still
- * holds: their slots would wait for a completion that never comes. One
- * signaled request posted now (QP in the error state: flushed at once, and
- * after every earlier one, a send queue completing in order) retires them.
- * Returns the AH a UD marker needed, to destroy once the queue is drained.
- */
-static struct ibv_ah *lfv_vcq_post_marker(struct lfv_queue *q)
-{
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct lfv_ep *ep = q->owner;
-	struct ibv_ah *ah = NULL;
-	struct lfv_op *op;
-
-	if (!q->is_tx || !ep || !ep->qp || !q->unsignaled)
-		return NULL;
-	if (ep->type == FI_EP_DGRAM) {
-		ah = lfv_vcq_marker_ah(ep, &wr);
-		if (!ah)
-			return NULL;
-	}
-	lfv_spin_lock(&q->lock);
-	op = lfv_queue_next(q);
-	if (op) {	/* full: a signaled request is among them */
-		*op = (struct lfv_op){ .flags = LFV_OP_SILENT, .q = q };
-		wr.wr_id = (uintptr_t)op;
-		if (!ibv_post_send(ep->qp, &wr, &bad)) {
-			q->tail++;
-			q->unsignaled = 0;
-		}
-	}
-	lfv_spin_unlock(&q->lock);
-	return ah;
-}
-
-void lfv_vcq_drain_queue(struct lfv_queue *q)
-{
-	int64_t deadline = lfv_now_ns() + LFV_DRAIN_TIMEOUT_NS;
-	struct ibv_ah *marker_ah;
-
-	if (!q->vcq)
-		return;
-	lfv_spin_lock(&q->vcq->lock);
-	q->closing = true;
-	q->fast = false;
-	lfv_spin_unlock(&q->vcq->lock);
-	marker_ah = lfv_vcq_post_marker(q);
-
-	/* Acquire: pairs with the poller's release of head. */
-	while (q->tail != lfv_load_acquire64(&q->head)) {
-		if (lfv_now_ns() > deadline) {
-			LFV_WARN(FI_LOG_EP_CTRL, "%lu requests never "
-				 "completed\n", (unsigned long)(q->tail -
-				 lfv_load_acquire64(&q->head)));
-			break;
-		}
-		lfv_vcq_progress(q->vcq);
-	}
-	if (marker_ah)
-		ibv_destroy_ah(marker_ah);
 }
 
 int lfv_queue_init(struct lfv_queue *q, void *owner, bool is_tx,

@@ -514,7 +514,7 @@ static void test_bad_input(void **state)
 	struct fid_av *av2;
 	struct bed b;
 	uint8_t name[64];
-	size_t len = sizeof(name);
+	size_t len = sizeof(name), optval, optlen = sizeof(optval);
 
 	(void)state;
 	bed_open(&b, FI_PROGRESS_MANUAL, FI_WAIT_NONE);
@@ -542,6 +542,10 @@ static void test_bad_input(void **state)
 	assert_int_equal(fi_ep_bind(ep, &b.av->fid, 0), 0);
 	assert_int_equal(fi_ep_bind(ep, &av2->fid, 0), -FI_EINVAL);
 	assert_int_equal(fi_connect(ep, name, NULL, 0), -FI_ENOSYS);
+	/* No connection, no connection data (MSG's option only). */
+	assert_int_equal(fi_getopt(&ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_CM_DATA_SIZE, &optval, &optlen),
+			 -FI_ENOPROTOOPT);
 	test_close(ep, av2);
 	bed_close(&b);
 }
