@@ -923,7 +923,14 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 	if (!r->rndv || !r->rndv_wait || r->gen != (uint32_t)(h->tag >> 32) ||
 	    (h->op == LFV_RDM_HELD && r->fin_seen)) {
 		lfv_spin_unlock(&ep->lock);
-		return; /* stale: not a rendezvous we wait for */
+		/* Stale: not a rendezvous we wait for. A HELD may cross the
+		 * FIN (it answers an ASK sent before the FIN came): no fault
+		 * of the peer's. A FIN of a use that is over (a replay, or
+		 * one after the send failed) names no request, like one
+		 * past ntx. */
+		if (h->op == LFV_RDM_FIN)
+			goto malformed;
+		return;
 	}
 	if (r->conn != c || r->fin_seen ||
 	    (h->op == LFV_RDM_HELD && !lfv_rdm_on_held(r, h))) {
@@ -946,7 +953,7 @@ void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 
 malformed:
 	lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
-		 "an RDM FIN naming no request");
+		 "an RDM FIN naming no request, or a use of one that is over");
 }
 
 /* One probe round (about a second) of a rendezvous send that waits for its

@@ -217,8 +217,9 @@ static const struct fi_cq_err_entry *err_of(const struct node *n,
 	return NULL;
 }
 
-/* Messages the fabric dropped as bad, for any reason. */
-static uint64_t drops(struct world *w)
+/* Messages the fabric dropped as bad for reason (FI_LFVERBS_DROP_*), or
+ * for any reason (-1). */
+static uint64_t drops_for(struct world *w, int reason)
 {
 	struct fi_lfverbs_drops d;
 	uint64_t n = 0;
@@ -227,8 +228,14 @@ static uint64_t drops(struct world *w)
 	assert_int_equal(fi_control(&w->fabric->fid, FI_LFVERBS_GET_DROPS,
 				    &d), 0);
 	for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
-		n += d.count[i];
+		if (reason < 0 || i == reason)
+			n += d.count[i];
 	return n;
+}
+
+static uint64_t drops(struct world *w)
+{
+	return drops_for(w, -1);
 }
 
 static void post_recv(struct node *n, void *buf, size_t len, void *ctx)
@@ -538,6 +545,8 @@ static void test_stale_fin(void **state)
 	pump(w);
 	assert_int_equal(oks(&w->a, tx2), 0);
 	assert_null(err_of(&w->a, tx2));
+	/* Dropped, and counted like any FIN that names no request. */
+	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_MALFORMED), 1);
 
 	post_recv(&w->b, w->dst, w->big, rx1);
 	pump(w);
@@ -546,7 +555,7 @@ static void test_stale_fin(void **state)
 	assert_int_equal(ok_of(&w->b, rx1)->len, w->big);
 	assert_memory_equal(w->dst, w->src, w->big);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
-	assert_int_equal(drops(w), 0);
+	assert_int_equal(drops(w), 1);
 }
 
 /* The receiver's RDMA read of a rendezvous payload fails: the receive
