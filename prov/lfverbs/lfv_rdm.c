@@ -6,6 +6,8 @@
  * lfv_rdm_rx.c, the calls lfv_rdm_ops.c, connections lfv_rdm_conn.c; the
  * protocol is in lfv_rdm_proto.h and the objects in lfv_rdm_ep.h.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -9,6 +9,8 @@
  * assert it (lfv_spin_assert_held, debug builds); lfv_lock_order.h says
  * what may be taken under it.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,6 +2,8 @@
 /* FI_EP_RDM: fi_ops_msg and fi_ops_tagged. Sends go to lfv_rdm_send (the
  * one-buffer calls are lfv_rdm_tx.c's, with their fast path); receives to
  * the SRX the endpoint matches with. */
+#include "config.h"
+
 #include <rdma/fi_tagged.h>
 
 #include "lfv_rdm_ep.h"

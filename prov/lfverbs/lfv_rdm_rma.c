@@ -17,6 +17,8 @@
  * RMA to an FI_RMA_EVENT key sends an EVENT message there instead, which
  * carries the CQ data too (lfv_rdm_proto.h).
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -12,6 +12,8 @@
  * and write the CQ with it released: an owner's SRX calls back into
  * lfv_rdm_start with its own lock held.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -5,6 +5,8 @@
  * reads, posting on a connection or queueing behind one being made, and
  * the completions of all of it. The protocol is in lfv_rdm_proto.h.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

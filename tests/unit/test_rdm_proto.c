@@ -11,6 +11,8 @@
  * what the application sees (completions, data) and the connection
  * states and QPs behind it.
  */
+#include "config.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
