@@ -321,6 +321,15 @@ static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 	return lfv_container_of(fid, struct lfv_rdm_ep, base.ep_fid.fid);
 }
 
+/* Whether a send, RMA or atomic wants a completion on the transmit CQ:
+ * never for an inject (no_report), and under FI_SELECTIVE_COMPLETION only
+ * with FI_COMPLETION in its flags. Every transmit path decides here. */
+static inline bool lfv_rdm_tx_wanted(const struct lfv_rdm_ep *ep,
+				     bool no_report, uint64_t flags)
+{
+	return !no_report && (!ep->base.tx_selective || (flags & FI_COMPLETION));
+}
+
 /* A rendezvous receive request goes: it no longer holds the sender's RTS.
  * Caller holds ep->lock. */
 static inline void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep,

@@ -360,13 +360,12 @@ static int lfv_rdm_check_send(const struct lfv_rdm_ep *ep,
 	return 0;
 }
 
-/* The completion a send wants: its flags, 0 for none (fi_inject*, or
- * FI_SELECTIVE_COMPLETION without FI_COMPLETION). Both send paths decide
- * here. */
+/* The completion a send wants: its flags, 0 for none (lfv_rdm_tx_wanted).
+ * Both send paths decide here. */
 static inline uint64_t lfv_rdm_send_cflags(const struct lfv_rdm_ep *ep,
 					   const struct lfv_rdm_send *s)
 {
-	if (s->inject || (ep->base.tx_selective && !(s->flags & FI_COMPLETION)))
+	if (!lfv_rdm_tx_wanted(ep, s->inject, s->flags))
 		return 0;
 	return FI_SEND | (s->tagged ? FI_TAGGED : FI_MSG);
 }
