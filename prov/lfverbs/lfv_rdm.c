@@ -24,6 +24,7 @@
 #include "lfv_queue.h"
 #include "lfv_rdm.h"
 #include "lfv_rdm_conn.h"
+#include "lfv_rdm_conn_table.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_ops.h"
 #include "lfv_rdm_rma.h"

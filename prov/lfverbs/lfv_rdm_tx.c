@@ -18,6 +18,7 @@
 #include "lfv_param.h"
 #include "lfv_queue.h"
 #include "lfv_rdm_conn.h"
+#include "lfv_rdm_conn_table.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_rma.h"
 #include "lfv_rdm_rx.h"

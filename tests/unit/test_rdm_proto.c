@@ -31,8 +31,8 @@
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"
 #include "lfv_param.h"
+#include "lfv_rdm_conn_table.h"
 #include "lfv_rdm_ep.h"
-#include "lfv_rdm_conn.h"
 #include "unit_fake.h"
 
 #define MAX_COMPS 32
