@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* FI_EP_RDM: fi_ops_msg and fi_ops_tagged. Sends go to lfv_rdm_send (the
- * one-buffer calls are lfv_rdm_tx.c's, with their fast path); receives to
+ * one-buffer calls are lfv_rdm_send.c's, with their fast path); receives to
  * the SRX the endpoint matches with. */
 #include "config.h"
 
@@ -8,7 +8,7 @@
 
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_ops.h"
-#include "lfv_rdm_tx.h"
+#include "lfv_rdm_send.h"
 
 #define LFV_RDM_TX_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \
 			  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |        \
