@@ -18,6 +18,8 @@
 #include "lfv_rdm_send.h"
 #include "lfv_rdm_tx.h"
 
+/* ---- checking a call and building its request ---------------------------- */
+
 /* A buffer the application names: bytes need an address. The send
  * paths' one check of it (the fast path's buffer, every iov here). */
 static inline bool lfv_rdm_buf_ok(const void *base, size_t len)
@@ -204,6 +206,8 @@ unlock:
 	lfv_rdm_src_free(ep, &src.own_reg, src.own_copy); /* on failure only */
 	return ret;
 }
+
+/* ---- the one-buffer calls and their fast path ---------------------------- */
 
 /* The connection to dest when this send may go out on it at once
  * (ep->lock): its address needs no AV lookup (the one the last send took

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * FI_EP_RDM, the transmit side: eager sends through the endpoint's
- * registered buffers, rendezvous requests (RTS) whose payload the receiver
- * reads, posting on a connection or queueing behind one being made, and
- * the completions of all of it. The protocol is in lfv_rdm_proto.h.
+ * FI_EP_RDM, the transmit side: transmit requests (eager sends and RTSs
+ * as lfv_rdm_send.c fills them, rendezvous reads and FINs of the receive
+ * side, RMA), posted on a connection or queued behind one being made; the
+ * rendezvous sender's source buffer, FIN, probes; and the completions of
+ * all of it. The protocol is in lfv_rdm_proto.h.
  */
 #include "config.h"
 
@@ -287,59 +288,6 @@ void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 					struct lfv_rdm_req, node), err);
 }
 
-/* The bytes of the iovs, one after the other, at dst. */
-void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov, size_t count)
-{
-	size_t i;
-
-	for (i = 0; i < count; i++) {
-		if (!iov[i].iov_len)
-			continue;
-		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-		dst += iov[i].iov_len;
-	}
-}
-
-
-int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
-		     size_t len, struct lfv_rdm_src *src)
-{
-	void *base = s->count == 1 ? s->iov[0].iov_base : NULL;
-	int ret;
-
-	memset(src, 0, sizeof(*src));
-	if (!len)
-		return 0;	/* nothing to read: the receiver answers at once */
-	if (s->count == 1 && s->desc && s->desc[0] &&
-	    (((struct lfv_mr *)s->desc[0])->access & FI_REMOTE_READ)) {
-		src->addr = (uintptr_t)base;
-		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
-		return 0;
-	}
-	if (s->count != 1) {
-		src->own_copy = malloc(len);
-		if (!src->own_copy)
-			return -FI_ENOMEM;
-		lfv_rdm_gather(src->own_copy, s->iov, s->count);
-		base = src->own_copy;
-	}
-	ret = lfv_reg_get(ep->base.domain, base, len, LFV_REG_REMOTE_READ,
-			  &src->own_reg);
-	if (ret) {
-		free(src->own_copy);
-		return ret;
-	}
-	src->addr = (uintptr_t)base;
-	src->rkey = src->own_reg.mr->rkey;
-	return 0;
-}
-
-void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy)
-{
-	lfv_reg_put(ep->base.domain, reg);
-	free(copy);
-}
-
 /* A free transmit request, its conn set to the connection to dest (made
  * if need be); NULL and *err when there is none. ep->lock held: dropped
  * and taken again to poll the send completions that free requests (the
@@ -398,6 +346,59 @@ void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 }
 
 /* ---- rendezvous, the sending side ------------------------------------------- */
+
+/* The bytes of the iovs, one after the other, at dst. */
+void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+}
+
+
+int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
+		     size_t len, struct lfv_rdm_src *src)
+{
+	void *base = s->count == 1 ? s->iov[0].iov_base : NULL;
+	int ret;
+
+	memset(src, 0, sizeof(*src));
+	if (!len)
+		return 0;	/* nothing to read: the receiver answers at once */
+	if (s->count == 1 && s->desc && s->desc[0] &&
+	    (((struct lfv_mr *)s->desc[0])->access & FI_REMOTE_READ)) {
+		src->addr = (uintptr_t)base;
+		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
+		return 0;
+	}
+	if (s->count != 1) {
+		src->own_copy = malloc(len);
+		if (!src->own_copy)
+			return -FI_ENOMEM;
+		lfv_rdm_gather(src->own_copy, s->iov, s->count);
+		base = src->own_copy;
+	}
+	ret = lfv_reg_get(ep->base.domain, base, len, LFV_REG_REMOTE_READ,
+			  &src->own_reg);
+	if (ret) {
+		free(src->own_copy);
+		return ret;
+	}
+	src->addr = (uintptr_t)base;
+	src->rkey = src->own_reg.mr->rkey;
+	return 0;
+}
+
+void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy)
+{
+	lfv_reg_put(ep->base.domain, reg);
+	free(copy);
+}
 
 static void lfv_rdm_rndv_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
