@@ -162,6 +162,17 @@ static int lfv_rdm_conn_ah(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	return 0;
 }
 
+/* What a REP carries in reserved to say which REQ it answers: 15 bits of
+ * the requester's incarnation and QP number, never 0 (0: a peer from
+ * before the tag, whose REP is taken unchecked). */
+static uint16_t lfv_rdm_rep_tag(uint64_t incarnation, uint32_t qpn)
+{
+	/* The top bits of a multiplicative hash depend on every bit. */
+	uint64_t v = (incarnation ^ qpn) * 0x9e3779b97f4a7c15ULL;
+
+	return (uint16_t)(0x8000 | (v >> 49));
+}
+
 static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     uint8_t op)
 {
@@ -177,6 +188,8 @@ static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	m = &((struct lfv_rdm_ctrl_buf *)r->buf)->msg;
 	*m = (struct lfv_rdm_ctrl){
 		.op = op, .version = LFV_RDM_WIRE_VERSION,
+		.reserved = op == LFV_RDM_CTRL_REP ?
+			    lfv_rdm_rep_tag(c->peer_inc, c->peer_qpn) : 0,
 		.qpn = c->qp->qp_num, .psn = c->my_psn,
 		.eager = (uint32_t)ep->eager, .incarnation = ep->incarnation, .name = ep->name,
 	};
@@ -442,12 +455,22 @@ static void lfv_rdm_on_req(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 	}
 }
 
+/* A REP for a connection we asked for, answering the REQ of its QP: one
+ * that answers an earlier REQ (of a handshake that timed out, or of our
+ * previous incarnation; the acceptor repeats its REP for a while) would
+ * connect our QP to a QP of the peer's that is not connected to it. Such
+ * REPs, like repeats for a connection already made, are ignored: they
+ * are the protocol's, not a peer's fault. */
 static void lfv_rdm_on_rep(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 {
 	struct lfv_rdm_conn *c = lfv_rdm_conn_by_name(ep, &m->name);
 
-	if (c && c->state == LFV_RDM_REQ_SENT)
-		lfv_rdm_established(ep, c, m, true);
+	if (!c || c->state != LFV_RDM_REQ_SENT)
+		return;
+	if (m->reserved &&
+	    m->reserved != lfv_rdm_rep_tag(ep->incarnation, c->qp->qp_num))
+		return;
+	lfv_rdm_established(ep, c, m, true);
 }
 
 /* A checked handshake datagram. Caller holds ep->lock. */

@@ -505,6 +505,56 @@ static void test_close_with_rtu_in_flight(void **state)
 	node_open(w, &w->a);		/* for teardown */
 }
 
+/* A REP that comes after its requester gave up: A's handshake timed out
+ * (B's REP held back), and A's next send asks again on a new QP. The old
+ * REP then arrives (B repeats it on its timer): it answers the first REQ,
+ * not this one, and must not connect A's new QP to B's QP of the first
+ * handshake (which B tears down when the new REQ comes: A's message would
+ * fail). A connects on B's answer to the new REQ. */
+static void test_late_rep(void **state)
+{
+	struct world *w = *state;
+	static const char again[] = "again";
+	char *buf = w->small_b;
+	struct fake_pkt *rep;
+	int i, round;
+
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, again, 1, tx1);
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* B accepts: REP out */
+	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP, ctl_qpn(&w->b));
+	assert_true(i >= 0);
+	rep = fake_net_take((size_t)i);
+	for (round = 0; round <= LFV_RDM_MAX_TRIES && !err_of(&w->a, tx1);
+	     round++) {
+		while (fake_net_count())
+			fake_net_drop(0);	/* A's REQs, lost */
+		fake_net_advance(LFV_RDM_RETRY_NS + 1000000);
+		poll_node(&w->a);
+	}
+	assert_non_null(err_of(&w->a, tx1));
+	assert_int_equal(err_of(&w->a, tx1)->err, FI_EHOSTUNREACH);
+
+	send_to_peer(&w->a, again, sizeof(again), tx2);
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_REQ_SENT);
+	fake_net_put(rep);
+	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP, ctl_qpn(&w->b));
+	assert_true(i >= 0);
+	assert_true(fake_net_deliver((size_t)i));
+	poll_node(&w->a);		/* the late REP: ignored */
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_REQ_SENT);
+
+	pump(w);			/* the new REQ, B's REP to it */
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	assert_null(err_of(&w->a, tx2));
+	assert_got(&w->b, rx2, buf, again);
+	assert_int_equal(w->a.nerr, 1);	/* tx1 */
+	assert_int_equal(w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
 /* A FIN of an earlier use of a transmit request (a replay of the first
  * rendezvous' FIN) arrives while the request serves a second rendezvous
  * to the same peer: it must not complete the second one, whose payload
@@ -661,6 +711,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_rtu_in_flight,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_rep, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stale_fin, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_read_fails, setup,
