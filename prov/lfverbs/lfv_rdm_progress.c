@@ -22,6 +22,8 @@
 #include "lfv_vcq.h"
 #include "lfv_wire.h"
 
+/* ---- the completion handler ---------------------------------------------- */
+
 /* A receive that completed in error while the endpoint runs: a message
  * longer than the buffer (a peer that ignores the eager size), or its QP
  * failing. The buffer goes back to the SRQ: lost, the SRQ would run dry
