@@ -25,7 +25,7 @@
  * templates' op_flags; answers carry the hinted ones). On RC every send
  * and write completes once the peer acknowledged it, which is each of
  * the completion levels below (an RDM message with FI_DELIVERY_COMPLETE
- * goes by rendezvous, lfv_rdm_tx.c); a buffered MSG endpoint and the RDM
+ * goes by rendezvous, lfv_rdm_send.c); a buffered MSG endpoint and the RDM
  * SRX take FI_MULTI_RECV receives (asked for with the FI_MULTI_RECV cap).
  * A default FI_INJECT makes every send and write an inject (copied or
  * inlined at the call, larger than inject_size: an error); reads and

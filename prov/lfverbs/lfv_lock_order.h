@@ -110,15 +110,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "config.h"		/* ENABLE_DEBUG */
 #include "lfv_lock.h"
 #include "lfv_queue.h"
 
 /* Debug builds: aborts when s is on and nobody holds it. It cannot tell
- * who holds it; a lock held by another thread passes. */
+ * who holds it; a lock held by another thread passes. ENABLE_DEBUG comes
+ * from config.h, which the .c file includes first (a header does not: it
+ * would hide which files depend on the configuration); a file without it
+ * asserts nothing. */
 static inline void lfv_spin_assert_held(struct lfv_spin *s)
 {
-#if ENABLE_DEBUG
+#if defined(ENABLE_DEBUG) && ENABLE_DEBUG
 	if (s->on && pthread_spin_trylock(&s->lock) != EBUSY) {
 		pthread_spin_unlock(&s->lock);
 		abort();

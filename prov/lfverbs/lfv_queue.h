@@ -155,7 +155,7 @@ struct lfv_queue {
 	struct ibv_sge one_sge;
 	struct lfv_vcq *vcq;
 	struct lfv_cntr *cntr;		/* FI_SEND / FI_RECV counter */
-	/* Another transport's requests (RDM, lfv_rdm.c): every completion
+	/* Another transport's requests (RDM, lfv_rdm_progress.c): every completion
 	 * goes to it instead of a translation. */
 	void (*handler)(struct lfv_queue *q, struct lfv_op *op,
 			const struct ibv_wc *wc);

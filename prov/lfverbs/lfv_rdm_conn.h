@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * RDM connections (lfv_rdm_conn.c): the handshake over the control QPs,
- * the tables that find a connection, probes, timers and restarts.
+ * probes, timers and restarts. The tables that find a connection are
+ * lfv_rdm_conn_table.h's.
  */
 #ifndef LFV_RDM_CONN_H
 #define LFV_RDM_CONN_H
@@ -10,22 +11,13 @@
 
 struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				      int *err);
-struct lfv_rdm_conn *lfv_rdm_conn_by_addr(struct lfv_rdm_ep *ep,
-					  fi_addr_t addr);
-struct lfv_rdm_conn *lfv_rdm_conn_seen(struct lfv_rdm_ep *ep, fi_addr_t addr,
-				       uint64_t seen);
-struct lfv_rdm_conn *lfv_rdm_conn_by_qpn(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m);
 void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted);
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
-void lfv_rdm_conn_learn_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			     fi_addr_t addr);
-void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
 void lfv_rdm_rtu_failed(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);
 int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		     const struct lfv_rdm_hdr *h);
-void lfv_rdm_conns_free(struct lfv_rdm_ep *ep);
 
 #endif /* LFV_RDM_CONN_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The RDM endpoint's objects (lfv_rdm.c, lfv_rdm_tx.c, lfv_rdm_rx.c,
- * lfv_rdm_ops.c, lfv_rdm_conn.c); the protocol is described in lfv_rdm_proto.h.
+ * The RDM endpoint's objects (lfv_rdm.c, lfv_rdm_progress.c, lfv_rdm_send.c,
+ * lfv_rdm_tx.c, lfv_rdm_rx.c, lfv_rdm_rma.c, lfv_rdm_ops.c, lfv_rdm_conn.c,
+ * lfv_rdm_conn_table.c); the protocol is described in lfv_rdm_proto.h.
  *
  * Requests: every work request's wr_id is a struct lfv_rdm_req whose op.q
  * is the endpoint's dispatch queue (wq), so the verbs CQ layer hands every
@@ -264,7 +265,7 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_req *reqs;	/* tx, then rx, then control */
 	size_t ntx, nrx;
 	struct lfv_list tx_free, ctl_free;
-	/* The send fast path (lfv_rdm_tx.c): payloads below tx_small
+	/* The send fast path (lfv_rdm_send.c): payloads below tx_small
 	 * (0 until the first send found the endpoint enabled), and the
 	 * connection of the last send, to tx_last_addr, good while the
 	 * AV's removal count is tx_last_seen - 1. */
@@ -319,6 +320,15 @@ struct lfv_rdm_ep {
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 {
 	return lfv_container_of(fid, struct lfv_rdm_ep, base.ep_fid.fid);
+}
+
+/* Whether a send, RMA or atomic wants a completion on the transmit CQ:
+ * never for an inject (no_report), and under FI_SELECTIVE_COMPLETION only
+ * with FI_COMPLETION in its flags. Every transmit path decides here. */
+static inline bool lfv_rdm_tx_wanted(const struct lfv_rdm_ep *ep,
+				     bool no_report, uint64_t flags)
+{
+	return !no_report && (!ep->base.tx_selective || (flags & FI_COMPLETION));
 }
 
 /* A rendezvous receive request goes: it no longer holds the sender's RTS.

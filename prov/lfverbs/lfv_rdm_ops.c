@@ -1,16 +1,35 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* FI_EP_RDM: fi_ops_msg and fi_ops_tagged. Sends go to lfv_rdm_send (the
- * one-buffer calls are lfv_rdm_tx.c's, with their fast path); receives to
+ * one-buffer calls are lfv_rdm_send.c's, with their fast path); receives to
  * the SRX the endpoint matches with. */
+#include "config.h"
+
 #include <rdma/fi_tagged.h>
 
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_ops.h"
-#include "lfv_rdm_tx.h"
+#include "lfv_rdm_send.h"
 
 #define LFV_RDM_TX_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \
 			  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |        \
 			  FI_DELIVERY_COMPLETE | FI_MORE)
+
+/* fi_ops_msg and fi_ops_tagged have the same calls, with and without a
+ * tag, and the endpoint's functions for them the same names after their
+ * prefix (lfv_rdm_msg_send, lfv_rdm_tsend, ...): one table for both. */
+#define LFV_RDM_CALLS(type, prefix)                                          \
+	{                                                                    \
+		.size = sizeof(struct type),                                 \
+		.recv = prefix##recv,                                        \
+		.recvv = prefix##recvv,                                      \
+		.recvmsg = prefix##recvmsg,                                  \
+		.send = prefix##send,                                        \
+		.sendv = prefix##sendv,                                      \
+		.sendmsg = prefix##sendmsg,                                  \
+		.inject = prefix##inject,                                    \
+		.senddata = prefix##senddata,                                \
+		.injectdata = prefix##injectdata,                            \
+	}
 
 static uint64_t lfv_rdm_tx_flags(const struct lfv_rdm_ep *ep)
 {
@@ -91,18 +110,7 @@ LFV_RDM_RX_CALL(lfv_rdm_msg_recvmsg, fi_recvmsg,
 		 uint64_t flags),
 		msg, flags)
 
-struct fi_ops_msg lfv_rdm_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_rdm_msg_recv,
-	.recvv = lfv_rdm_msg_recvv,
-	.recvmsg = lfv_rdm_msg_recvmsg,
-	.send = lfv_rdm_msg_send,
-	.sendv = lfv_rdm_msg_sendv,
-	.sendmsg = lfv_rdm_msg_sendmsg,
-	.inject = lfv_rdm_msg_inject,
-	.senddata = lfv_rdm_msg_senddata,
-	.injectdata = lfv_rdm_msg_injectdata,
-};
+struct fi_ops_msg lfv_rdm_msg_ops = LFV_RDM_CALLS(fi_ops_msg, lfv_rdm_msg_);
 
 static ssize_t lfv_rdm_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest,
@@ -144,15 +152,5 @@ LFV_RDM_RX_CALL(lfv_rdm_trecvmsg, fi_trecvmsg,
 		 uint64_t flags),
 		msg, flags)
 
-struct fi_ops_tagged lfv_rdm_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = lfv_rdm_trecv,
-	.recvv = lfv_rdm_trecvv,
-	.recvmsg = lfv_rdm_trecvmsg,
-	.send = lfv_rdm_tsend,
-	.sendv = lfv_rdm_tsendv,
-	.sendmsg = lfv_rdm_tsendmsg,
-	.inject = lfv_rdm_tinject,
-	.senddata = lfv_rdm_tsenddata,
-	.injectdata = lfv_rdm_tinjectdata,
-};
+struct fi_ops_tagged lfv_rdm_tagged_ops = LFV_RDM_CALLS(fi_ops_tagged,
+						     lfv_rdm_t);

@@ -12,7 +12,7 @@
  * its first request), with a handshake over the control QPs:
  *
  *   REQ {my RC QPN, my PSN, my incarnation, my name}  A -> B
- *   REP {my RC QPN, my PSN, my incarnation}           B -> A
+ *   REP {my RC QPN, my PSN, my incarnation, tag}      B -> A
  *
  * B creates its QP, takes it to RTS against A's QPN and answers; A takes
  * its QP to RTR/RTS on the REP. Control datagrams may be lost: A resends
@@ -25,7 +25,10 @@
  * incarnation (random 64 bits per endpoint) in REQ tells a restarted peer
  * at the same address from a duplicate: a REQ with a new incarnation tears
  * the old connection down (its requests complete in error) and connects
- * afresh.
+ * afresh. The REP's tag (in reserved) names the REQ it answers (15 bits
+ * of A's incarnation and RC QPN, never 0): A takes only a REP for its
+ * current QP, not a late one for a handshake it gave up or for its
+ * previous incarnation (0: an older peer, taken unchecked).
  *
  * Receives. Every RC QP of the endpoint receives through one SRQ of
  * provider-owned bounce buffers (registered once), so thousands of peers
@@ -98,7 +101,8 @@ enum lfv_rdm_ctrl_op {
 struct lfv_rdm_ctrl {
 	uint8_t op;			/* enum lfv_rdm_ctrl_op */
 	uint8_t version;		/* LFV_RDM_WIRE_VERSION */
-	uint16_t reserved;
+	uint16_t reserved;		/* REP: the tag of the REQ it
+					 * answers; REQ: 0 */
 	uint32_t qpn;			/* the sender's RC QP */
 	uint32_t psn;
 	uint32_t eager;			/* the sender's FI_LFVERBS_RDM_EAGER:

@@ -17,6 +17,8 @@
  * RMA to an FI_RMA_EVENT key sends an EVENT message there instead, which
  * carries the CQ data too (lfv_rdm_proto.h).
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,8 +297,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	struct lfv_rdm_rma *rma = &r->rma;
 	bool into_app = q->wr.opcode != IBV_WR_RDMA_WRITE &&
 			q->wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM;
-	bool report = !q->r.no_report &&
-		      (!ep->base.tx_selective || (q->r.flags & FI_COMPLETION));
+	bool report = lfv_rdm_tx_wanted(ep, q->r.no_report, q->r.flags);
 
 	*rma = *mem;
 	if (how == LFV_RMA_BOUNCE)

@@ -12,6 +12,8 @@
  * and write the CQ with it released: an owner's SRX calls back into
  * lfv_rdm_start with its own lock held.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,7 @@
 #include "lfv_param.h"
 #include "lfv_queue.h"
 #include "lfv_rdm_conn.h"
+#include "lfv_rdm_conn_table.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_rma.h"
 #include "lfv_rdm_rx.h"

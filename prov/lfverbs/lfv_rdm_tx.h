@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * RDM sends (lfv_rdm_tx.c): eager and rendezvous messages, the transmit
- * requests and the per-connection send queues they wait in.
+ * The RDM transmit side (lfv_rdm_tx.c): transmit requests, posting them on
+ * a connection or queueing them behind it, their completions, and the
+ * rendezvous sender's side (its source buffer, FIN, probes). The send
+ * calls that fill them are lfv_rdm_send.h's.
  */
 #ifndef LFV_RDM_TX_H
 #define LFV_RDM_TX_H
 
 #include "lfv_rdm_ep.h"
 
-/* One send call, whichever API it came through. */
+#define LFV_RDM_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* One send call, whichever API it came through (lfv_rdm_send.h). */
 struct lfv_rdm_send {
 	const struct iovec *iov;
 	void **desc;			/* may be NULL */
@@ -20,9 +24,6 @@ struct lfv_rdm_send {
 	bool tagged;
 	bool inject;			/* fi_inject*: never a completion */
 };
-
-
-ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s);
 
 /* Where the receiver reads a rendezvous payload from: the application's
  * registration when it gave one with FI_REMOTE_READ, else one of ours
@@ -40,28 +41,74 @@ struct lfv_rdm_src {
 int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 		     size_t len, struct lfv_rdm_src *src);
 void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy);
+void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov, size_t count);
 
-/* The one-buffer sends of fi_msg and fi_tagged, with a fast path for
- * eager messages to a connected peer (lfv_rdm_ops.c's tables). */
-ssize_t lfv_rdm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
-			 void *desc, fi_addr_t dest, void *context);
-ssize_t lfv_rdm_msg_inject(struct fid_ep *ep_fid, const void *buf,
-			   size_t len, fi_addr_t dest);
-ssize_t lfv_rdm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
-			     size_t len, void *desc, uint64_t data,
-			     fi_addr_t dest, void *context);
-ssize_t lfv_rdm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
-			       size_t len, uint64_t data, fi_addr_t dest);
-ssize_t lfv_rdm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
-		      void *desc, fi_addr_t dest, uint64_t tag, void *context);
-ssize_t lfv_rdm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
-			fi_addr_t dest, uint64_t tag);
-ssize_t lfv_rdm_tsenddata(struct fid_ep *ep_fid, const void *buf,
-			  size_t len, void *desc, uint64_t data,
-			  fi_addr_t dest, uint64_t tag, void *context);
-ssize_t lfv_rdm_tinjectdata(struct fid_ep *ep_fid, const void *buf,
-			    size_t len, uint64_t data, fi_addr_t dest,
-			    uint64_t tag);
+/* What names a rendezvous send in FIN, ASK and HELD: its request and the
+ * use of it. */
+static inline uint64_t lfv_rdm_cookie(const struct lfv_rdm_ep *ep,
+				      const struct lfv_rdm_req *r)
+{
+	return (uint64_t)(r - ep->reqs) | ((uint64_t)r->gen << 32);
+}
+
+/* ---- shared with the send calls (lfv_rdm_send.c), inline: their fast
+ * path takes a request and posts it as lfv_rdm_take_tx and lfv_rdm_post do,
+ * without calling them. */
+
+/* The connection the fast path reuses for dest while the AV's removal
+ * count stays at seen (ep->lock). */
+static inline void lfv_rdm_remember_conn(struct lfv_rdm_ep *ep,
+					 struct lfv_rdm_conn *c,
+					 fi_addr_t dest, uint64_t seen)
+{
+	ep->tx_last = c;
+	ep->tx_last_addr = dest;
+	ep->tx_last_seen = seen;
+}
+
+/* The first free transmit request (there is one), a send on c now; both
+ * send paths take theirs here (ep->lock). */
+static inline __attribute__((always_inline)) struct lfv_rdm_req *
+lfv_rdm_tx_pop(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_req *r = lfv_container_of(ep->tx_free.next,
+						 struct lfv_rdm_req, node);
+
+	lfv_list_remove(&r->node);
+	r->kind = LFV_RDM_K_TX;		/* fi_rma / fi_atomic reset it */
+	r->conn = c;
+	return r;
+}
+
+/* Posts the r->len bytes of a K_TX request's buffer. Its work request is
+ * built once (the transmit requests are calloc'd, so wr_id 0 means not
+ * yet) instead of zero-filled on the stack for every send. */
+static inline int lfv_rdm_post_tx(struct lfv_rdm_ep *ep,
+				  struct lfv_rdm_conn *c,
+				  struct lfv_rdm_req *r)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (!LFV_RDM_LIKELY(r->wr.wr_id)) {
+		r->sge.addr = (uintptr_t)r->buf;
+		r->sge.lkey = ep->mr->lkey;
+		r->wr.wr_id = (uintptr_t)&r->op;
+		r->wr.sg_list = &r->sge;
+		r->wr.num_sge = 1;
+		r->wr.opcode = IBV_WR_SEND;
+	}
+	r->sge.length = r->len;
+	r->wr.send_flags = r->len <= ep->max_inline ?
+			   IBV_SEND_SIGNALED | IBV_SEND_INLINE :
+			   IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->qp, &r->wr, &bad);
+	if (ret)
+		return lfv_post_ret(ret);
+	c->posted++;
+	return 0;
+}
+
 struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 				    int *err);
 void lfv_rdm_tx_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err,
@@ -87,8 +134,6 @@ int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs);
 void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			   const struct ibv_wc *wc);
-
-
 int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
 		  size_t n, struct ibv_sge *sge);
 

@@ -11,6 +11,8 @@
  * what the application sees (completions, data) and the connection
  * states and QPs behind it.
  */
+#include "config.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,8 +31,8 @@
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"
 #include "lfv_param.h"
+#include "lfv_rdm_conn_table.h"
 #include "lfv_rdm_ep.h"
-#include "lfv_rdm_conn.h"
 #include "unit_fake.h"
 
 #define MAX_COMPS 32
@@ -217,8 +219,9 @@ static const struct fi_cq_err_entry *err_of(const struct node *n,
 	return NULL;
 }
 
-/* Messages the fabric dropped as bad, for any reason. */
-static uint64_t drops(struct world *w)
+/* Messages the fabric dropped as bad for reason (FI_LFVERBS_DROP_*), or
+ * for any reason (-1). */
+static uint64_t drops_for(struct world *w, int reason)
 {
 	struct fi_lfverbs_drops d;
 	uint64_t n = 0;
@@ -227,8 +230,14 @@ static uint64_t drops(struct world *w)
 	assert_int_equal(fi_control(&w->fabric->fid, FI_LFVERBS_GET_DROPS,
 				    &d), 0);
 	for (i = 0; i < FI_LFVERBS_DROP_REASONS; i++)
-		n += d.count[i];
+		if (reason < 0 || i == reason)
+			n += d.count[i];
 	return n;
+}
+
+static uint64_t drops(struct world *w)
+{
+	return drops_for(w, -1);
 }
 
 static void post_recv(struct node *n, void *buf, size_t len, void *ctx)
@@ -496,6 +505,56 @@ static void test_close_with_rtu_in_flight(void **state)
 	node_open(w, &w->a);		/* for teardown */
 }
 
+/* A REP that comes after its requester gave up: A's handshake timed out
+ * (B's REP held back), and A's next send asks again on a new QP. The old
+ * REP then arrives (B repeats it on its timer): it answers the first REQ,
+ * not this one, and must not connect A's new QP to B's QP of the first
+ * handshake (which B tears down when the new REQ comes: A's message would
+ * fail). A connects on B's answer to the new REQ. */
+static void test_late_rep(void **state)
+{
+	struct world *w = *state;
+	static const char again[] = "again";
+	char *buf = w->small_b;
+	struct fake_pkt *rep;
+	int i, round;
+
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, again, 1, tx1);
+	fake_net_deliver_all();
+	poll_node(&w->b);		/* B accepts: REP out */
+	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP, ctl_qpn(&w->b));
+	assert_true(i >= 0);
+	rep = fake_net_take((size_t)i);
+	for (round = 0; round <= LFV_RDM_MAX_TRIES && !err_of(&w->a, tx1);
+	     round++) {
+		while (fake_net_count())
+			fake_net_drop(0);	/* A's REQs, lost */
+		fake_net_advance(LFV_RDM_RETRY_NS + 1000000);
+		poll_node(&w->a);
+	}
+	assert_non_null(err_of(&w->a, tx1));
+	assert_int_equal(err_of(&w->a, tx1)->err, FI_EHOSTUNREACH);
+
+	send_to_peer(&w->a, again, sizeof(again), tx2);
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_REQ_SENT);
+	fake_net_put(rep);
+	i = fake_net_find(0, FAKE_PKT_DGRAM, LFV_RDM_CTRL_REP, ctl_qpn(&w->b));
+	assert_true(i >= 0);
+	assert_true(fake_net_deliver((size_t)i));
+	poll_node(&w->a);		/* the late REP: ignored */
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_REQ_SENT);
+
+	pump(w);			/* the new REQ, B's REP to it */
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	assert_null(err_of(&w->a, tx2));
+	assert_got(&w->b, rx2, buf, again);
+	assert_int_equal(w->a.nerr, 1);	/* tx1 */
+	assert_int_equal(w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
 /* A FIN of an earlier use of a transmit request (a replay of the first
  * rendezvous' FIN) arrives while the request serves a second rendezvous
  * to the same peer: it must not complete the second one, whose payload
@@ -538,6 +597,8 @@ static void test_stale_fin(void **state)
 	pump(w);
 	assert_int_equal(oks(&w->a, tx2), 0);
 	assert_null(err_of(&w->a, tx2));
+	/* Dropped, and counted like any FIN that names no request. */
+	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_MALFORMED), 1);
 
 	post_recv(&w->b, w->dst, w->big, rx1);
 	pump(w);
@@ -546,7 +607,7 @@ static void test_stale_fin(void **state)
 	assert_int_equal(ok_of(&w->b, rx1)->len, w->big);
 	assert_memory_equal(w->dst, w->src, w->big);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
-	assert_int_equal(drops(w), 0);
+	assert_int_equal(drops(w), 1);
 }
 
 /* The receiver's RDMA read of a rendezvous payload fails: the receive
@@ -650,6 +711,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_rtu_in_flight,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_rep, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stale_fin, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_read_fails, setup,

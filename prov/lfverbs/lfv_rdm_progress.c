@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * FI_EP_RDM, what reading its CQs does: the completion handler every work
+ * request of the endpoint ends in (sends, receives, handshake datagrams,
+ * reads, RMA, probes), the progress each CQ read runs for the endpoints
+ * on it (timers, aborted reads), and the hooks that make a CQ read do so.
+ * Apart from lfv_rdm.c, which opens, enables and closes the endpoint and
+ * only installs these.
+ */
+#include "config.h"
+
+#include "lfv_ep_base.h"
+#include "lfv_log.h"
+#include "lfv_queue.h"
+#include "lfv_rdm_conn.h"
+#include "lfv_rdm_ep.h"
+#include "lfv_rdm_progress.h"
+#include "lfv_rdm_rma.h"
+#include "lfv_rdm_rx.h"
+#include "lfv_rdm_tx.h"
+#include "lfv_valgrind.h"
+#include "lfv_vcq.h"
+#include "lfv_wire.h"
+
+/* ---- the completion handler ---------------------------------------------- */
+
+/* A receive that completed in error while the endpoint runs: a message
+ * longer than the buffer (a peer that ignores the eager size), or its QP
+ * failing. The buffer goes back to the SRQ: lost, the SRQ would run dry
+ * and every peer's sends would wait for receivers for ever. */
+static void lfv_rdm_rx_failed(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			      const struct ibv_wc *wc)
+{
+	/* Hardware reports a message too long for the buffer as a length
+	 * error, soft-RoCE as a local QP operation error. */
+	if (wc->status == IBV_WC_LOC_LEN_ERR ||
+	    wc->status == IBV_WC_LOC_QP_OP_ERR)
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_TOO_LONG,
+			 "an RDM message longer than a receive buffer");
+	else
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+			 "an RDM receive that failed");
+	lfv_rdm_post_rx(ep, r);
+}
+
+/* A datagram on the control QP: checked, then handled under ep->lock. */
+static void lfv_rdm_ctrl_datagram(struct lfv_rdm_ep *ep,
+				  const struct lfv_rdm_ctrl_buf *cb,
+				  const struct ibv_wc *wc)
+{
+	struct lfv_rdm_ctrl m;
+	uint8_t src_gid[16];
+	int ret = -FI_EMSGSIZE;
+
+	if (wc->byte_len >= LFV_GRH_SIZE)
+		ret = lfv_grh_source(cb->grh, src_gid);
+	if (!ret)
+		ret = lfv_rdm_ctrl_parse(&cb->msg, wc->byte_len - LFV_GRH_SIZE,
+					 src_gid, wc->src_qp, &m);
+	if (ret) {
+		lfv_drop_err(&ep->base.domain->fabric->drops, ret,
+			     "an RDM handshake datagram");
+		return;
+	}
+	/* Each side's receive buffers hold the eager size it announces: a
+	 * peer with a larger one would send messages ours cannot hold. */
+	if (m.eager != ep->eager) {
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_VERSION,
+			 "an RDM handshake from a peer with another eager "
+			 "size (FI_LFVERBS_RDM_EAGER must be the same)");
+		return;
+	}
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_ctrl_arrived(ep, &m);
+	lfv_spin_unlock(&ep->lock);
+}
+
+/* Every completion of the endpoint's requests (its wq's handler). Caller
+ * holds the vcq->lock of the verbs CQ it came from (lfv_vcq.c); the cases
+ * take ep->lock themselves, and call the SRX and write CQs without it. */
+void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
+			const struct ibv_wc *wc)
+{
+	struct lfv_rdm_ep *ep = lfv_container_of(q, struct lfv_rdm_ep, wq);
+	struct lfv_rdm_req *r = lfv_container_of(op, struct lfv_rdm_req, op);
+	struct lfv_rdm_ctrl_buf *cb;
+	bool ok = wc->status == IBV_WC_SUCCESS;
+
+	switch (r->kind) {
+	case LFV_RDM_K_TX:
+		lfv_rdm_tx_completion(ep, r, wc);
+		return;
+	case LFV_RDM_K_RX:
+		if (!ep->rx_live)
+			return; /* flushed at close: the SRQ goes with it */
+		if (!ok) {
+			lfv_rdm_rx_failed(ep, r, wc);
+			return;
+		}
+		if (wc->opcode != IBV_WC_RECV) {
+			/* An RDMA write with immediate data: lfverbs' RDM
+			 * peers never send one, and the buffer holds only
+			 * what was there before (byte_len is the write's). */
+			lfv_drop(&ep->base.domain->fabric->drops,
+				 FI_LFVERBS_DROP_MALFORMED,
+				 "an RDMA write with immediate data into an "
+				 "RDM receive queue");
+			lfv_rdm_post_rx(ep, r);
+			return;
+		}
+		lfv_mem_written(r->buf, wc->byte_len);
+		lfv_rdm_arrived(ep, wc, r->buf);
+		lfv_rdm_post_rx(ep, r);
+		return;
+	case LFV_RDM_K_CTRL_RX:
+		if (!ep->rx_live)
+			return; /* flushed at close */
+		if (!ok) {
+			/* A datagram longer than a control buffer, say. */
+			lfv_drop(&ep->base.domain->fabric->drops,
+				 FI_LFVERBS_DROP_MALFORMED,
+				 "an RDM handshake datagram that failed");
+			lfv_rdm_post_ctrl_rx(ep, r);
+			return;
+		}
+		cb = (struct lfv_rdm_ctrl_buf *)r->buf;
+		lfv_mem_written(cb, wc->byte_len);
+		lfv_rdm_ctrl_datagram(ep, cb, wc);
+		lfv_rdm_post_ctrl_rx(ep, r);
+		return;
+	case LFV_RDM_K_CTRL_TX:
+		lfv_spin_lock(&ep->lock);
+		lfv_list_insert_head(&ep->ctl_free, &r->node);
+		lfv_spin_unlock(&ep->lock);
+		return;
+	case LFV_RDM_K_READ:
+		lfv_rdm_read_chunk_done(ep, r, ok);
+		return;
+	case LFV_RDM_K_FIN:
+		lfv_rdm_sq_done(ep, r->conn, ok);
+		lfv_rdm_rreq_free(ep, r);
+		return;
+	case LFV_RDM_K_RMA:
+		lfv_rdm_rma_completion(ep, r, wc);
+		return;
+	case LFV_RDM_K_PING:
+		lfv_rdm_ping_done(ep, wc);
+		return;
+	case LFV_RDM_K_RTU:
+		lfv_rdm_rtu_failed(ep, wc);
+		return;
+	}
+}
+
+/* What one CQ read does for one of its RDM endpoints besides polling:
+ * the aborted rendezvous reads reported, the timers run when something
+ * waits on them. All of it read under ep->lock (issue 15: these fields
+ * change under it on other threads, a send's handshake or a completion
+ * on the endpoint's other CQ). The probes' clock every 256 polls:
+ * progress_polls is ep->lock's too. */
+static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
+{
+	bool drain;
+
+	lfv_spin_lock(&ep->lock);
+	if (ep->handshakes ||
+	    ((ep->rndv_out || ep->reap_due) && !(++ep->progress_polls & 255)))
+		lfv_rdm_timers(ep, true);
+	/* After the timers: a handshake they gave up on aborts reads. */
+	drain = !lfv_list_empty(&ep->aborted);
+	lfv_spin_unlock(&ep->lock);
+	/* Outside the lock: the reports free SRX entries. */
+	if (drain)
+		lfv_rdm_aborted_drain(ep);
+}
+
+/* The CQs' progress hook (arg: the CQ's verbs CQ). Reading a CQ of an RDM
+ * endpoint drives the endpoint: send completions give back the buffers and
+ * the per-connection room that later sends (and those queued behind them)
+ * need, even when the application only reads its receive CQ (fi_inject
+ * makes no completion to read); handshakes that wait for an answer are
+ * resent. Under FI_THREAD_COMPLETION another thread may own the endpoint's
+ * other CQ: only this one is polled then (sends poll their own when out of
+ * buffers). Takes domain->vcq_lock (when locked), then each endpoint's
+ * vcq->lock and ep->lock, one at a time (lfv_lock_order.h). */
+static void lfv_rdm_cq_progress(void *arg)
+{
+	struct lfv_vcq *vcq = arg;
+	struct lfv_domain *domain = vcq->domain;
+	bool both = domain->poll_all_cqs;
+	struct lfv_list *item;
+	struct lfv_rdm_ep *ep;
+
+	/* Without locks the application serialises opening and closing
+	 * endpoints with reading their CQs. */
+	if (domain->locked)
+		pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_foreach(item, &domain->rdm_eps) {
+		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
+		if (ep->tx_vcq != vcq && ep->rx_vcq != vcq)
+			continue;
+		if (both || ep->tx_vcq == vcq)
+			lfv_vcq_progress(ep->tx_vcq);
+		if (ep->rx_vcq != ep->tx_vcq && (both || ep->rx_vcq == vcq))
+			lfv_vcq_progress(ep->rx_vcq);
+		lfv_rdm_ep_progress(ep);
+	}
+	if (domain->locked)
+		pthread_mutex_unlock(&domain->vcq_lock);
+}
+
+/* ---- the CQs' hooks ----------------------------------------------------- */
+
+/*
+ * How long a reader blocked on the CQ of vcq may sleep. An endpoint with
+ * separate transmit and receive CQs gets part of its progress on the other
+ * one (a handshake's REP and a rendezvous FIN arrive on the receive side of
+ * a sender blocked on its transmit CQ), which the reader's wait does not
+ * watch: short slices then. Else the timers (handshake resends, probes)
+ * need a run now and then.
+ */
+static int lfv_rdm_cq_wait_ms(void *arg)
+{
+	struct lfv_vcq *vcq = arg;
+	struct lfv_domain *domain = vcq->domain;
+	struct lfv_list *item;
+	struct lfv_rdm_ep *ep;
+	int ms = LFV_RDM_WAIT_TIMERS_MS;
+
+	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_foreach(item, &domain->rdm_eps) {
+		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
+		if ((ep->tx_vcq == vcq || ep->rx_vcq == vcq) &&
+		    ep->tx_vcq != ep->rx_vcq) {
+			ms = LFV_RDM_WAIT_SPLIT_MS;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&domain->vcq_lock);
+	return ms;
+}
+
+/* Turns the completion handlers on or off (rx_live, tx_live): each side
+ * under the lock its handlers run under, taken one after the other. */
+void lfv_rdm_set_live(struct lfv_rdm_ep *ep, bool live)
+{
+	lfv_spin_lock(&ep->rx_vcq->lock);
+	ep->rx_live = live;
+	lfv_spin_unlock(&ep->rx_vcq->lock);
+	lfv_spin_lock(&ep->tx_vcq->lock);
+	ep->tx_live = live;
+	lfv_spin_unlock(&ep->tx_vcq->lock);
+}
+
+/* CQ reads drive the endpoint (lfv_rdm_cq_progress). */
+void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
+{
+	if (cq && !cq->progress.fn)
+		lfv_cq_set_progress_polling(cq, (struct lfv_progress_hook){
+			.fn = lfv_rdm_cq_progress, .arg = vcq,
+			.wait_ms = lfv_rdm_cq_wait_ms });
+}
