@@ -135,6 +135,19 @@ ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 	.injectdata = lfv_no_tagged_injectdata
 
 /* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
+/* fi_ops_ep of an object with no options or contexts of its own: all
+ * stubs but, at most, how many receives it still takes. */
+#define LFV_NO_EP_OPS(rx_size_left_fn)                                    \
+	{                                                                  \
+		.size = sizeof(struct fi_ops_ep),                          \
+		.cancel = lfv_no_cancel,                                   \
+		.getopt = lfv_no_getopt,                                   \
+		.setopt = lfv_no_setopt,                                   \
+		.tx_ctx = lfv_no_tx_ctx,                                   \
+		.rx_ctx = lfv_no_rx_ctx,                                   \
+		.rx_size_left = (rx_size_left_fn),                         \
+		.tx_size_left = lfv_no_size_left,                          \
+	}
 ssize_t lfv_no_cancel(fid_t fid, void *context);
 int lfv_no_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen);

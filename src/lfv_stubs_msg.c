@@ -33,13 +33,4 @@ struct fi_ops_msg lfv_no_msg_ops = {
 	LFV_NO_MSG_SEND_SLOTS,
 };
 
-struct fi_ops_ep lfv_no_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_no_cancel,
-	.getopt = lfv_no_getopt,
-	.setopt = lfv_no_setopt,
-	.tx_ctx = lfv_no_tx_ctx,
-	.rx_ctx = lfv_no_rx_ctx,
-	.rx_size_left = lfv_no_size_left,
-	.tx_size_left = lfv_no_size_left,
-};
+struct fi_ops_ep lfv_no_ep_ops = LFV_NO_EP_OPS(lfv_no_size_left);
