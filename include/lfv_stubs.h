@@ -81,20 +81,16 @@ void lfv_rx_only_fid_init(struct fid_ep *ep, size_t fclass, void *context,
 /* The receive side of fi_ops_msg, for transmit-only contexts. */
 ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 			fi_addr_t src_addr, void *context);
-ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src_addr,
-			 void *context);
-ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags);
+/* Both sides: recvv and sendv, recvmsg and sendmsg have one signature
+ * each, so one stub each. */
+ssize_t lfv_no_msg_iov(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t addr, void *context);
+ssize_t lfv_no_msg_msg(struct fid_ep *ep, const struct fi_msg *msg,
+		       uint64_t flags);
 /* The send side of fi_ops_msg and fi_ops_tagged, for receive-only
  * objects (shared receive contexts) that implement the receive side. */
 ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,
 			void *desc, fi_addr_t dest_addr, void *context);
-ssize_t lfv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest_addr,
-			 void *context);
-ssize_t lfv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags);
 ssize_t lfv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
 			  fi_addr_t dest_addr);
 ssize_t lfv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -121,11 +117,11 @@ ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 /* Those receive and send sides as slots of fi_ops_msg or fi_ops_tagged
  * tables. */
 #define LFV_NO_MSG_RECV_SLOTS                                              \
-	.recv = lfv_no_msg_recv, .recvv = lfv_no_msg_recvv,                \
-	.recvmsg = lfv_no_msg_recvmsg
+	.recv = lfv_no_msg_recv, .recvv = lfv_no_msg_iov,                \
+	.recvmsg = lfv_no_msg_msg
 #define LFV_NO_MSG_SEND_SLOTS                                              \
-	.send = lfv_no_msg_send, .sendv = lfv_no_msg_sendv,                \
-	.sendmsg = lfv_no_msg_sendmsg, .inject = lfv_no_msg_inject,        \
+	.send = lfv_no_msg_send, .sendv = lfv_no_msg_iov,                \
+	.sendmsg = lfv_no_msg_msg, .inject = lfv_no_msg_inject,        \
 	.senddata = lfv_no_msg_senddata,                                   \
 	.injectdata = lfv_no_msg_injectdata
 #define LFV_NO_TAGGED_SEND_SLOTS                                           \
