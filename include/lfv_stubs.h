@@ -6,6 +6,9 @@
 #ifndef LFV_STUBS_H
 #define LFV_STUBS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -62,6 +65,11 @@ extern struct fi_ops_ep lfv_no_ep_ops;		/* lfv_stubs_msg.c */
 /* The fi_ops of a fid that is part of another object (an exported peer CQ
  * or counter): close does nothing (lfv_stubs.c). */
 extern struct fi_ops lfv_part_fi_ops;
+/* fi_export_fid's end for such a part: hands it out with the caller's
+ * context; -FI_EINVAL if the object is itself a peer (owned) of another
+ * provider's, -FI_EBADFLAGS for any flag. */
+int lfv_part_export(struct fid *part, bool owned, uint64_t flags,
+		    void *context, struct fid **out);
 
 /*
  * The fid of an object that only receives (a shared receive context, an
