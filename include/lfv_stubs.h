@@ -137,6 +137,13 @@ ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 	.sendmsg = lfv_no_tagged_sendmsg, .inject = lfv_no_tagged_inject,  \
 	.senddata = lfv_no_tagged_senddata,                                \
 	.injectdata = lfv_no_tagged_injectdata
+/* The fi_ops_msg or fi_ops_tagged (type) of a receive-only object: its
+ * three receives, and one of the send sides above. */
+#define LFV_RX_ONLY_OPS(type, recv_fn, recvv_fn, recvmsg_fn, send_slots)   \
+	{                                                                  \
+		.size = sizeof(struct type), .recv = (recv_fn),            \
+		.recvv = (recvv_fn), .recvmsg = (recvmsg_fn), send_slots,  \
+	}
 
 /* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
 /* fi_ops_ep of an object with no options or contexts of its own: all

@@ -176,14 +176,10 @@ static ssize_t lfv_msg_srq_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			    msg->iov_count, msg->context, flags);
 }
 
-static struct fi_ops_msg lfv_msg_srq_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_msg_srq_recv,
-	.recvv = lfv_msg_srq_recvv,
-	.recvmsg = lfv_msg_srq_recvmsg,
-	/* Receive only: sends go through the endpoints bound to it. */
-	LFV_NO_MSG_SEND_SLOTS,
-};
+/* Receive only: sends go through the endpoints bound to it. */
+static struct fi_ops_msg lfv_msg_srq_msg_ops =
+	LFV_RX_ONLY_OPS(fi_ops_msg, lfv_msg_srq_recv, lfv_msg_srq_recvv,
+			lfv_msg_srq_recvmsg, LFV_NO_MSG_SEND_SLOTS);
 
 /* ---- the object ------------------------------------------------------------------ */
 
