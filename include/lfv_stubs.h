@@ -6,6 +6,9 @@
 #ifndef LFV_STUBS_H
 #define LFV_STUBS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -62,6 +65,11 @@ extern struct fi_ops_ep lfv_no_ep_ops;		/* lfv_stubs_msg.c */
 /* The fi_ops of a fid that is part of another object (an exported peer CQ
  * or counter): close does nothing (lfv_stubs.c). */
 extern struct fi_ops lfv_part_fi_ops;
+/* fi_export_fid's end for such a part: hands it out with the caller's
+ * context; -FI_EINVAL if the object is itself a peer (owned) of another
+ * provider's, -FI_EBADFLAGS for any flag. */
+int lfv_part_export(struct fid *part, bool owned, uint64_t flags,
+		    void *context, struct fid **out);
 
 /*
  * The fid of an object that only receives (a shared receive context, an
@@ -81,20 +89,16 @@ void lfv_rx_only_fid_init(struct fid_ep *ep, size_t fclass, void *context,
 /* The receive side of fi_ops_msg, for transmit-only contexts. */
 ssize_t lfv_no_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 			fi_addr_t src_addr, void *context);
-ssize_t lfv_no_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src_addr,
-			 void *context);
-ssize_t lfv_no_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags);
+/* Both sides: recvv and sendv, recvmsg and sendmsg have one signature
+ * each, so one stub each. */
+ssize_t lfv_no_msg_iov(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t addr, void *context);
+ssize_t lfv_no_msg_msg(struct fid_ep *ep, const struct fi_msg *msg,
+		       uint64_t flags);
 /* The send side of fi_ops_msg and fi_ops_tagged, for receive-only
  * objects (shared receive contexts) that implement the receive side. */
 ssize_t lfv_no_msg_send(struct fid_ep *ep, const void *buf, size_t len,
 			void *desc, fi_addr_t dest_addr, void *context);
-ssize_t lfv_no_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest_addr,
-			 void *context);
-ssize_t lfv_no_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags);
 ssize_t lfv_no_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
 			  fi_addr_t dest_addr);
 ssize_t lfv_no_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -121,11 +125,11 @@ ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 /* Those receive and send sides as slots of fi_ops_msg or fi_ops_tagged
  * tables. */
 #define LFV_NO_MSG_RECV_SLOTS                                              \
-	.recv = lfv_no_msg_recv, .recvv = lfv_no_msg_recvv,                \
-	.recvmsg = lfv_no_msg_recvmsg
+	.recv = lfv_no_msg_recv, .recvv = lfv_no_msg_iov,                \
+	.recvmsg = lfv_no_msg_msg
 #define LFV_NO_MSG_SEND_SLOTS                                              \
-	.send = lfv_no_msg_send, .sendv = lfv_no_msg_sendv,                \
-	.sendmsg = lfv_no_msg_sendmsg, .inject = lfv_no_msg_inject,        \
+	.send = lfv_no_msg_send, .sendv = lfv_no_msg_iov,                \
+	.sendmsg = lfv_no_msg_msg, .inject = lfv_no_msg_inject,        \
 	.senddata = lfv_no_msg_senddata,                                   \
 	.injectdata = lfv_no_msg_injectdata
 #define LFV_NO_TAGGED_SEND_SLOTS                                           \
@@ -133,8 +137,28 @@ ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 	.sendmsg = lfv_no_tagged_sendmsg, .inject = lfv_no_tagged_inject,  \
 	.senddata = lfv_no_tagged_senddata,                                \
 	.injectdata = lfv_no_tagged_injectdata
+/* The fi_ops_msg or fi_ops_tagged (type) of a receive-only object: its
+ * three receives, and one of the send sides above. */
+#define LFV_RX_ONLY_OPS(type, recv_fn, recvv_fn, recvmsg_fn, send_slots)   \
+	{                                                                  \
+		.size = sizeof(struct type), .recv = (recv_fn),            \
+		.recvv = (recvv_fn), .recvmsg = (recvmsg_fn), send_slots,  \
+	}
 
 /* struct fi_ops_ep: getopt/setopt say -FI_ENOPROTOOPT, the rest -FI_ENOSYS */
+/* fi_ops_ep of an object with no options or contexts of its own: all
+ * stubs but, at most, how many receives it still takes. */
+#define LFV_NO_EP_OPS(rx_size_left_fn)                                    \
+	{                                                                  \
+		.size = sizeof(struct fi_ops_ep),                          \
+		.cancel = lfv_no_cancel,                                   \
+		.getopt = lfv_no_getopt,                                   \
+		.setopt = lfv_no_setopt,                                   \
+		.tx_ctx = lfv_no_tx_ctx,                                   \
+		.rx_ctx = lfv_no_rx_ctx,                                   \
+		.rx_size_left = (rx_size_left_fn),                         \
+		.tx_size_left = lfv_no_size_left,                          \
+	}
 ssize_t lfv_no_cancel(fid_t fid, void *context);
 int lfv_no_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen);

@@ -374,13 +374,8 @@ static int lfv_cntr_export(struct lfv_cntr *cntr, struct fi_fid_export *exp)
 		return -FI_EINVAL;
 	if (!LFV_PEER_CNTR_SUPPORTED)
 		return -FI_ENOSYS;
-	if (exp->flags)
-		return -FI_EBADFLAGS;
-	if (cntr->owner)
-		return -FI_EINVAL;	/* a peer counter holds no count */
-	cntr->peer_cntr.fid.context = exp->context;
-	*exp->fid = &cntr->peer_cntr.fid;
-	return 0;
+	return lfv_part_export(&cntr->peer_cntr.fid, cntr->owner != NULL,
+			       exp->flags, exp->context, exp->fid);
 }
 
 static int lfv_cntr_control(struct fid *fid, int command, void *arg)

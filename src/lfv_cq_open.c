@@ -11,24 +11,11 @@
 #include <rdma/fi_errno.h>
 
 #include "lfv_cq.h"
+#include "lfv_cq_format.h"
 #include "lfv_cq_peer.h"
 #include "lfv_log.h"
 #include "lfv_stubs.h"
 #include "lfv_wait_set.h"
-
-static uint32_t lfv_cq_format_size(enum fi_cq_format format)
-{
-	switch (format) {
-	case FI_CQ_FORMAT_MSG:
-		return sizeof(struct fi_cq_msg_entry);
-	case FI_CQ_FORMAT_DATA:
-		return sizeof(struct fi_cq_data_entry);
-	case FI_CQ_FORMAT_TAGGED:
-		return sizeof(struct fi_cq_tagged_entry);
-	default:
-		return sizeof(struct fi_cq_entry);
-	}
-}
 
 static int lfv_cq_control(struct fid *fid, int command, void *arg)
 {

@@ -96,13 +96,8 @@ int lfv_cq_export(struct lfv_cq *cq, struct fi_fid_export *exp)
 {
 	if (!exp || !exp->fid || !lfv_peer_allowed())
 		return -FI_EINVAL;
-	if (exp->flags)
-		return -FI_EBADFLAGS;
-	if (cq->owner)
-		return -FI_EINVAL; /* a peer CQ holds no entries to share */
-	cq->peer_cq.fid.context = exp->context;
-	*exp->fid = &cq->peer_cq.fid;
-	return 0;
+	return lfv_part_export(&cq->peer_cq.fid, cq->owner != NULL, exp->flags,
+			       exp->context, exp->fid);
 }
 
 struct fi_ops_cq lfv_cq_peer_ops = {

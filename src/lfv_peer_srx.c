@@ -357,21 +357,13 @@ static ssize_t lfv_srx_trecvmsg(struct fid_ep *ep,
 	return lfv_srx_recv_common(lfv_srx_of_ep(ep), &req);
 }
 
-static struct fi_ops_msg lfv_srx_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_srx_recv,
-	.recvv = lfv_srx_recvv,
-	.recvmsg = lfv_srx_recvmsg,
-	LFV_NO_MSG_SEND_SLOTS,
-};
+static struct fi_ops_msg lfv_srx_msg_ops =
+	LFV_RX_ONLY_OPS(fi_ops_msg, lfv_srx_recv, lfv_srx_recvv,
+			lfv_srx_recvmsg, LFV_NO_MSG_SEND_SLOTS);
 
-static struct fi_ops_tagged lfv_srx_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = lfv_srx_trecv,
-	.recvv = lfv_srx_trecvv,
-	.recvmsg = lfv_srx_trecvmsg,
-	LFV_NO_TAGGED_SEND_SLOTS,
-};
+static struct fi_ops_tagged lfv_srx_tagged_ops =
+	LFV_RX_ONLY_OPS(fi_ops_tagged, lfv_srx_trecv, lfv_srx_trecvv,
+			lfv_srx_trecvmsg, LFV_NO_TAGGED_SEND_SLOTS);
 
 /* ---- fi_ops_ep --------------------------------------------------------- */
 

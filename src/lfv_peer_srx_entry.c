@@ -110,32 +110,32 @@ void lfv_srx_fill_from_recv(struct lfv_peer_srx *srx,
 	}
 }
 
-struct lfv_srx_entry *lfv_srx_find_posted(struct lfv_peer_srx *srx,
-						 void *context)
+/* The entry of list whose context is context: a posted receive's own, or
+ * the context the claim of a claimed one was made with. */
+static struct lfv_srx_entry *lfv_srx_find(struct lfv_list *list,
+					  void *context, bool claimed)
 {
 	struct lfv_srx_entry *e;
 	struct lfv_list *item;
 
-	lfv_list_foreach(item, &srx->posted) {
+	lfv_list_foreach(item, list) {
 		e = lfv_container_of(item, struct lfv_srx_entry, node);
-		if (e->peer.context == context)
+		if ((claimed ? e->claim_context : e->peer.context) == context)
 			return e;
 	}
 	return NULL;
 }
 
+struct lfv_srx_entry *lfv_srx_find_posted(struct lfv_peer_srx *srx,
+						 void *context)
+{
+	return lfv_srx_find(&srx->posted, context, false);
+}
+
 struct lfv_srx_entry *lfv_srx_find_claimed(struct lfv_peer_srx *srx,
 						  void *context)
 {
-	struct lfv_srx_entry *e;
-	struct lfv_list *item;
-
-	lfv_list_foreach(item, &srx->claimed) {
-		e = lfv_container_of(item, struct lfv_srx_entry, node);
-		if (e->claim_context == context)
-			return e;
-	}
-	return NULL;
+	return lfv_srx_find(&srx->claimed, context, true);
 }
 
 /* ---- calls out (never under srx->lock) --------------------------------- */

@@ -126,33 +126,19 @@ static void lfv_srx_no_entry_op_warn(const char *what)
 		 what);
 }
 
-static int lfv_srx_unset_start_msg(struct fi_peer_rx_entry *entry)
-{
-	(void)entry;
-	lfv_srx_no_entry_op_warn("start_msg");
-	return -FI_ENOSYS;
-}
-
-static int lfv_srx_unset_start_tag(struct fi_peer_rx_entry *entry)
-{
-	(void)entry;
-	lfv_srx_no_entry_op_warn("start_tag");
-	return -FI_ENOSYS;
-}
-
-static int lfv_srx_unset_discard_msg(struct fi_peer_rx_entry *entry)
-{
-	(void)entry;
-	lfv_srx_no_entry_op_warn("discard_msg");
-	return -FI_ENOSYS;
-}
-
-static int lfv_srx_unset_discard_tag(struct fi_peer_rx_entry *entry)
-{
-	(void)entry;
-	lfv_srx_no_entry_op_warn("discard_tag");
-	return -FI_ENOSYS;
-}
+/* The peer_ops slots an exported SRX starts with: each warns with its
+ * name and says -FI_ENOSYS; lfv_srx_peer_usable knows them by address. */
+#define LFV_SRX_UNSET_ENTRY_OP(op)                                       \
+	static int lfv_srx_unset_##op(struct fi_peer_rx_entry *entry)    \
+	{                                                                \
+		(void)entry;                                             \
+		lfv_srx_no_entry_op_warn(#op);                           \
+		return -FI_ENOSYS;                                       \
+	}
+LFV_SRX_UNSET_ENTRY_OP(start_msg)
+LFV_SRX_UNSET_ENTRY_OP(start_tag)
+LFV_SRX_UNSET_ENTRY_OP(discard_msg)
+LFV_SRX_UNSET_ENTRY_OP(discard_tag)
 
 /* A peer whose callbacks can be called for this kind of entry. */
 static bool lfv_srx_peer_usable(const struct fid_peer_srx *ps,

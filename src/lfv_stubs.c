@@ -73,3 +73,15 @@ struct fi_ops lfv_part_fi_ops = {
 	.tostr = lfv_no_tostr,
 	.ops_set = lfv_no_ops_set,
 };
+
+int lfv_part_export(struct fid *part, bool owned, uint64_t flags,
+		    void *context, struct fid **out)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (owned)
+		return -FI_EINVAL;	/* a peer object holds nothing to share */
+	part->context = context;
+	*out = part;
+	return 0;
+}

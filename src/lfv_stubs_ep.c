@@ -73,13 +73,9 @@ LFV_STUB(ssize_t, lfv_no_tagged_injectdata, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr,
 	 uint64_t tag)
 
-struct fi_ops_tagged lfv_no_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = lfv_no_tagged_recv,
-	.recvv = lfv_no_tagged_recvv,
-	.recvmsg = lfv_no_tagged_recvmsg,
-	LFV_NO_TAGGED_SEND_SLOTS,
-};
+struct fi_ops_tagged lfv_no_tagged_ops =
+	LFV_RX_ONLY_OPS(fi_ops_tagged, lfv_no_tagged_recv, lfv_no_tagged_recvv,
+			lfv_no_tagged_recvmsg, LFV_NO_TAGGED_SEND_SLOTS);
 
 LFV_STUB(static ssize_t, lfv_no_atomic_write, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t count, void *desc, fi_addr_t dest_addr,

@@ -6,19 +6,16 @@
 
 LFV_STUB(ssize_t, lfv_no_msg_recv, -FI_ENOSYS, struct fid_ep *ep, void *buf,
 	 size_t len, void *desc, fi_addr_t src_addr, void *context)
-LFV_STUB(ssize_t, lfv_no_msg_recvv, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct iovec *iov, void **desc, size_t count,
-	 fi_addr_t src_addr, void *context)
-LFV_STUB(ssize_t, lfv_no_msg_recvmsg, -FI_ENOSYS, struct fid_ep *ep,
+/* recvv and sendv take the same arguments, as do recvmsg and sendmsg:
+ * one stub each. */
+LFV_STUB(ssize_t, lfv_no_msg_iov, -FI_ENOSYS, struct fid_ep *ep,
+	 const struct iovec *iov, void **desc, size_t count, fi_addr_t addr,
+	 void *context)
+LFV_STUB(ssize_t, lfv_no_msg_msg, -FI_ENOSYS, struct fid_ep *ep,
 	 const struct fi_msg *msg, uint64_t flags)
 LFV_STUB(ssize_t, lfv_no_msg_send, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, void *desc, fi_addr_t dest_addr,
 	 void *context)
-LFV_STUB(ssize_t, lfv_no_msg_sendv, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct iovec *iov, void **desc, size_t count,
-	 fi_addr_t dest_addr, void *context)
-LFV_STUB(ssize_t, lfv_no_msg_sendmsg, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct fi_msg *msg, uint64_t flags)
 LFV_STUB(ssize_t, lfv_no_msg_inject, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, fi_addr_t dest_addr)
 LFV_STUB(ssize_t, lfv_no_msg_senddata, -FI_ENOSYS, struct fid_ep *ep,
@@ -33,13 +30,4 @@ struct fi_ops_msg lfv_no_msg_ops = {
 	LFV_NO_MSG_SEND_SLOTS,
 };
 
-struct fi_ops_ep lfv_no_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_no_cancel,
-	.getopt = lfv_no_getopt,
-	.setopt = lfv_no_setopt,
-	.tx_ctx = lfv_no_tx_ctx,
-	.rx_ctx = lfv_no_rx_ctx,
-	.rx_size_left = lfv_no_size_left,
-	.tx_size_left = lfv_no_size_left,
-};
+struct fi_ops_ep lfv_no_ep_ops = LFV_NO_EP_OPS(lfv_no_size_left);

@@ -265,3 +265,12 @@ int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen)
 	memcpy(addr, name, len);
 	return 0;
 }
+
+int lfv_opt_size(size_t value, void *optval, size_t *optlen)
+{
+	if (*optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = value;
+	*optlen = sizeof(size_t);
+	return 0;
+}

@@ -196,5 +196,8 @@ static inline size_t lfv_ep_pick_size(size_t asked, size_t dflt, size_t max)
 
 /* Copies a name out as fi_getname(3) says (-FI_ETOOSMALL with the size). */
 int lfv_copy_name(const void *name, size_t len, void *addr, size_t *addrlen);
+/* A size_t option's value, as fi_getopt returns it (optval and optlen
+ * checked by the caller). */
+int lfv_opt_size(size_t value, void *optval, size_t *optlen);
 
 #endif /* LFV_EP_BASE_H */

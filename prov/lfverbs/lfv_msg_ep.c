@@ -285,16 +285,6 @@ static int lfv_ep_control(struct fid *fid, int command, void *arg)
 	return lfv_ep_base_control(&ep->base, command, arg);
 }
 
-/* A size_t option's value, as fi_getopt returns it. */
-static int lfv_opt_size(size_t value, void *optval, size_t *optlen)
-{
-	if (*optlen < sizeof(size_t))
-		return -FI_ETOOSMALL;
-	*(size_t *)optval = value;
-	*optlen = sizeof(size_t);
-	return 0;
-}
-
 static int lfv_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {

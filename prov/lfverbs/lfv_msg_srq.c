@@ -176,14 +176,10 @@ static ssize_t lfv_msg_srq_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			    msg->iov_count, msg->context, flags);
 }
 
-static struct fi_ops_msg lfv_msg_srq_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = lfv_msg_srq_recv,
-	.recvv = lfv_msg_srq_recvv,
-	.recvmsg = lfv_msg_srq_recvmsg,
-	/* Receive only: sends go through the endpoints bound to it. */
-	LFV_NO_MSG_SEND_SLOTS,
-};
+/* Receive only: sends go through the endpoints bound to it. */
+static struct fi_ops_msg lfv_msg_srq_msg_ops =
+	LFV_RX_ONLY_OPS(fi_ops_msg, lfv_msg_srq_recv, lfv_msg_srq_recvv,
+			lfv_msg_srq_recvmsg, LFV_NO_MSG_SEND_SLOTS);
 
 /* ---- the object ------------------------------------------------------------------ */
 
@@ -250,16 +246,8 @@ static ssize_t lfv_msg_srq_rx_size_left(struct fid_ep *ep)
 	return n;
 }
 
-static struct fi_ops_ep lfv_msg_srq_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = lfv_no_cancel,
-	.getopt = lfv_no_getopt,
-	.setopt = lfv_no_setopt,
-	.tx_ctx = lfv_no_tx_ctx,
-	.rx_ctx = lfv_no_rx_ctx,
-	.rx_size_left = lfv_msg_srq_rx_size_left,
-	.tx_size_left = lfv_no_size_left,
-};
+static struct fi_ops_ep lfv_msg_srq_ep_ops =
+	LFV_NO_EP_OPS(lfv_msg_srq_rx_size_left);
 
 static int lfv_msg_srq_init_slots(struct lfv_msg_srq *srq, uint32_t size)
 {

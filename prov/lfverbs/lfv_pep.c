@@ -9,6 +9,7 @@
 #include "lfv_cm.h"
 #include "lfv_device.h"
 #include "lfv_ep.h"
+#include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_pep.h"
@@ -280,11 +281,7 @@ static int lfv_pep_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen)
 		return -FI_EINVAL;
-	if (*optlen < sizeof(size_t))
-		return -FI_ETOOSMALL;
-	*(size_t *)optval = LFV_CM_DATA_SIZE;
-	*optlen = sizeof(size_t);
-	return 0;
+	return lfv_opt_size(LFV_CM_DATA_SIZE, optval, optlen);
 }
 
 static struct fi_ops lfv_pep_fi_ops = {

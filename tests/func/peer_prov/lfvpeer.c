@@ -39,6 +39,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include "lfv_fi_compat.h"	/* the peer interfaces of this libfabric */
+#include "lfv_cq_format.h"	/* header-only: the entry size of a format */
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
@@ -978,20 +979,6 @@ static struct fi_ops_cq lfvpeer_cq_peer_ops = {
 	.strerror = lfvpeer_cq_strerror,
 };
 
-static size_t lfvpeer_format_size(enum fi_cq_format format)
-{
-	switch (format) {
-	case FI_CQ_FORMAT_MSG:
-		return sizeof(struct fi_cq_msg_entry);
-	case FI_CQ_FORMAT_DATA:
-		return sizeof(struct fi_cq_data_entry);
-	case FI_CQ_FORMAT_TAGGED:
-		return sizeof(struct fi_cq_tagged_entry);
-	default:
-		return sizeof(struct fi_cq_entry);
-	}
-}
-
 static int lfvpeer_cq_open(struct fid_domain *domain_fid,
 			   struct fi_cq_attr *attr, struct fid_cq **cq_fid,
 			   void *context)
@@ -1027,7 +1014,7 @@ static int lfvpeer_cq_open(struct fid_domain *domain_fid,
 	cq->peer_cq.owner_ops = &lfvpeer_cq_owner_ops;
 	cq->owner = owner;
 	cq->domain = domain;
-	cq->fmt_size = lfvpeer_format_size(attr->format);
+	cq->fmt_size = lfv_cq_format_size(attr->format);
 	lfvpeer_hold(&domain->ref);
 	*cq_fid = &cq->cq_fid;
 	return 0;
