@@ -250,20 +250,18 @@ static inline int lfv_peer_get_tag(struct fid_peer_srx *srx,
 #define LFV_PEER_OWNER_GET_MSG(name, impl) LFV_PEER_OWNER_GET(name, impl)
 #define LFV_PEER_OWNER_GET_TAG(name, impl) LFV_PEER_OWNER_GET(name, impl)
 #else
+/* Before 2.0: get_msg's third argument is the size, get_tag's the tag. */
+#define LFV_PEER_OWNER_GET_1X(name, impl, type, field)			\
+	static int name(struct fid_peer_srx *srx, fi_addr_t addr, type arg,	\
+			struct fi_peer_rx_entry **entry)			\
+	{									\
+		const struct lfv_peer_match m = { .addr = addr, .field = arg };	\
+		return impl(srx, &m, entry);					\
+	}
 #define LFV_PEER_OWNER_GET_MSG(name, impl)					\
-	static int name(struct fid_peer_srx *srx, fi_addr_t addr, size_t size,	\
-			struct fi_peer_rx_entry **entry)			\
-	{									\
-		const struct lfv_peer_match m = { .addr = addr, .msg_size = size }; \
-		return impl(srx, &m, entry);					\
-	}
+	LFV_PEER_OWNER_GET_1X(name, impl, size_t, msg_size)
 #define LFV_PEER_OWNER_GET_TAG(name, impl)					\
-	static int name(struct fid_peer_srx *srx, fi_addr_t addr, uint64_t tag, \
-			struct fi_peer_rx_entry **entry)			\
-	{									\
-		const struct lfv_peer_match m = { .addr = addr, .tag = tag };	\
-		return impl(srx, &m, entry);					\
-	}
+	LFV_PEER_OWNER_GET_1X(name, impl, uint64_t, tag)
 #endif
 
 /* The owner ops' foreach_unspec_addr slot (1.19 on): a designated

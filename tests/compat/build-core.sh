@@ -18,15 +18,13 @@
 # Exit status: 0 with the prefix printed; 77 when the sources are absent
 # (one line says so); 1 when the build fails.
 set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+me=build-core
+# shellcheck source=tests/bed/cache.sh
+. "$top/tests/bed/cache.sh"
 
 # Bump when the way cores are built changes (flags, providers, layout).
 FORMAT=1
-SKIP=77
-
-top=$(cd "$(dirname "$0")/../.." && pwd)
-
-msg() { echo "build-core: $*" >&2; }
-die() { msg "$*"; exit 1; }
 
 fabtests=0
 if [ "${1:-}" = --fabtests ]; then
@@ -38,18 +36,6 @@ case $ver in
 [0-9]*.[0-9]*.[0-9]*) ;;
 *) die "usage: $0 [--fabtests] VERSION (e.g. 2.1.0)" ;;
 esac
-
-cache_root() {
-	d=${LFV_BED_CACHE:-}
-	if [ -z "$d" ]; then
-		d=/var/cache/lfverbs-bed
-		if ! mkdir -p "$d" 2>/dev/null || [ ! -w "$d" ]; then
-			d=${XDG_CACHE_HOME:-$HOME/.cache}/lfverbs-bed
-		fi
-	fi
-	mkdir -p "$d" || die "cannot create cache directory $d"
-	(cd "$d" && pwd -P)
-}
 
 srcdir=${LFV_LIBFABRIC_SRC:-$top/../shared/libfabric}
 tarball=$srcdir/libfabric-$ver.tar.xz
@@ -96,33 +82,12 @@ build() {
 
 key=$(printf '%s\n' "$FORMAT" "$fabtests" "$(sha256sum <"$tarball" | cut -d' ' -f1)" |
 	sha256sum | cut -c1-16)
-cache=$(cache_root) || exit 1
-dest=$cache/libfabric/$ver-$key
-
-# Fast path without the lock: the stamp is written last, and inside the
-# bed the cache is read-only, where no lock file can be opened.
-if [ ! -f "$dest/.done" ]; then
-	mkdir -p "$cache/libfabric" || die "cannot create $cache/libfabric"
-	exec 9>"$cache/libfabric/.lock" || die "cannot open $cache/libfabric/.lock"
-	flock 9 || die "cannot lock $cache/libfabric/.lock"
-	if [ ! -f "$dest/.done" ]; then
-		msg "building libfabric $ver from $tarball into $dest"
-		t0=$(date +%s)
-		rm -rf "$dest"
-		work=$(mktemp -d "$cache/libfabric/build.XXXXXX") || die "mktemp failed"
-		# shellcheck disable=SC2064 # expand now
-		trap "rm -rf '$work'" EXIT
-		tar -xf "$tarball" -C "$work" || die "cannot unpack $tarball"
-		build "$work/libfabric-$ver" "$dest/inst"
-		printf 'src %s\n' "$tarball" >"$dest/.done"
-		rm -rf "$work"
-		trap - EXIT
-		msg "built in $(($(date +%s) - t0)) s"
-	fi
-	exec 9>&-
-	# Drop builds that no run has used for 30 days.
-	find "$cache/libfabric" -mindepth 2 -maxdepth 2 -name .done -mtime +30 |
-		while read -r f; do rm -rf "$(dirname "$f")"; done
-fi
-touch "$dest/.done" 2>/dev/null
+# Called by cached_build: the core (and fabtests) built in $1, installed
+# into $2/inst.
+make_core() {
+	msg "building libfabric $ver from $tarball into $2"
+	tar -xf "$tarball" -C "$1" || die "cannot unpack $tarball"
+	build "$1/libfabric-$ver" "$2/inst"
+}
+dest=$(cached_build libfabric "$ver-$key" "src $tarball" make_core) || exit 1
 echo "$dest/inst"

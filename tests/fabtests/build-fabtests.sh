@@ -15,28 +15,13 @@
 # Exit status: 0 with the prefix printed; 77 when the sources are absent
 # (one line says so); 1 when the build fails.
 set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+me=build-fabtests
+# shellcheck source=tests/bed/cache.sh
+. "$top/tests/bed/cache.sh"
 
 # Bump when the way fabtests are built changes (flags, layout).
 FORMAT=1
-SKIP=77
-
-top=$(cd "$(dirname "$0")/../.." && pwd)
-
-msg() { echo "build-fabtests: $*" >&2; }
-die() { msg "$*"; exit 1; }
-
-# The cache root, chosen like tests/bed/rxe-bed's cache_dir.
-cache_root() {
-	d=${LFV_BED_CACHE:-}
-	if [ -z "$d" ]; then
-		d=/var/cache/lfverbs-bed
-		if ! mkdir -p "$d" 2>/dev/null || [ ! -w "$d" ]; then
-			d=${XDG_CACHE_HOME:-$HOME/.cache}/lfverbs-bed
-		fi
-	fi
-	mkdir -p "$d" || die "cannot create cache directory $d"
-	(cd "$d" && pwd -P)
-}
 
 # Where the sources are: a file (tarball) or a directory, or nothing.
 find_src() {
@@ -105,34 +90,13 @@ fi
 ver=$(dpkg-query -W -f='${Version}' libfabric-dev 2>/dev/null) ||
 	die "libfabric-dev is not installed (tests/deps.sh installs it)"
 key=$(printf '%s\n' "$FORMAT" "$(src_hash "$src")" "$ver" | sha256sum | cut -c1-16)
-cache=$(cache_root) || exit 1
-dest=$cache/fabtests/$key
-
-# Fast path without the lock: the stamp is written last, and inside the
-# bed the cache is read-only, where no lock file can be opened.
-if [ ! -f "$dest/.done" ]; then
-	mkdir -p "$cache/fabtests" || die "cannot create $cache/fabtests"
-	exec 9>"$cache/fabtests/.lock" || die "cannot open $cache/fabtests/.lock"
-	flock 9 || die "cannot lock $cache/fabtests/.lock"
-	if [ ! -f "$dest/.done" ]; then
-		msg "building fabtests from $src (libfabric-dev $ver) into $dest"
-		t0=$(date +%s)
-		rm -rf "$dest"
-		work=$(mktemp -d "$cache/fabtests/build.XXXXXX") || die "mktemp failed"
-		# shellcheck disable=SC2064 # expand now
-		trap "rm -rf '$work'" EXIT
-		unpack "$work"
-		build "$work" "$dest/inst"
-		printf 'src %s\nlibfabric-dev %s\n' "$src" "$ver" >"$dest/.done"
-		rm -rf "$work"
-		trap - EXIT
-		msg "built in $(($(date +%s) - t0)) s"
-	fi
-	exec 9>&-
-	# Drop builds that no run has used for 30 days (other tarballs or
-	# libfabric versions).
-	find "$cache/fabtests" -mindepth 2 -maxdepth 2 -name .done -mtime +30 |
-		while read -r f; do rm -rf "$(dirname "$f")"; done
-fi
-touch "$dest/.done" 2>/dev/null
+# Called by cached_build: the sources unpacked in $1, fabtests built and
+# installed into $2/inst.
+make_fabtests() {
+	msg "building fabtests from $src (libfabric-dev $ver) into $2"
+	unpack "$1"
+	build "$1" "$2/inst"
+}
+dest=$(cached_build fabtests "$key" "src $src, libfabric-dev $ver" \
+	make_fabtests) || exit 1
 echo "$dest/inst"

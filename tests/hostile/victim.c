@@ -42,6 +42,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "fi_lfverbs.h"
+#include "../test_rdm.h"
 
 #define VICTIM_VERSION FI_VERSION(1, 17)
 #define MSG_SIZE 4096
@@ -406,12 +407,7 @@ static size_t rdm_size(void)
 }
 
 struct rdm {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct test_rdm o;		/* endpoint, CQ, AV, domain, fabric */
 	struct fid_mr *mr;
 	uint8_t buf[2][NAME_LEN + RDM_MAX];	/* [0] sent, [1] received */
 	uint8_t name[NAME_LEN];
@@ -449,8 +445,7 @@ static int hex_parse(const char *hex, uint8_t *p, size_t len)
 static int rdm_open(struct rdm *r)
 {
 	struct fi_info *hints = hints_for(getenv("LFV_BED_DEV"));
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *info = NULL;
 	size_t len = NAME_LEN;
 	int ret;
 
@@ -458,28 +453,14 @@ static int rdm_open(struct rdm *r)
 	if (getenv("LFV_VICTIM_TIMEOUTS"))
 		r->timeouts_want = atol(getenv("LFV_VICTIM_TIMEOUTS"));
 	hints->ep_attr->type = FI_EP_RDM;
-	ret = fi_getinfo(VICTIM_VERSION, NULL, NULL, 0, hints, &r->info);
+	ret = fi_getinfo(VICTIM_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	if (!ret)
-		ret = fi_fabric(r->info->fabric_attr, &r->fabric, NULL);
+		ret = test_rdm_open(&r->o, info, FI_CQ_FORMAT_MSG);
 	if (!ret)
-		ret = fi_domain(r->fabric, r->info, &r->domain, NULL);
+		ret = fi_getname(&r->o.ep->fid, r->name, &len);
 	if (!ret)
-		ret = fi_av_open(r->domain, &av_attr, &r->av, NULL);
-	if (!ret)
-		ret = fi_cq_open(r->domain, &cq_attr, &r->cq, NULL);
-	if (!ret)
-		ret = fi_endpoint(r->domain, r->info, &r->ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(r->ep, &r->av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_enable(r->ep);
-	if (!ret)
-		ret = fi_getname(&r->ep->fid, r->name, &len);
-	if (!ret)
-		ret = fi_mr_reg(r->domain, r->buf, sizeof(r->buf),
+		ret = fi_mr_reg(r->o.domain, r->buf, sizeof(r->buf),
 				FI_SEND | FI_RECV, 0, 0, 0, &r->mr, NULL);
 	if (ret)
 		FAIL("opening an RDM endpoint: %s\n", fi_strerror(-ret));
@@ -489,13 +470,7 @@ static int rdm_open(struct rdm *r)
 
 static void rdm_close(struct rdm *r)
 {
-	close_fid(r->ep);
-	close_fid(r->mr);
-	close_fid(r->av);
-	close_fid(r->cq);
-	close_fid(r->domain);
-	close_fid(r->fabric);
-	fi_freeinfo(r->info);
+	test_rdm_close(&r->o, r->mr);
 }
 
 /* The next completion (its length in *len for a receive). */
@@ -508,7 +483,7 @@ static int rdm_wait(struct rdm *r, size_t *len, const char *what)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		ret = fi_cq_read(r->cq, &c, 1);
+		ret = fi_cq_read(r->o.cq, &c, 1);
 		if (ret == 1) {
 			/* One completion per operation: a send completed
 			 * twice would show up here as the wrong kind. */
@@ -521,7 +496,7 @@ static int rdm_wait(struct rdm *r, size_t *len, const char *what)
 			return 0;
 		}
 		if (ret == -FI_EAVAIL) {
-			fi_cq_readerr(r->cq, &e, 0);
+			fi_cq_readerr(r->o.cq, &e, 0);
 			if (e.err == FI_ETIMEDOUT && r->timeouts_want &&
 			    !strcmp(what, "send")) {
 				r->timeouts++;
@@ -543,9 +518,9 @@ static int rdm_send(struct rdm *r, fi_addr_t to, size_t len)
 {
 	ssize_t ret;
 
-	while ((ret = fi_send(r->ep, r->buf[0], len, fi_mr_desc(r->mr), to,
+	while ((ret = fi_send(r->o.ep, r->buf[0], len, fi_mr_desc(r->mr), to,
 			      NULL)) == -FI_EAGAIN)
-		(void)fi_cq_read(r->cq, NULL, 0);	/* progress */
+		(void)fi_cq_read(r->o.cq, NULL, 0);	/* progress */
 	if (ret)
 		FAIL("fi_send: %s\n", fi_strerror((int)-ret));
 	return rdm_wait(r, NULL, "send");
@@ -553,7 +528,7 @@ static int rdm_send(struct rdm *r, fi_addr_t to, size_t len)
 
 static int rdm_recv(struct rdm *r, size_t *len)
 {
-	ssize_t ret = fi_recv(r->ep, r->buf[1], sizeof(r->buf[1]),
+	ssize_t ret = fi_recv(r->o.ep, r->buf[1], sizeof(r->buf[1]),
 			      fi_mr_desc(r->mr), FI_ADDR_UNSPEC, NULL);
 
 	if (ret)
@@ -616,7 +591,7 @@ static int rdm_server(int argc, char **argv)
 		if (peer == FI_ADDR_NOTAVAIL ||
 		    memcmp(peer_name, r.buf[1], NAME_LEN)) {
 			memcpy(peer_name, r.buf[1], NAME_LEN);
-			if (fi_av_insert(r.av, peer_name, 1, &peer, 0, NULL) != 1) {
+			if (fi_av_insert(r.o.av, peer_name, 1, &peer, 0, NULL) != 1) {
 				fprintf(stderr, "lfv_victim: fi_av_insert\n");
 				ret = -1;
 				break;
@@ -628,7 +603,7 @@ static int rdm_server(int argc, char **argv)
 			break;
 	}
 	if (!ret)
-		ret = drops_at_least(r.fabric, argc, argv);
+		ret = drops_at_least(r.o.fabric, argc, argv);
 	if (r.timeouts_want) {
 		fprintf(stderr, "lfv_victim: %ld sends timed out\n",
 			r.timeouts);
@@ -654,7 +629,7 @@ static int rdm_client(const char *server_hex, long ms)
 		FAIL("bad server name %s\n", server_hex);
 	if (rdm_open(&r))
 		return 1;
-	if (fi_av_insert(r.av, server, 1, &to, 0, NULL) != 1) {
+	if (fi_av_insert(r.o.av, server, 1, &to, 0, NULL) != 1) {
 		rdm_close(&r);
 		FAIL("fi_av_insert of the server\n");
 	}
@@ -687,7 +662,7 @@ static int rdm_client(const char *server_hex, long ms)
 	if (!ret && getenv("LFV_VICTIM_CLIENT_DROPS")) {
 		char *want = getenv("LFV_VICTIM_CLIENT_DROPS");
 
-		ret = drops_at_least(r.fabric, 1, &want);
+		ret = drops_at_least(r.o.fabric, 1, &want);
 	}
 	rdm_close(&r);
 	return ret ? 1 : 0;
