@@ -4,6 +4,7 @@
 # (default 60) from its committed corpus, built with clang's libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer. TAP; a finding fails and
 # leaves its input in build/fuzz/. Skips when clang has no libFuzzer.
+# Needs the configured build ($LFV_BUILD_DIR, default build) for config.h.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${LFV_FUZZ_OUT:-$top/build/fuzz}
 secs=${LFV_FUZZ_SECONDS:-60}
@@ -25,6 +26,7 @@ for t in $targets; do
 	if ! "$cc" -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -Wall -Wextra -Werror \
 		-I"$top/include" -I"$top/prov/lfverbs" \
+		-I"$top/${LFV_BUILD_DIR:-build}" \
 		$(pkg-config --cflags libfabric) \
 		"$top/tests/fuzz/fuzz_$t.c" "$top/prov/lfverbs/lfv_$t.c" \
 		-o "$bin" >"$out/$t.build" 2>&1; then
