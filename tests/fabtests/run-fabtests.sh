@@ -242,33 +242,52 @@ prov_env() {
 
 # runfabtests.sh's "timeout T" sends TERM only, and a test that does not
 # die of it stalls the run (seen: 231 s at -T 60, 606 s at -T 120). Every
-# 5 s this kills, by pid, the fi_* descendants of process $1 that have
-# outlived T + 30 s, after writing their state and kernel stacks to
-# watchdog.log (a process stuck in the kernel dies only when it leaves).
+# 5 s this kills, by pid, the fi_* descendants of process $1 that it has
+# itself seen alive for more than T + 30 s, after writing their state and
+# kernel stacks to watchdog.log (a process stuck in the kernel dies only
+# when it leaves). A process is known by its pid and its start time
+# (/proc/PID/stat), and aged by the watchdog's own clock, not by ps'
+# etimes: a pid freed and taken again by a new test is a new process (CI
+# once saw a 6 s fi_msg_bw killed as stuck).
 watchdog() {
-	local lim=$((timeout + 30)) pid t
+	local lim=$((timeout + 30)) pid key now
+	local -A first=() seen=()
 	while sleep 5; do
-		ps -eo pid=,ppid=,etimes=,comm= | awk -v root="$1" -v lim="$lim" '
-			{ pp[$1] = $2; et[$1] = $3; c[$1] = $4 }
-			END {
-				for (p in pp) {
-					if (c[p] !~ /^fi_/ || et[p] <= lim) continue
-					for (q = pp[p]; q > 1; q = pp[q])
-						if (q == root) { print p; break }
-				}
-			}' | while read -r pid; do
+		now=$(date +%s)
+		seen=()
+		while read -r pid; do
+			key=$pid:$(awk '{ print $22 }' "/proc/$pid/stat" 2>/dev/null)
+			seen[$key]=1
+			: "${first[$key]:=$now}"
+			[ $((now - ${first[$key]})) -gt "$lim" ] || continue
 			{
-				echo "=== $(date -u +%T) killing stuck pid $pid"
+				echo "=== $(date -u +%T) killing pid $pid, seen for $((now - ${first[$key]})) s"
 				ps -o pid,stat,wchan:32,etimes,args -p "$pid"
 				for t in /proc/"$pid"/task/*; do
 					echo "--- thread ${t##*/}: $(cat "$t/comm" 2>/dev/null)"
 					cat "$t/stack" 2>/dev/null
 				done
 			} >>"$logdir/watchdog.log"
-			echo "run-fabtests: watchdog: killing stuck pid $pid (see watchdog.log)" >&2
+			echo "run-fabtests: watchdog: killing stuck pid $pid: $(ps -o args= -p "$pid") (see watchdog.log)" >&2
 			kill -9 "$pid" 2>/dev/null
+		done < <(fi_descendants "$1")
+		for key in "${!first[@]}"; do
+			[ -n "${seen[$key]:-}" ] || unset "first[$key]"
 		done
 	done
+}
+
+# The pids of the fi_* processes under process $1.
+fi_descendants() {
+	ps -eo pid=,ppid=,comm= | awk -v root="$1" '
+		{ pp[$1] = $2; c[$1] = $3 }
+		END {
+			for (p in pp) {
+				if (c[p] !~ /^fi_/) continue
+				for (q = pp[p]; q > 1; q = pp[q])
+					if (q == root) { print p; break }
+			}
+		}'
 }
 
 # runfabtests.sh with the bed's address as server and client (no ssh: no
