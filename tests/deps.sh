@@ -6,6 +6,7 @@ set -eu
 
 # python3-minimal and procps: fabtests' runfabtests.sh (errno values, ps).
 # clang: the fuzz targets (libFuzzer; tests/fuzz/).
+# openssh-client: ssh between the two-node bed's VMs (tests/bed/README.md).
 # python3 and universal-ctags: the module graph (tests/unit/modgraph.py).
 PACKAGES="
 build-essential autoconf automake libtool pkg-config
@@ -13,7 +14,7 @@ libfabric-dev libfabric-bin
 libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
 libhwloc-dev libcmocka-dev
 openmpi-bin libopenmpi-dev
-qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
+qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 openssh-client
 python3-minimal procps
 clang
 python3 universal-ctags
