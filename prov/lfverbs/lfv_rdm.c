@@ -114,18 +114,8 @@ static int lfv_rdm_getname(fid_t fid, void *addr, size_t *addrlen)
 	return lfv_copy_name(&ep->name, sizeof(ep->name), addr, addrlen);
 }
 
-static struct fi_ops_cm lfv_rdm_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = lfv_no_setname,
-	.getname = lfv_rdm_getname,
-	.getpeer = lfv_no_getpeer,
-	.connect = lfv_no_connect,
-	.listen = lfv_no_listen,
-	.accept = lfv_no_accept,
-	.reject = lfv_no_reject,
-	.shutdown = lfv_no_shutdown,
-	.join = lfv_no_join,
-};
+static struct fi_ops_cm lfv_rdm_cm_ops =
+	LFV_NO_CONN_CM_OPS(lfv_no_setname, lfv_rdm_getname);
 
 /* An owner's SRX imported with FI_PEER (fi_peer(3)): receives are posted
  * with the owner; lfverbs' endpoints bound to it are its peer. */
