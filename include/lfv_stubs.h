@@ -112,8 +112,8 @@ ssize_t lfv_no_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
 ssize_t lfv_no_tagged_sendv(struct fid_ep *ep, const struct iovec *iov,
 			    void **desc, size_t count, fi_addr_t dest_addr,
 			    uint64_t tag, void *context);
-ssize_t lfv_no_tagged_sendmsg(struct fid_ep *ep,
-			      const struct fi_msg_tagged *msg, uint64_t flags);
+ssize_t lfv_no_tagged_msg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			  uint64_t flags);
 ssize_t lfv_no_tagged_inject(struct fid_ep *ep, const void *buf, size_t len,
 			     fi_addr_t dest_addr, uint64_t tag);
 ssize_t lfv_no_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -134,7 +134,7 @@ ssize_t lfv_no_tagged_injectdata(struct fid_ep *ep, const void *buf,
 	.injectdata = lfv_no_msg_injectdata
 #define LFV_NO_TAGGED_SEND_SLOTS                                           \
 	.send = lfv_no_tagged_send, .sendv = lfv_no_tagged_sendv,          \
-	.sendmsg = lfv_no_tagged_sendmsg, .inject = lfv_no_tagged_inject,  \
+	.sendmsg = lfv_no_tagged_msg, .inject = lfv_no_tagged_inject,  \
 	.senddata = lfv_no_tagged_senddata,                                \
 	.injectdata = lfv_no_tagged_injectdata
 /* The fi_ops_msg or fi_ops_tagged (type) of a receive-only object: its

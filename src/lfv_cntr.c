@@ -397,18 +397,10 @@ static uint64_t lfv_peer_cntr_read(struct fid_cntr *cntr_fid)
 	return 0;
 }
 
-static int lfv_peer_cntr_update(struct fid_cntr *cntr_fid, uint64_t value)
-{
-	(void)cntr_fid, (void)value;
-	return -FI_ENOSYS;
-}
-
-static int lfv_peer_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
-			      int timeout)
-{
-	(void)cntr_fid, (void)threshold, (void)timeout;
-	return -FI_ENOSYS;
-}
+LFV_STUB(static int, lfv_peer_cntr_update, -FI_ENOSYS,
+	 struct fid_cntr *cntr_fid, uint64_t value)
+LFV_STUB(static int, lfv_peer_cntr_wait, -FI_ENOSYS, struct fid_cntr *cntr_fid,
+	 uint64_t threshold, int timeout)
 
 static struct fi_ops_cntr lfv_peer_cntr_ops = {
 	.size = sizeof(struct fi_ops_cntr),

@@ -23,41 +23,16 @@ static ssize_t lfv_cq_peer_read(struct fid_cq *cq_fid, void *buf, size_t count)
 	return 0;
 }
 
-static ssize_t lfv_cq_peer_readfrom(struct fid_cq *cq_fid, void *buf,
-				    size_t count, fi_addr_t *src_addr)
-{
-	(void)cq_fid; (void)buf; (void)count; (void)src_addr;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_cq_peer_readerr(struct fid_cq *cq_fid,
-				   struct fi_cq_err_entry *buf, uint64_t flags)
-{
-	(void)cq_fid; (void)buf; (void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_cq_peer_sread(struct fid_cq *cq_fid, void *buf, size_t count,
-				 const void *cond, int timeout)
-{
-	(void)cq_fid; (void)buf; (void)count; (void)cond; (void)timeout;
-	return -FI_ENOSYS;
-}
-
-static ssize_t lfv_cq_peer_sreadfrom(struct fid_cq *cq_fid, void *buf,
-				     size_t count, fi_addr_t *src_addr,
-				     const void *cond, int timeout)
-{
-	(void)cq_fid; (void)buf; (void)count; (void)src_addr; (void)cond;
-	(void)timeout;
-	return -FI_ENOSYS;
-}
-
-static int lfv_cq_peer_signal(struct fid_cq *cq_fid)
-{
-	(void)cq_fid;
-	return -FI_ENOSYS;
-}
+LFV_STUB(static ssize_t, lfv_cq_peer_readfrom, -FI_ENOSYS,
+	 struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr)
+LFV_STUB(static ssize_t, lfv_cq_peer_readerr, -FI_ENOSYS,
+	 struct fid_cq *cq_fid, struct fi_cq_err_entry *buf, uint64_t flags)
+LFV_STUB(static ssize_t, lfv_cq_peer_sread, -FI_ENOSYS, struct fid_cq *cq_fid,
+	 void *buf, size_t count, const void *cond, int timeout)
+LFV_STUB(static ssize_t, lfv_cq_peer_sreadfrom, -FI_ENOSYS,
+	 struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr,
+	 const void *cond, int timeout)
+LFV_STUB(static int, lfv_cq_peer_signal, -FI_ENOSYS, struct fid_cq *cq_fid)
 
 /* ---- the owner role: the exported fid_peer_cq ------------------------------- */
 

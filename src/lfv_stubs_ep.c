@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* Endpoint operation sets lfverbs does not implement (yet): every call
- * returns -FI_ENOSYS, as fi_lfverbs(7) says. Every slot is filled (one
- * LFV_STUB each), so no table has a NULL slot. */
+ * returns -FI_ENOSYS, as fi_lfverbs(7) says. Every slot is filled, so no
+ * table has a NULL slot; slots of one signature share one LFV_STUB. */
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_rma.h>
@@ -12,19 +12,16 @@
 LFV_STUB(static ssize_t, lfv_no_rma_read, -FI_ENOSYS, struct fid_ep *ep,
 	 void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr,
 	 uint64_t key, void *context)
-LFV_STUB(static ssize_t, lfv_no_rma_readv, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct iovec *iov, void **desc, size_t count,
-	 fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
-LFV_STUB(static ssize_t, lfv_no_rma_readmsg, -FI_ENOSYS, struct fid_ep *ep,
+/* readv and writev */
+LFV_STUB(static ssize_t, lfv_no_rma_iov, -FI_ENOSYS, struct fid_ep *ep,
+	 const struct iovec *iov, void **desc, size_t count, fi_addr_t addr,
+	 uint64_t raddr, uint64_t key, void *context)
+/* readmsg and writemsg */
+LFV_STUB(static ssize_t, lfv_no_rma_msg, -FI_ENOSYS, struct fid_ep *ep,
 	 const struct fi_msg_rma *msg, uint64_t flags)
 LFV_STUB(static ssize_t, lfv_no_rma_write, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, void *desc, fi_addr_t dest_addr,
 	 uint64_t addr, uint64_t key, void *context)
-LFV_STUB(static ssize_t, lfv_no_rma_writev, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct iovec *iov, void **desc, size_t count,
-	 fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
-LFV_STUB(static ssize_t, lfv_no_rma_writemsg, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct fi_msg_rma *msg, uint64_t flags)
 LFV_STUB(static ssize_t, lfv_no_rma_inject, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, fi_addr_t dest_addr, uint64_t addr,
 	 uint64_t key)
@@ -38,11 +35,11 @@ LFV_STUB(static ssize_t, lfv_no_rma_injectdata, -FI_ENOSYS, struct fid_ep *ep,
 struct fi_ops_rma lfv_no_rma_ops = {
 	.size = sizeof(struct fi_ops_rma),
 	.read = lfv_no_rma_read,
-	.readv = lfv_no_rma_readv,
-	.readmsg = lfv_no_rma_readmsg,
+	.readv = lfv_no_rma_iov,
+	.readmsg = lfv_no_rma_msg,
 	.write = lfv_no_rma_write,
-	.writev = lfv_no_rma_writev,
-	.writemsg = lfv_no_rma_writemsg,
+	.writev = lfv_no_rma_iov,
+	.writemsg = lfv_no_rma_msg,
 	.inject = lfv_no_rma_inject,
 	.writedata = lfv_no_rma_writedata,
 	.injectdata = lfv_no_rma_injectdata,
@@ -54,15 +51,14 @@ LFV_STUB(static ssize_t, lfv_no_tagged_recv, -FI_ENOSYS, struct fid_ep *ep,
 LFV_STUB(static ssize_t, lfv_no_tagged_recvv, -FI_ENOSYS, struct fid_ep *ep,
 	 const struct iovec *iov, void **desc, size_t count,
 	 fi_addr_t src_addr, uint64_t tag, uint64_t ignore, void *context)
-LFV_STUB(static ssize_t, lfv_no_tagged_recvmsg, -FI_ENOSYS, struct fid_ep *ep,
-	 const struct fi_msg_tagged *msg, uint64_t flags)
 LFV_STUB(ssize_t, lfv_no_tagged_send, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, void *desc, fi_addr_t dest_addr,
 	 uint64_t tag, void *context)
 LFV_STUB(ssize_t, lfv_no_tagged_sendv, -FI_ENOSYS, struct fid_ep *ep,
 	 const struct iovec *iov, void **desc, size_t count,
 	 fi_addr_t dest_addr, uint64_t tag, void *context)
-LFV_STUB(ssize_t, lfv_no_tagged_sendmsg, -FI_ENOSYS, struct fid_ep *ep,
+/* recvmsg and sendmsg */
+LFV_STUB(ssize_t, lfv_no_tagged_msg, -FI_ENOSYS, struct fid_ep *ep,
 	 const struct fi_msg_tagged *msg, uint64_t flags)
 LFV_STUB(ssize_t, lfv_no_tagged_inject, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t len, fi_addr_t dest_addr, uint64_t tag)
@@ -75,7 +71,7 @@ LFV_STUB(ssize_t, lfv_no_tagged_injectdata, -FI_ENOSYS, struct fid_ep *ep,
 
 struct fi_ops_tagged lfv_no_tagged_ops =
 	LFV_RX_ONLY_OPS(fi_ops_tagged, lfv_no_tagged_recv, lfv_no_tagged_recvv,
-			lfv_no_tagged_recvmsg, LFV_NO_TAGGED_SEND_SLOTS);
+			lfv_no_tagged_msg, LFV_NO_TAGGED_SEND_SLOTS);
 
 LFV_STUB(static ssize_t, lfv_no_atomic_write, -FI_ENOSYS, struct fid_ep *ep,
 	 const void *buf, size_t count, void *desc, fi_addr_t dest_addr,
@@ -119,14 +115,9 @@ LFV_STUB(static ssize_t, lfv_no_atomic_compwritemsg, -FI_ENOSYS,
 	 const struct fi_ioc *comparev, void **compare_desc,
 	 size_t compare_count, struct fi_ioc *resultv, void **result_desc,
 	 size_t result_count, uint64_t flags)
-LFV_STUB(static int, lfv_no_atomic_writevalid, -FI_ENOSYS, struct fid_ep *ep,
+/* writevalid, readwritevalid and compwritevalid */
+LFV_STUB(static int, lfv_no_atomic_valid, -FI_ENOSYS, struct fid_ep *ep,
 	 enum fi_datatype datatype, enum fi_op op, size_t *count)
-LFV_STUB(static int, lfv_no_atomic_readwritevalid, -FI_ENOSYS,
-	 struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op,
-	 size_t *count)
-LFV_STUB(static int, lfv_no_atomic_compwritevalid, -FI_ENOSYS,
-	 struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op,
-	 size_t *count)
 
 struct fi_ops_atomic lfv_no_atomic_ops = {
 	.size = sizeof(struct fi_ops_atomic),
@@ -140,9 +131,9 @@ struct fi_ops_atomic lfv_no_atomic_ops = {
 	.compwrite = lfv_no_atomic_compwrite,
 	.compwritev = lfv_no_atomic_compwritev,
 	.compwritemsg = lfv_no_atomic_compwritemsg,
-	.writevalid = lfv_no_atomic_writevalid,
-	.readwritevalid = lfv_no_atomic_readwritevalid,
-	.compwritevalid = lfv_no_atomic_compwritevalid,
+	.writevalid = lfv_no_atomic_valid,
+	.readwritevalid = lfv_no_atomic_valid,
+	.compwritevalid = lfv_no_atomic_valid,
 };
 
 LFV_STUB(static ssize_t, lfv_no_collective_barrier, -FI_ENOSYS,
@@ -151,20 +142,13 @@ LFV_STUB(static ssize_t, lfv_no_collective_broadcast, -FI_ENOSYS,
 	 struct fid_ep *ep, void *buf, size_t count, void *desc,
 	 fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype,
 	 uint64_t flags, void *context)
-LFV_STUB(static ssize_t, lfv_no_collective_alltoall, -FI_ENOSYS,
+/* alltoall and allgather */
+LFV_STUB(static ssize_t, lfv_no_collective_all, -FI_ENOSYS,
 	 struct fid_ep *ep, const void *buf, size_t count, void *desc,
 	 void *result, void *result_desc, fi_addr_t coll_addr,
 	 enum fi_datatype datatype, uint64_t flags, void *context)
-LFV_STUB(static ssize_t, lfv_no_collective_allreduce, -FI_ENOSYS,
-	 struct fid_ep *ep, const void *buf, size_t count, void *desc,
-	 void *result, void *result_desc, fi_addr_t coll_addr,
-	 enum fi_datatype datatype, enum fi_op op, uint64_t flags,
-	 void *context)
-LFV_STUB(static ssize_t, lfv_no_collective_allgather, -FI_ENOSYS,
-	 struct fid_ep *ep, const void *buf, size_t count, void *desc,
-	 void *result, void *result_desc, fi_addr_t coll_addr,
-	 enum fi_datatype datatype, uint64_t flags, void *context)
-LFV_STUB(static ssize_t, lfv_no_collective_reduce_scatter, -FI_ENOSYS,
+/* allreduce and reduce_scatter */
+LFV_STUB(static ssize_t, lfv_no_collective_reduce_all, -FI_ENOSYS,
 	 struct fid_ep *ep, const void *buf, size_t count, void *desc,
 	 void *result, void *result_desc, fi_addr_t coll_addr,
 	 enum fi_datatype datatype, enum fi_op op, uint64_t flags,
@@ -174,12 +158,8 @@ LFV_STUB(static ssize_t, lfv_no_collective_reduce, -FI_ENOSYS,
 	 void *result, void *result_desc, fi_addr_t coll_addr,
 	 fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op,
 	 uint64_t flags, void *context)
-LFV_STUB(static ssize_t, lfv_no_collective_scatter, -FI_ENOSYS,
-	 struct fid_ep *ep, const void *buf, size_t count, void *desc,
-	 void *result, void *result_desc, fi_addr_t coll_addr,
-	 fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags,
-	 void *context)
-LFV_STUB(static ssize_t, lfv_no_collective_gather, -FI_ENOSYS,
+/* scatter and gather */
+LFV_STUB(static ssize_t, lfv_no_collective_rooted, -FI_ENOSYS,
 	 struct fid_ep *ep, const void *buf, size_t count, void *desc,
 	 void *result, void *result_desc, fi_addr_t coll_addr,
 	 fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags,
@@ -194,13 +174,13 @@ struct fi_ops_collective lfv_no_collective_ops = {
 	.size = sizeof(struct fi_ops_collective),
 	.barrier = lfv_no_collective_barrier,
 	.broadcast = lfv_no_collective_broadcast,
-	.alltoall = lfv_no_collective_alltoall,
-	.allreduce = lfv_no_collective_allreduce,
-	.allgather = lfv_no_collective_allgather,
-	.reduce_scatter = lfv_no_collective_reduce_scatter,
+	.alltoall = lfv_no_collective_all,
+	.allreduce = lfv_no_collective_reduce_all,
+	.allgather = lfv_no_collective_all,
+	.reduce_scatter = lfv_no_collective_reduce_all,
 	.reduce = lfv_no_collective_reduce,
-	.scatter = lfv_no_collective_scatter,
-	.gather = lfv_no_collective_gather,
+	.scatter = lfv_no_collective_rooted,
+	.gather = lfv_no_collective_rooted,
 	.msg = lfv_no_collective_msg,
 	.barrier2 = lfv_no_collective_barrier2,
 };

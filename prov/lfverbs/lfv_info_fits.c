@@ -6,6 +6,7 @@
 #include "lfv_info_fits.h"
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "lfv_log.h"
@@ -171,18 +172,50 @@ static bool lfv_ep_fits(const char *dev, const struct fi_ep_attr *prov,
 	return true;
 }
 
+/* What fi_tx_attr and fi_rx_attr share, checked alike on both sides. */
+struct lfv_side_bits {
+	uint64_t caps;
+	uint64_t mode;
+	uint64_t op_flags;
+	uint64_t msg_order;
+	uint64_t comp_order;
+};
+
+#define LFV_SIDE_BITS(attr)                                                \
+	((struct lfv_side_bits){ (attr)->caps, (attr)->mode,               \
+				 (attr)->op_flags, (attr)->msg_order,      \
+				 (attr)->comp_order })
+
+/* The hints may ask for less of everything but mode, where they must
+ * take what the provider needs; caps the side ignores do not count. */
+static bool lfv_side_fits(const char *dev, const char *side,
+			  struct lfv_side_bits prov, struct lfv_side_bits user,
+			  uint64_t ignored_caps)
+{
+	const char *what = NULL;
+	char msg[32];
+
+	if (user.caps & ~(prov.caps | ignored_caps))
+		what = "caps";
+	else if (prov.mode & ~user.mode)
+		what = "mode";
+	else if (user.op_flags & ~prov.op_flags)
+		what = "op_flags";
+	else if ((user.msg_order & ~prov.msg_order) ||
+		 (user.comp_order & ~prov.comp_order))
+		what = "ordering";
+	if (!what)
+		return true;
+	snprintf(msg, sizeof(msg), "%s %s", side, what);
+	return lfv_mismatch(dev, msg);
+}
+
 static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 			const struct fi_tx_attr *user)
 {
-	if (user->caps & ~(prov->caps | LFV_TX_IGNORED_CAPS))
-		return lfv_mismatch(dev, "tx caps");
-	if (prov->mode & ~user->mode)
-		return lfv_mismatch(dev, "tx mode");
-	if (user->op_flags & ~prov->op_flags)
-		return lfv_mismatch(dev, "tx op_flags");
-	if ((user->msg_order & ~prov->msg_order) ||
-	    (user->comp_order & ~prov->comp_order))
-		return lfv_mismatch(dev, "tx ordering");
+	if (!lfv_side_fits(dev, "tx", LFV_SIDE_BITS(prov), LFV_SIDE_BITS(user),
+			   LFV_TX_IGNORED_CAPS))
+		return false;
 	if (user->inject_size > prov->inject_size ||
 	    user->size > prov->size || user->iov_limit > prov->iov_limit ||
 	    user->rma_iov_limit > prov->rma_iov_limit)
@@ -193,15 +226,9 @@ static bool lfv_tx_fits(const char *dev, const struct fi_tx_attr *prov,
 static bool lfv_rx_fits(const char *dev, const struct fi_rx_attr *prov,
 			const struct fi_rx_attr *user)
 {
-	if (user->caps & ~(prov->caps | LFV_RX_IGNORED_CAPS))
-		return lfv_mismatch(dev, "rx caps");
-	if (prov->mode & ~user->mode)
-		return lfv_mismatch(dev, "rx mode");
-	if (user->op_flags & ~prov->op_flags)
-		return lfv_mismatch(dev, "rx op_flags");
-	if ((user->msg_order & ~prov->msg_order) ||
-	    (user->comp_order & ~prov->comp_order))
-		return lfv_mismatch(dev, "rx ordering");
+	if (!lfv_side_fits(dev, "rx", LFV_SIDE_BITS(prov), LFV_SIDE_BITS(user),
+			   LFV_RX_IGNORED_CAPS))
+		return false;
 	if (user->size > prov->size || user->iov_limit > prov->iov_limit)
 		return lfv_mismatch(dev, "rx limit");
 	return true;

@@ -249,6 +249,13 @@ static ssize_t lfv_msg_srq_rx_size_left(struct fid_ep *ep)
 static struct fi_ops_ep lfv_msg_srq_ep_ops =
 	LFV_NO_EP_OPS(lfv_msg_srq_rx_size_left);
 
+static const struct lfv_rx_only_ops lfv_msg_srq_ops = {
+	.fi = &lfv_msg_srq_fi_ops,
+	.ep = &lfv_msg_srq_ep_ops,
+	.msg = &lfv_msg_srq_msg_ops,
+	.tagged = &lfv_no_tagged_ops,
+};
+
 static int lfv_msg_srq_init_slots(struct lfv_msg_srq *srq, uint32_t size)
 {
 	uint32_t i;
@@ -302,11 +309,7 @@ int lfv_msg_srq_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 	}
 	atomic_init(&srq->ref, 1);
 	lfv_rx_only_fid_init(&srq->ep_fid, FI_CLASS_SRX_CTX, context,
-			     &(struct lfv_rx_only_ops){
-				     .fi = &lfv_msg_srq_fi_ops,
-				     .ep = &lfv_msg_srq_ep_ops,
-				     .msg = &lfv_msg_srq_msg_ops,
-				     .tagged = &lfv_no_tagged_ops });
+			     &lfv_msg_srq_ops);
 	lfv_ref_get(&domain->ref);
 	*rx_ep = &srq->ep_fid;
 	return 0;

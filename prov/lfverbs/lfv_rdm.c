@@ -114,18 +114,8 @@ static int lfv_rdm_getname(fid_t fid, void *addr, size_t *addrlen)
 	return lfv_copy_name(&ep->name, sizeof(ep->name), addr, addrlen);
 }
 
-static struct fi_ops_cm lfv_rdm_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = lfv_no_setname,
-	.getname = lfv_rdm_getname,
-	.getpeer = lfv_no_getpeer,
-	.connect = lfv_no_connect,
-	.listen = lfv_no_listen,
-	.accept = lfv_no_accept,
-	.reject = lfv_no_reject,
-	.shutdown = lfv_no_shutdown,
-	.join = lfv_no_join,
-};
+static struct fi_ops_cm lfv_rdm_cm_ops =
+	LFV_NO_CONN_CM_OPS(lfv_no_setname, lfv_rdm_getname);
 
 /* An owner's SRX imported with FI_PEER (fi_peer(3)): receives are posted
  * with the owner; lfverbs' endpoints bound to it are its peer. */
@@ -156,6 +146,14 @@ static struct fi_ops lfv_rdm_isrx_fi_ops = {
 	.ops_set = lfv_no_ops_set,
 };
 
+/* Receives go to the owner: every receive and send call is a stub. */
+static const struct lfv_rx_only_ops lfv_rdm_isrx_ops = {
+	.fi = &lfv_rdm_isrx_fi_ops,
+	.ep = &lfv_no_ep_ops,
+	.msg = &lfv_no_msg_ops,
+	.tagged = &lfv_no_tagged_ops,
+};
+
 /* The endpoint and an SRX of ours need their locks only when the
  * domain's calls are not serialised by the application, or a progress
  * thread makes them too. */
@@ -183,11 +181,7 @@ int lfv_rdm_srx_context(struct lfv_domain *domain, struct fi_rx_attr *attr,
 		x->peer->peer_ops = &lfv_rdm_srx_peer_ops;
 		atomic_init(&x->ref, 1);
 		lfv_rx_only_fid_init(&x->ep_fid, FI_CLASS_SRX_CTX, context,
-				     &(struct lfv_rx_only_ops){
-					     .fi = &lfv_rdm_isrx_fi_ops,
-					     .ep = &lfv_no_ep_ops,
-					     .msg = &lfv_no_msg_ops,
-					     .tagged = &lfv_no_tagged_ops });
+				     &lfv_rdm_isrx_ops);
 		*rx_ep = &x->ep_fid;
 		return 0;
 	}

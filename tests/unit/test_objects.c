@@ -8,10 +8,14 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #include "fake_verbs.h"
 #include "lfv_param.h"
@@ -20,6 +24,7 @@
 #include "lfv_fabric.h"
 #include "lfv_getinfo.h"
 #include "lfv_mr.h"
+#include "lfv_stubs.h"
 #include "../test_close.h"
 #include "unit_fake.h"
 
@@ -351,6 +356,50 @@ static void test_eq_through_fabric(void **state)
 			 -FI_EINVAL);
 }
 
+/* The endpoint stub sets (lfv_stubs_ep.c) fill every slot, the slots
+ * that share a signature with one stub: each answers -FI_ENOSYS. */
+static void test_endpoint_stub_sets(void **state)
+{
+	struct fid_ep ep = { .rma = &lfv_no_rma_ops,
+			     .tagged = &lfv_no_tagged_ops,
+			     .atomic = &lfv_no_atomic_ops,
+			     .collective = &lfv_no_collective_ops };
+	struct iovec iov = { 0 };
+	struct fi_msg_rma rmsg = { 0 };
+	struct fi_msg_tagged tmsg = { 0 };
+	char buf[8], res[8];
+	size_t count;
+
+	(void)state;
+	assert_int_equal(fi_readv(&ep, &iov, NULL, 1, 0, 0, 0, NULL),
+			 -FI_ENOSYS);
+	assert_int_equal(fi_writev(&ep, &iov, NULL, 1, 0, 0, 0, NULL),
+			 -FI_ENOSYS);
+	assert_int_equal(fi_readmsg(&ep, &rmsg, 0), -FI_ENOSYS);
+	assert_int_equal(fi_writemsg(&ep, &rmsg, 0), -FI_ENOSYS);
+	assert_int_equal(fi_trecvmsg(&ep, &tmsg, 0), -FI_ENOSYS);
+	assert_int_equal(fi_tsendmsg(&ep, &tmsg, 0), -FI_ENOSYS);
+	assert_int_equal(fi_atomicvalid(&ep, FI_UINT64, FI_SUM, &count),
+			 -FI_ENOSYS);
+	assert_int_equal(fi_fetch_atomicvalid(&ep, FI_UINT64, FI_SUM, &count),
+			 -FI_ENOSYS);
+	assert_int_equal(fi_compare_atomicvalid(&ep, FI_UINT64, FI_CSWAP,
+						&count), -FI_ENOSYS);
+	assert_int_equal(fi_alltoall(&ep, buf, 1, NULL, res, NULL, 0,
+				     FI_UINT64, 0, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_allgather(&ep, buf, 1, NULL, res, NULL, 0,
+				      FI_UINT64, 0, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_allreduce(&ep, buf, 1, NULL, res, NULL, 0,
+				      FI_UINT64, FI_SUM, 0, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_reduce_scatter(&ep, buf, 1, NULL, res, NULL, 0,
+					   FI_UINT64, FI_SUM, 0, NULL),
+			 -FI_ENOSYS);
+	assert_int_equal(fi_scatter(&ep, buf, 1, NULL, res, NULL, 0, 0,
+				    FI_UINT64, 0, NULL), -FI_ENOSYS);
+	assert_int_equal(fi_gather(&ep, buf, 1, NULL, res, NULL, 0, 0,
+				   FI_UINT64, 0, NULL), -FI_ENOSYS);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -369,6 +418,7 @@ int main(void)
 		T(test_mr_verbs_failures),
 		T(test_mr_unimplemented_ops),
 		T(test_eq_through_fabric),
+		cmocka_unit_test(test_endpoint_stub_sets),
 	};
 
 	return cmocka_run_group_tests_name("objects", tests, NULL, NULL);

@@ -40,6 +40,7 @@
 #include <rdma/fi_errno.h>
 #include "lfv_fi_compat.h"	/* the peer interfaces of this libfabric */
 #include "lfv_cq_format.h"	/* header-only: the entry size of a format */
+#include "lfv_list.h"		/* header-only: the queues */
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
@@ -57,13 +58,14 @@
 /* An operation waiting on an endpoint (e: what its completion will say,
  * addr: the destination), or an entry held by an owner CQ (addr: source). */
 struct lfvpeer_item {
-	struct lfvpeer_item *next;
+	struct lfv_list node;
 	struct fi_cq_err_entry e;
 	fi_addr_t addr;
 };
 
+/* A FIFO of items; its owner's open calls lfv_list_init on items. */
 struct lfvpeer_queue {
-	struct lfvpeer_item *head, *tail;
+	struct lfv_list items;
 	size_t count;
 };
 
@@ -594,27 +596,32 @@ static struct fi_ops_collective lfvpeer_no_collective_ops = {
 
 /* ---- queues ------------------------------------------------------------- */
 
+/* The oldest item, left in place; NULL when q is empty. */
+static struct lfvpeer_item *lfvpeer_first(const struct lfvpeer_queue *q)
+{
+	struct lfv_list *n = lfv_list_first(&q->items);
+
+	return n ? lfv_container_of(n, struct lfvpeer_item, node) : NULL;
+}
+
 static void lfvpeer_push(struct lfvpeer_queue *q, struct lfvpeer_item *it)
 {
-	it->next = NULL;
-	if (q->tail)
-		q->tail->next = it;
-	else
-		q->head = it;
-	q->tail = it;
+	lfv_list_insert_tail(&q->items, &it->node);
 	q->count++;
+}
+
+static void lfvpeer_remove(struct lfvpeer_queue *q, struct lfvpeer_item *it)
+{
+	lfv_list_remove(&it->node);
+	q->count--;
 }
 
 static struct lfvpeer_item *lfvpeer_pop(struct lfvpeer_queue *q)
 {
-	struct lfvpeer_item *it = q->head;
+	struct lfvpeer_item *it = lfvpeer_first(q);
 
-	if (it) {
-		q->head = it->next;
-		if (!q->head)
-			q->tail = NULL;
-		q->count--;
-	}
+	if (it)
+		lfvpeer_remove(q, it);
 	return it;
 }
 
@@ -622,17 +629,15 @@ static struct lfvpeer_item *lfvpeer_pop(struct lfvpeer_queue *q)
 static struct lfvpeer_item *lfvpeer_unlink(struct lfvpeer_queue *q,
 					   void *context)
 {
-	struct lfvpeer_item **link, *prev = NULL, *it;
+	struct lfvpeer_item *it;
+	struct lfv_list *n;
 
-	for (link = &q->head; *link; prev = *link, link = &(*link)->next) {
-		it = *link;
-		if (it->e.op_context != context)
-			continue;
-		*link = it->next;
-		if (q->tail == it)
-			q->tail = prev;
-		q->count--;
-		return it;
+	lfv_list_foreach(n, &q->items) {
+		it = lfv_container_of(n, struct lfvpeer_item, node);
+		if (it->e.op_context == context) {
+			lfvpeer_remove(q, it);
+			return it;
+		}
 	}
 	return NULL;
 }
@@ -717,7 +722,7 @@ static struct lfvpeer_ep *lfvpeer_ep_find(const char *name)
  * yet, so it waits (and keeps the ones behind it waiting). */
 static bool lfvpeer_deliver(struct lfvpeer_ep *src)
 {
-	struct lfvpeer_item *send = src->tx.head, *recv;
+	struct lfvpeer_item *send = lfvpeer_first(&src->tx), *recv;
 	struct fi_cq_err_entry sc = { .op_context = send->e.op_context,
 				      .flags = FI_SEND | FI_MSG };
 	struct fi_cq_err_entry rc;
@@ -734,7 +739,7 @@ static bool lfvpeer_deliver(struct lfvpeer_ep *src)
 		lfvpeer_complete(src->tx_cq, &sc, FI_ADDR_NOTAVAIL);
 		return true;
 	}
-	if (!dst->rx.head)
+	if (!lfvpeer_first(&dst->rx))
 		return false;
 	lfvpeer_pop(&src->tx);
 	recv = lfvpeer_pop(&dst->rx);
@@ -766,7 +771,7 @@ static void lfvpeer_progress(void)
 	struct lfvpeer_ep *ep;
 
 	for (ep = lfvpeer_registry; ep; ep = ep->next)
-		while (ep->tx.head && lfvpeer_deliver(ep))
+		while (lfvpeer_first(&ep->tx) && lfvpeer_deliver(ep))
 			;
 }
 
@@ -789,7 +794,7 @@ static ssize_t lfvpeer_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 
 	pthread_mutex_lock(&lfvpeer_lock);
 	lfvpeer_progress();
-	if (cq->errs.head) {
+	if (lfvpeer_first(&cq->errs)) {
 		ret = -FI_EAVAIL;
 	} else {
 		for (n = 0; n < count && (it = lfvpeer_pop(&cq->comps)); n++) {
@@ -1006,6 +1011,8 @@ static int lfvpeer_cq_open(struct fid_domain *domain_fid,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
+	lfv_list_init(&cq->comps.items);
+	lfv_list_init(&cq->errs.items);
 	lfvpeer_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context,
 			 &lfvpeer_cq_fi_ops);
 	cq->cq_fid.ops = owner ? &lfvpeer_cq_peer_ops : &lfvpeer_cq_ops;
@@ -1498,6 +1505,8 @@ static int lfvpeer_endpoint(struct fid_domain *domain_fid,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
+	lfv_list_init(&ep->tx.items);
+	lfv_list_init(&ep->rx.items);
 	lfvpeer_fid_init(&ep->ep_fid.fid, FI_CLASS_EP, context,
 			 &lfvpeer_ep_fi_ops);
 	ep->ep_fid.ops = &lfvpeer_ep_ops;
