@@ -24,6 +24,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_tagged.h>
 
 #include "fake_net.h"
 #include "fi_lfverbs.h"
@@ -266,7 +267,9 @@ static void assert_got(const struct node *n, const void *ctx,
 
 /* ---- the world ------------------------------------------------------------------ */
 
-static int setup(void **state)
+/* Two nodes of an RDM domain with caps; b_meets_a: B has A in its AV
+ * from the start (A always has B). */
+static int world_setup(void **state, uint64_t caps, bool b_meets_a)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct fi_info *hints = fi_allocinfo();
@@ -275,7 +278,7 @@ static int setup(void **state)
 	dev = unit_fake_device();
 	fake_net_init(dev);
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
+	hints->caps = caps;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
@@ -292,7 +295,8 @@ static int setup(void **state)
 	node_open(w, &w->a);
 	node_open(w, &w->b);
 	node_meet(&w->a, &w->b);
-	node_meet(&w->b, &w->a);
+	if (b_meets_a)
+		node_meet(&w->b, &w->a);
 	w->big = 4 * lfv_params.rdm_eager;
 	w->src = malloc(w->big);
 	w->dst = calloc(1, w->big);
@@ -302,6 +306,18 @@ static int setup(void **state)
 		w->src[i] = (uint8_t)(i * 7 + 1);
 	*state = w;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return world_setup(state, FI_MSG | FI_TAGGED, true);
+}
+
+/* Directed receive, and B meets A only when the case says. */
+static int setup_directed_unmet(void **state)
+{
+	return world_setup(state, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV,
+			   false);
 }
 
 static int teardown(void **state)
@@ -699,6 +715,41 @@ static void test_restart_same_address(void **state)
 	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
 }
 
+/* 2.x's fi_unexpected_msg: A sends two tagged messages to B before B
+ * has A in its AV. B takes the first with an FI_ADDR_UNSPEC receive,
+ * inserts A, and a receive directed to A's new fi_addr_t takes the
+ * second, which was queued from the then unknown peer. */
+static void test_unexpected_before_insert(void **state)
+{
+	struct world *w = *state;
+	static const char one[] = "one", two[] = "two";
+	const uint64_t tag = 7;
+	char *buf = w->small_b;
+
+	assert_int_equal(fi_tsend(w->a.ep, one, sizeof(one), NULL, w->a.peer,
+				  tag, tx1), 0);
+	assert_int_equal(fi_tsend(w->a.ep, two, sizeof(two), NULL, w->a.peer,
+				  tag, tx2), 0);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx1) + oks(&w->a, tx2), 2);
+	assert_int_equal(rdm(&w->b)->unexp_n, 2);
+
+	assert_int_equal(fi_trecv(w->b.ep, buf, SMALL, NULL, FI_ADDR_UNSPEC,
+				  tag, 0, rx1), 0);
+	pump(w);
+	assert_got(&w->b, rx1, buf, one);
+
+	node_meet(&w->b, &w->a);
+	memset(buf, 0, SMALL);
+	assert_int_equal(fi_trecv(w->b.ep, buf, SMALL, NULL, w->b.peer, tag,
+				  0, rx2), 0);
+	pump(w);
+	assert_got(&w->b, rx2, buf, two);
+	assert_int_equal(rdm(&w->b)->unexp_n, 0);
+	assert_int_equal(lfv_load_relaxed64(&rdm(&w->b)->unexp_unknown), 0);
+	assert_int_equal(w->b.nerr, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +770,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restart_same_address,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unexpected_before_insert,
+						setup_directed_unmet, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
