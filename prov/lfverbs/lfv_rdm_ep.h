@@ -311,6 +311,9 @@ struct lfv_rdm_ep {
 	struct fid_ep *srx;		/* where receives match (NULL: an
 					 * owner's, imported) */
 	bool own_srx;
+	/* FI_OPT_MIN_MULTI_RECV set before enable opens our own SRX (then
+	 * the SRX holds it). */
+	size_t min_multi_recv;
 	struct lfv_rdm_isrx *imported;	/* bound FI_PEER SRX, if any */
 	struct fid_peer_srx *peer_srx;	/* our handle on it */
 	bool enabled;

@@ -64,6 +64,7 @@ struct world {
 	 * fails leaves its receives posted, and teardown still delivers. */
 	char small_a[SMALL], small_b[SMALL];
 	size_t saved_rx_bufs;
+	size_t min_multi_recv;		/* set before enable; 0: not */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
 					 * (the device's inline probe) */
 };
@@ -94,6 +95,25 @@ static uint32_t ctl_qpn(const struct node *n)
 	return rdm(n)->name.qpn;
 }
 
+static size_t min_multi_recv(const struct node *n)
+{
+	size_t value = 0, len = sizeof(value);
+
+	assert_int_equal(fi_getopt(&n->ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &value, &len), 0);
+	assert_int_equal(len, sizeof(value));
+	return value;
+}
+
+/* Set (and read back) on the endpoint, as 2.x's fabtests do. */
+static void set_min_multi_recv(struct node *n, size_t value)
+{
+	assert_int_equal(fi_setopt(&n->ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &value,
+				   sizeof(value)), 0);
+	assert_int_equal(min_multi_recv(n), value);
+}
+
 static void node_open(struct world *w, struct node *n)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -105,10 +125,14 @@ static void node_open(struct world *w, struct node *n)
 	assert_int_equal(fi_endpoint(w->domain, w->info, &n->ep, NULL), 0);
 	assert_int_equal(fi_av_open(w->domain, &av_attr, &n->av, NULL), 0);
 	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &n->cq, NULL), 0);
+	if (w->min_multi_recv)
+		set_min_multi_recv(n, w->min_multi_recv);
 	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
 	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid,
 				    FI_TRANSMIT | FI_RECV), 0);
 	assert_int_equal(fi_enable(n->ep), 0);
+	if (w->min_multi_recv)
+		assert_int_equal(min_multi_recv(n), w->min_multi_recv);
 	n->namelen = sizeof(n->name);
 	assert_int_equal(fi_getname(&n->ep->fid, n->name, &n->namelen), 0);
 }
@@ -269,7 +293,8 @@ static void assert_got(const struct node *n, const void *ctx,
 
 /* Two nodes of an RDM domain with caps; b_meets_a: B has A in its AV
  * from the start (A always has B). */
-static int world_setup(void **state, uint64_t caps, bool b_meets_a)
+static int world_setup(void **state, uint64_t caps, bool b_meets_a,
+		       size_t min_multi_recv)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct fi_info *hints = fi_allocinfo();
@@ -292,6 +317,7 @@ static int world_setup(void **state, uint64_t caps, bool b_meets_a)
 					 NULL), 0);
 	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
 	w->rc_base = fake_net_rc_made();
+	w->min_multi_recv = min_multi_recv;
 	node_open(w, &w->a);
 	node_open(w, &w->b);
 	node_meet(&w->a, &w->b);
@@ -310,14 +336,24 @@ static int world_setup(void **state, uint64_t caps, bool b_meets_a)
 
 static int setup(void **state)
 {
-	return world_setup(state, FI_MSG | FI_TAGGED, true);
+	return world_setup(state, FI_MSG | FI_TAGGED, true, 0);
 }
 
 /* Directed receive, and B meets A only when the case says. */
 static int setup_directed_unmet(void **state)
 {
 	return world_setup(state, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV,
-			   false);
+			   false, 0);
+}
+
+#define MIN_MULTI_RECV 8
+
+/* Multi-receive, and FI_OPT_MIN_MULTI_RECV set on the endpoints before
+ * fi_enable. */
+static int setup_multi_recv(void **state)
+{
+	return world_setup(state, FI_MSG | FI_TAGGED | FI_MULTI_RECV, true,
+			   MIN_MULTI_RECV);
 }
 
 static int teardown(void **state)
@@ -750,6 +786,36 @@ static void test_unexpected_before_insert(void **state)
 	assert_int_equal(w->b.nerr, 0);
 }
 
+/* FI_OPT_MIN_MULTI_RECV set on the endpoint before enable takes effect:
+ * B's 64-byte buffer keeps taking messages while 8 bytes or more are
+ * left (the default, 16 KiB, would release it at the first). */
+static void test_min_multi_recv_on_ep(void **state)
+{
+	struct world *w = *state;
+	static const char first[20] = "first", second[40] = "second";
+	struct iovec iov = { .iov_base = w->small_b, .iov_len = SMALL };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC, .context = rx2 };
+	const struct fi_cq_tagged_entry *e;
+
+	assert_int_equal(fi_recvmsg(w->b.ep, &msg, FI_MULTI_RECV), 0);
+	send_to_peer(&w->a, first, sizeof(first), tx1);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	e = ok_of(&w->b, rx2);
+	assert_int_equal(e->len, sizeof(first));
+	assert_false(e->flags & FI_MULTI_RECV);	/* 44 bytes left */
+
+	send_to_peer(&w->a, second, sizeof(second), tx2);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 2);
+	e = &w->b.ok[w->b.nok - 1];
+	assert_int_equal(e->len, sizeof(second));
+	assert_true(e->flags & FI_MULTI_RECV);		/* 4 left: released */
+	assert_string_equal(w->small_b + sizeof(first), "second");
+	assert_int_equal(min_multi_recv(&w->b), MIN_MULTI_RECV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -772,6 +838,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unexpected_before_insert,
 						setup_directed_unmet, teardown),
+		cmocka_unit_test_setup_teardown(test_min_multi_recv_on_ep,
+						setup_multi_recv, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
