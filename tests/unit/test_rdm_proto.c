@@ -43,7 +43,8 @@
 struct node {
 	struct fid_ep *ep;
 	struct fid_av *av;
-	struct fid_cq *cq;
+	struct fid_cq *cq;		/* both directions, or transmit */
+	struct fid_cq *rxcq;		/* split CQs: receive; else NULL */
 	fi_addr_t peer;			/* the other node, in av */
 	uint8_t name[64];
 	size_t namelen;
@@ -65,6 +66,7 @@ struct world {
 	char small_a[SMALL], small_b[SMALL];
 	size_t saved_rx_bufs;
 	size_t min_multi_recv;		/* set before enable; 0: not */
+	bool split_cqs;			/* a CQ per direction */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
 					 * (the device's inline probe) */
 };
@@ -125,11 +127,20 @@ static void node_open(struct world *w, struct node *n)
 	assert_int_equal(fi_endpoint(w->domain, w->info, &n->ep, NULL), 0);
 	assert_int_equal(fi_av_open(w->domain, &av_attr, &n->av, NULL), 0);
 	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &n->cq, NULL), 0);
+	if (w->split_cqs)
+		assert_int_equal(fi_cq_open(w->domain, &cq_attr, &n->rxcq,
+					    NULL), 0);
 	if (w->min_multi_recv)
 		set_min_multi_recv(n, w->min_multi_recv);
 	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
-	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
+	if (n->rxcq) {
+		assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT),
+				 0);
+		assert_int_equal(fi_ep_bind(n->ep, &n->rxcq->fid, FI_RECV), 0);
+	} else {
+		assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+	}
 	assert_int_equal(fi_enable(n->ep), 0);
 	if (w->min_multi_recv)
 		assert_int_equal(min_multi_recv(n), w->min_multi_recv);
@@ -141,6 +152,8 @@ static void node_close(struct node *n)
 {
 	assert_int_equal(fi_close(&n->ep->fid), 0);
 	assert_int_equal(fi_close(&n->cq->fid), 0);
+	if (n->rxcq)
+		assert_int_equal(fi_close(&n->rxcq->fid), 0);
 	assert_int_equal(fi_close(&n->av->fid), 0);
 	n->ep = NULL;
 }
@@ -154,8 +167,9 @@ static void node_meet(struct node *n, const struct node *other)
 
 /* ---- progress and completions ------------------------------------------------ */
 
-/* Reads what n's CQ has (which drives n's progress); how many. */
-static size_t poll_node(struct node *n)
+/* Reads what cq, one of n's, has (which drives n's progress); how
+ * many. */
+static size_t poll_cq(struct node *n, struct fid_cq *cq)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry ee;
@@ -163,13 +177,13 @@ static size_t poll_node(struct node *n)
 	ssize_t ret;
 
 	for (;;) {
-		ret = fi_cq_read(n->cq, &e, 1);
+		ret = fi_cq_read(cq, &e, 1);
 		if (ret == 1) {
 			assert_true(n->nok < MAX_COMPS);
 			n->ok[n->nok++] = e;
 		} else if (ret == -FI_EAVAIL) {
 			memset(&ee, 0, sizeof(ee));
-			assert_int_equal(fi_cq_readerr(n->cq, &ee, 0), 1);
+			assert_int_equal(fi_cq_readerr(cq, &ee, 0), 1);
 			assert_true(n->nerr < MAX_COMPS);
 			n->err[n->nerr++] = ee;
 		} else {
@@ -178,6 +192,12 @@ static size_t poll_node(struct node *n)
 		}
 		got++;
 	}
+}
+
+/* Reads n's CQs. */
+static size_t poll_node(struct node *n)
+{
+	return poll_cq(n, n->cq) + (n->rxcq ? poll_cq(n, n->rxcq) : 0);
 }
 
 /* Delivers everything and lets both sides answer until the network is
@@ -291,10 +311,18 @@ static void assert_got(const struct node *n, const void *ctx,
 
 /* ---- the world ------------------------------------------------------------------ */
 
-/* Two nodes of an RDM domain with caps; b_meets_a: B has A in its AV
- * from the start (A always has B). */
-static int world_setup(void **state, uint64_t caps, bool b_meets_a,
-		       size_t min_multi_recv)
+/* What a case's world differs in. */
+struct world_opts {
+	uint64_t caps;			/* besides FI_MSG | FI_TAGGED */
+	bool b_unmet;			/* B has no A in its AV at first (A
+					 * always has B) */
+	size_t min_multi_recv;		/* set before enable; 0: not */
+	enum fi_threading threading;	/* 0: FI_THREAD_DOMAIN */
+	bool split_cqs;			/* a CQ per direction */
+};
+
+/* Two nodes of an RDM domain. */
+static int world_setup(void **state, const struct world_opts *o)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct fi_info *hints = fi_allocinfo();
@@ -303,8 +331,9 @@ static int world_setup(void **state, uint64_t caps, bool b_meets_a,
 	dev = unit_fake_device();
 	fake_net_init(dev);
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = caps;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->caps = FI_MSG | FI_TAGGED | o->caps;
+	hints->domain_attr->threading = o->threading ? o->threading :
+						       FI_THREAD_DOMAIN;
 	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
@@ -317,11 +346,12 @@ static int world_setup(void **state, uint64_t caps, bool b_meets_a,
 					 NULL), 0);
 	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
 	w->rc_base = fake_net_rc_made();
-	w->min_multi_recv = min_multi_recv;
+	w->min_multi_recv = o->min_multi_recv;
+	w->split_cqs = o->split_cqs;
 	node_open(w, &w->a);
 	node_open(w, &w->b);
 	node_meet(&w->a, &w->b);
-	if (b_meets_a)
+	if (!o->b_unmet)
 		node_meet(&w->b, &w->a);
 	w->big = 4 * lfv_params.rdm_eager;
 	w->src = malloc(w->big);
@@ -336,14 +366,18 @@ static int world_setup(void **state, uint64_t caps, bool b_meets_a,
 
 static int setup(void **state)
 {
-	return world_setup(state, FI_MSG | FI_TAGGED, true, 0);
+	static const struct world_opts plain = { 0 };
+
+	return world_setup(state, &plain);
 }
 
 /* Directed receive, and B meets A only when the case says. */
 static int setup_directed_unmet(void **state)
 {
-	return world_setup(state, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV,
-			   false, 0);
+	static const struct world_opts o = { .caps = FI_DIRECTED_RECV,
+					     .b_unmet = true };
+
+	return world_setup(state, &o);
 }
 
 #define MIN_MULTI_RECV 8
@@ -352,8 +386,20 @@ static int setup_directed_unmet(void **state)
  * fi_enable. */
 static int setup_multi_recv(void **state)
 {
-	return world_setup(state, FI_MSG | FI_TAGGED | FI_MULTI_RECV, true,
-			   MIN_MULTI_RECV);
+	static const struct world_opts o = { .caps = FI_MULTI_RECV,
+					     .min_multi_recv = MIN_MULTI_RECV };
+
+	return world_setup(state, &o);
+}
+
+/* FI_THREAD_COMPLETION, and a CQ per direction. */
+static int setup_split_completion(void **state)
+{
+	static const struct world_opts o = {
+		.threading = FI_THREAD_COMPLETION, .split_cqs = true,
+	};
+
+	return world_setup(state, &o);
 }
 
 static int teardown(void **state)
@@ -816,6 +862,36 @@ static void test_min_multi_recv_on_ep(void **state)
 	assert_int_equal(min_multi_recv(&w->b), MIN_MULTI_RECV);
 }
 
+/* 2.x's fi_multi_ep --threading completion, its ft_finalize: under
+ * FI_THREAD_COMPLETION with a CQ per direction, both sides send first and
+ * read only their transmit CQs until the sends complete. The handshake
+ * (REQ, REP, RTU) arrives on the receive side: the reads connect anyway
+ * (the timers would fail the sends with FI_EHOSTUNREACH otherwise). */
+static void test_connect_reading_tx_cq(void **state)
+{
+	struct world *w = *state;
+	static const char from_a[] = "from a", from_b[] = "from b";
+	int round;
+
+	post_recv(&w->a, w->small_a, SMALL, rx1);
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, from_a, sizeof(from_a), tx1);
+	send_to_peer(&w->b, from_b, sizeof(from_b), tx2);
+	for (round = 0; round < PUMP_ROUNDS; round++) {
+		fake_net_deliver_all();
+		poll_cq(&w->a, w->a.cq);
+		poll_cq(&w->b, w->b.cq);
+		if (oks(&w->a, tx1) && oks(&w->b, tx2))
+			break;
+	}
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(oks(&w->b, tx2), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	pump(w);
+	assert_got(&w->a, rx1, w->small_a, from_b);
+	assert_got(&w->b, rx2, w->small_b, from_a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -840,6 +916,9 @@ int main(void)
 						setup_directed_unmet, teardown),
 		cmocka_unit_test_setup_teardown(test_min_multi_recv_on_ep,
 						setup_multi_recv, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_reading_tx_cq,
+						setup_split_completion,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
