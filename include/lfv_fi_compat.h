@@ -269,9 +269,16 @@ static inline int lfv_peer_get_tag(struct fid_peer_srx *srx,
 #ifdef HAVE_STRUCT_FI_OPS_SRX_OWNER_FOREACH_UNSPEC_ADDR
 #define LFV_PEER_OWNER_FOREACH_SLOT(fn) .foreach_unspec_addr = (fn),
 #define LFV_PEER_OWNER_HAS_FOREACH true
+/* Calls an owner's foreach_unspec_addr, when it has one. */
+#define LFV_PEER_OWNER_FOREACH_CALL(ps, fn)					\
+	do {									\
+		if ((ps)->owner_ops->foreach_unspec_addr)			\
+			(ps)->owner_ops->foreach_unspec_addr((ps), (fn));	\
+	} while (0)
 #else
 #define LFV_PEER_OWNER_FOREACH_SLOT(fn)
 #define LFV_PEER_OWNER_HAS_FOREACH false
+#define LFV_PEER_OWNER_FOREACH_CALL(ps, fn) do { (void)(ps); (void)(fn); } while (0)
 #endif
 
 #endif /* LFV_FI_COMPAT_H */

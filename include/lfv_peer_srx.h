@@ -131,6 +131,11 @@ int lfv_peer_srx_open(const struct fi_rx_attr *attr, uint64_t caps,
  * directed receives from that address accept it from then on. */
 void lfv_peer_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
 				      fi_addr_t (*get_addr)(struct fi_peer_rx_entry *));
+/* A peer's side of the same: asks the owner of ps, whoever it is, to name
+ * the sources (ours in every layout; another provider's where the layout
+ * has the call, else nothing happens). */
+void lfv_peer_owner_foreach_unspec(struct fid_peer_srx *ps,
+				   fi_addr_t (*get_addr)(struct fi_peer_rx_entry *));
 int lfv_peer_srx_export(struct fid_ep *srx, struct fid_peer_srx **peer_srx);
 
 /*

@@ -268,6 +268,15 @@ void lfv_peer_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
 	lfv_srx_unlock(srx);
 }
 
+void lfv_peer_owner_foreach_unspec(struct fid_peer_srx *ps,
+				   fi_addr_t (*get_addr)(struct fi_peer_rx_entry *))
+{
+	if (lfv_srx_export_checked(ps))
+		lfv_peer_srx_foreach_unspec_addr(ps, get_addr);
+	else if (ps)
+		LFV_PEER_OWNER_FOREACH_CALL(ps, get_addr);
+}
+
 static struct fi_ops_srx_owner lfv_srx_owner_ops = {
 	.size = sizeof(struct fi_ops_srx_owner),
 	.get_msg = lfv_srx_get_msg,

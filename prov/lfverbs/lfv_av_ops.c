@@ -71,6 +71,7 @@
 #include "lfv_eq.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_rdm_rx.h"
 #include "lfv_stubs.h"
 #include "lfv_svc.h"
 
@@ -173,6 +174,8 @@ static int lfv_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 unlock:
 	lfv_mutex_unlock(&av->lock);
 	free(res);
+	if (inserted)
+		lfv_rdm_av_inserted(av);
 	return ret;
 
 undo:

@@ -37,8 +37,9 @@
  *   so the lifetime of what they name. Taken by progress that walks them
  *   (lfv_rdm_cq_progress when the domain is locked, lfv_domain_progress
  *   for counters, the progress thread's lfv_auto_run_all), by vcq
- *   creation and destruction, and by RDM enable/close to link and unlink
- *   an endpoint. Under it: vcq->lock and everything below.
+ *   creation and destruction, by RDM enable/close to link and unlink
+ *   an endpoint, and by fi_av_insert after it released av->lock, to
+ *   have the endpoints' SRXs name senders (lfv_rdm_av_inserted). Under it: vcq->lock and everything below.
  *
  * vcq->lock (lfv_spin, off without internal locking): polling one verbs
  *   CQ and translating its completions; the heads of the queues it serves

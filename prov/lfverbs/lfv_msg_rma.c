@@ -109,11 +109,13 @@ ssize_t lfv_msg_rma_post(struct fid_ep *ep_fid, struct lfv_rma_req *q)
 	return lfv_tx_post(ep, &q->wr, &q->r, len);
 }
 
-/* A remote write with remote CQ data: its completion. */
+/* A remote write with remote CQ data: its completion (the write's
+ * length, as lfv_vcq_comp). */
 static void lfv_msg_rma_data(const struct ibv_wc *wc, struct lfv_cq_comp *comp)
 {
 	*comp = (struct lfv_cq_comp){
 		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+		.len = wc->byte_len,
 		.data = be32toh(wc->imm_data),
 		.src = FI_ADDR_NOTAVAIL,
 	};

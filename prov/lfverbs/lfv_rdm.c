@@ -55,16 +55,25 @@ static ssize_t lfv_rdm_cancel(fid_t fid, void *context)
 	return fi_cancel(&ep->srx->fid, context);
 }
 
+/*
+ * FI_OPT_MIN_MULTI_RECV is the matching SRX's: the one bound, or our own
+ * once enable opened it; before that the endpoint keeps the value for it
+ * (2.x's fabtests set it between fi_endpoint and fi_enable). An owner's
+ * SRX (FI_PEER) is the owner's to set.
+ */
 static int lfv_rdm_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
 
-	if (level != FI_OPT_ENDPOINT)
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV ||
+	    ep->imported)
 		return -FI_ENOPROTOOPT;
-	if (optname != FI_OPT_MIN_MULTI_RECV || !ep->srx)
-		return -FI_ENOPROTOOPT;
-	return fi_getopt(&ep->srx->fid, level, optname, optval, optlen);
+	if (ep->srx)
+		return fi_getopt(&ep->srx->fid, level, optname, optval, optlen);
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	return lfv_opt_size(ep->min_multi_recv, optval, optlen);
 }
 
 static int lfv_rdm_setopt(fid_t fid, int level, int optname,
@@ -72,11 +81,15 @@ static int lfv_rdm_setopt(fid_t fid, int level, int optname,
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
 
-	if (level != FI_OPT_ENDPOINT)
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV ||
+	    ep->imported)
 		return -FI_ENOPROTOOPT;
-	if (optname != FI_OPT_MIN_MULTI_RECV || !ep->srx)
-		return -FI_ENOPROTOOPT;
-	return fi_setopt(&ep->srx->fid, level, optname, optval, optlen);
+	if (ep->srx)
+		return fi_setopt(&ep->srx->fid, level, optname, optval, optlen);
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	memcpy(&ep->min_multi_recv, optval, sizeof(size_t));
+	return 0;
 }
 
 static ssize_t lfv_rdm_tx_size_left(struct fid_ep *ep_fid)
@@ -379,6 +392,11 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 		ep->own_srx = true;
 		lfv_peer_srx_set_locking(ep->srx,
 					 lfv_rdm_needs_locks(ep->base.domain));
+		/* What the application set before enable (cannot fail: the
+		 * value was checked then). */
+		fi_setopt(&ep->srx->fid, FI_OPT_ENDPOINT,
+			  FI_OPT_MIN_MULTI_RECV, &ep->min_multi_recv,
+			  sizeof(ep->min_multi_recv));
 	}
 	ret = lfv_peer_srx_export(ep->srx, &ep->peer_srx);
 	if (ret)
@@ -658,6 +676,7 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	if (ret)
 		goto fini_base;
 	ep->eager = lfv_params.rdm_eager;
+	ep->min_multi_recv = LFV_PEER_SRX_DEFAULT_MIN_MULTI_RECV;
 	ep->buf_size = LFV_RDM_HDR_SIZE + ep->eager;
 	ep->ntx = lfv_ep_pick_size(info->tx_attr->size, lfv_params.tx_size,
 			       (size_t)dev->attr.max_qp_wr);

@@ -26,6 +26,7 @@
 #include <rdma/fi_endpoint.h>
 #include "lfv_fi_compat.h"
 
+#include "lfv_atomic.h"
 #include "lfv_ep_base.h"
 #include "lfv_list.h"
 #include "lfv_lock_order.h"
@@ -294,6 +295,10 @@ struct lfv_rdm_ep {
 	/* What the receive side holds (ep->lock): unexpected messages
 	 * (copies queued in the SRX), and which RTS it may still answer. */
 	size_t unexp_n, unexp_bytes;
+	/* Of them, queued from a peer the AV did not know: an AV insert
+	 * looks for their senders only while some are (lfv_rdm_av_inserted).
+	 * Atomic: named under the SRX's lock, which excludes ep->lock. */
+	lfv_atomic64_t unexp_unknown;
 	struct lfv_list held_rts;	/* unexpected RTS copies */
 	struct lfv_list reading;	/* rendezvous receive requests */
 	uint32_t rndv_out;		/* rendezvous sends not finished */
@@ -306,6 +311,9 @@ struct lfv_rdm_ep {
 	struct fid_ep *srx;		/* where receives match (NULL: an
 					 * owner's, imported) */
 	bool own_srx;
+	/* FI_OPT_MIN_MULTI_RECV set before enable opens our own SRX (then
+	 * the SRX holds it). */
+	size_t min_multi_recv;
 	struct lfv_rdm_isrx *imported;	/* bound FI_PEER SRX, if any */
 	struct fid_peer_srx *peer_srx;	/* our handle on it */
 	bool enabled;

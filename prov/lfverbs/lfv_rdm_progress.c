@@ -174,6 +174,18 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 		lfv_rdm_aborted_drain(ep);
 }
 
+/* Whether the endpoint waits for a handshake to finish (ep->handshakes
+ * is ep->lock's). */
+static bool lfv_rdm_connecting(struct lfv_rdm_ep *ep)
+{
+	bool connecting;
+
+	lfv_spin_lock(&ep->lock);
+	connecting = ep->handshakes != 0;
+	lfv_spin_unlock(&ep->lock);
+	return connecting;
+}
+
 /* The CQs' progress hook (arg: the CQ's verbs CQ). Reading a CQ of an RDM
  * endpoint drives the endpoint: send completions give back the buffers and
  * the per-connection room that later sends (and those queued behind them)
@@ -181,15 +193,20 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
  * makes no completion to read); handshakes that wait for an answer are
  * resent. Under FI_THREAD_COMPLETION another thread may own the endpoint's
  * other CQ: only this one is polled then (sends poll their own when out of
- * buffers). Takes domain->vcq_lock (when locked), then each endpoint's
+ * buffers), except while the endpoint sets up a connection: a handshake's
+ * REQ, REP and RTU arrive on the receive side, and a sender that reads
+ * only its transmit CQ (2.x's fi_multi_ep, ft_finalize) would never
+ * connect. The endpoint takes no lock under that model either
+ * (ep->lock), so its two sides are the application's to serialise
+ * already. Takes domain->vcq_lock (when locked), then each endpoint's
  * vcq->lock and ep->lock, one at a time (lfv_lock_order.h). */
 static void lfv_rdm_cq_progress(void *arg)
 {
 	struct lfv_vcq *vcq = arg;
 	struct lfv_domain *domain = vcq->domain;
-	bool both = domain->poll_all_cqs;
 	struct lfv_list *item;
 	struct lfv_rdm_ep *ep;
+	bool both;
 
 	/* Without locks the application serialises opening and closing
 	 * endpoints with reading their CQs. */
@@ -199,6 +216,7 @@ static void lfv_rdm_cq_progress(void *arg)
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
 		if (ep->tx_vcq != vcq && ep->rx_vcq != vcq)
 			continue;
+		both = domain->poll_all_cqs || lfv_rdm_connecting(ep);
 		if (both || ep->tx_vcq == vcq)
 			lfv_vcq_progress(ep->tx_vcq);
 		if (ep->rx_vcq != ep->tx_vcq && (both || ep->rx_vcq == vcq))

@@ -14,16 +14,19 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lfv_av.h"
+#include "lfv_domain.h"
 #include "lfv_drop.h"
 #include "lfv_ep_base.h"
 #include "lfv_errno.h"
 #include "lfv_lock_order.h"
 #include "lfv_log.h"
 #include "lfv_param.h"
+#include "lfv_peer_srx.h"
 #include "lfv_queue.h"
 #include "lfv_rdm_conn.h"
 #include "lfv_rdm_conn_table.h"
@@ -452,6 +455,12 @@ static bool lfv_rdm_on_proto(struct lfv_rdm_ep *ep, uint32_t qpn,
 	return true;
 }
 
+/* Whether a queued copy came from a peer the AV did not know (yet). */
+static bool lfv_rdm_unexp_unknown(const struct lfv_rdm_unexp *m)
+{
+	return m->src == FI_ADDR_NOTAVAIL && m->conn;
+}
+
 /* Queues a copy of a message no receive matched (the SRX entry e is
  * ours to fill); within the limits, else dropped or refused. */
 static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
@@ -487,6 +496,8 @@ static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
 	lfv_spin_lock(&ep->lock);
 	lfv_rdm_unexp_count(ep, copy, 1);
 	lfv_spin_unlock(&ep->lock);
+	if (lfv_rdm_unexp_unknown(copy))
+		lfv_fetch_add64(&ep->unexp_unknown, 1);
 	e->peer_context = copy;
 	lfv_peer_entry_set_size(e, m->len);
 	/* From 1.19 the entry carries the CQ data for the owner's peeks
@@ -558,8 +569,11 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		}
 		m.len = m.rts.len;
 	}
+	/* A sender the AV does not know is FI_ADDR_UNSPEC to the SRX
+	 * (fi_peer(3)): an AV insert names it later (lfv_rdm_av_inserted). */
 	match = (struct lfv_peer_match){
-		.addr = m.src, .msg_size = m.len, .tag = m.tag,
+		.addr = m.src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : m.src,
+		.msg_size = m.len, .tag = m.tag,
 	};
 	if (lfv_rdm_is_tagged(h.op))
 		ret = lfv_peer_get_tag(srx, &match, &e);
@@ -587,7 +601,52 @@ static void lfv_rdm_unexp_free(struct lfv_rdm_unexp *m)
 	lfv_spin_lock(&ep->lock);
 	lfv_rdm_unexp_count(ep, m, -1);
 	lfv_spin_unlock(&ep->lock);
+	if (lfv_rdm_unexp_unknown(m))
+		lfv_fetch_sub64(&ep->unexp_unknown, 1);
 	free(m);
+}
+
+/* foreach_unspec_addr's get_addr: the fi_addr_t the AV now has for the
+ * sender of a message we queued unknown (FI_ADDR_UNSPEC: still unknown,
+ * or not our entry: an owner's SRX walks its other peers' too). Runs
+ * under the SRX's lock, which excludes ep->lock: the connection's name
+ * never changes, and the AV has its own lock. */
+static fi_addr_t lfv_rdm_unexp_source(struct fi_peer_rx_entry *e)
+{
+	struct lfv_rdm_unexp *m;
+	union ibv_gid gid;
+	fi_addr_t addr;
+
+	if (!e->srx || e->srx->peer_ops != &lfv_rdm_srx_peer_ops)
+		return FI_ADDR_UNSPEC;
+	m = e->peer_context;
+	if (!m || !lfv_rdm_unexp_unknown(m))
+		return FI_ADDR_UNSPEC;
+	memcpy(gid.raw, m->conn->name.gid, sizeof(gid.raw));
+	addr = lfv_av_reverse(m->ep->base.av, &gid, m->conn->name.qpn);
+	if (addr == FI_ADDR_NOTAVAIL)
+		return FI_ADDR_UNSPEC;
+	m->src = addr;	/* its completion's source, too */
+	lfv_fetch_sub64(&m->ep->unexp_unknown, 1);
+	return addr;
+}
+
+void lfv_rdm_av_inserted(struct lfv_av *av)
+{
+	struct lfv_domain *domain = av->domain;
+	struct lfv_rdm_ep *ep;
+	struct lfv_list *item;
+
+	pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_foreach(item, &domain->rdm_eps) {
+		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
+		if (ep->base.av != av || !ep->peer_srx ||
+		    !lfv_load_relaxed64(&ep->unexp_unknown))
+			continue;
+		lfv_peer_owner_foreach_unspec(ep->peer_srx,
+					      lfv_rdm_unexp_source);
+	}
+	pthread_mutex_unlock(&domain->vcq_lock);
 }
 
 static int lfv_rdm_start(struct fi_peer_rx_entry *e)

@@ -19,6 +19,13 @@ void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep);
 void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_peek_data(const struct fi_peer_rx_entry *e, uint64_t *data);
+struct lfv_av;
+/* After an fi_av_insert into av (its lock released): the RDM endpoints
+ * bound to it name the senders of the messages they queued from peers
+ * the AV did not know, which keep their arrival order (fi_peer(3)
+ * foreach_unspec_addr), so directed receives from the new fi_addr_t
+ * find them. Takes domain->vcq_lock. */
+void lfv_rdm_av_inserted(struct lfv_av *av);
 
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
 void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);

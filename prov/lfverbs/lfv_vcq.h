@@ -36,9 +36,9 @@ lfv_vcq_comp(bool is_tx, uint32_t hdr, const struct lfv_op *op,
 	comp->buf = op->buf;
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* A remote write with data consumed this receive: report the
-		 * write; the buffer holds nothing. */
+		 * write, with its length (byte_len: fi_cq(3) of 2.x); the
+		 * buffer holds nothing. */
 		comp->flags = FI_RMA | FI_REMOTE_WRITE;
-		comp->len = 0;
 		comp->buf = NULL;
 	}
 	if (wc->wc_flags & IBV_WC_WITH_IMM) {

@@ -24,6 +24,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_tagged.h>
 
 #include "fake_net.h"
 #include "fi_lfverbs.h"
@@ -42,7 +43,8 @@
 struct node {
 	struct fid_ep *ep;
 	struct fid_av *av;
-	struct fid_cq *cq;
+	struct fid_cq *cq;		/* both directions, or transmit */
+	struct fid_cq *rxcq;		/* split CQs: receive; else NULL */
 	fi_addr_t peer;			/* the other node, in av */
 	uint8_t name[64];
 	size_t namelen;
@@ -63,6 +65,8 @@ struct world {
 	 * fails leaves its receives posted, and teardown still delivers. */
 	char small_a[SMALL], small_b[SMALL];
 	size_t saved_rx_bufs;
+	size_t min_multi_recv;		/* set before enable; 0: not */
+	bool split_cqs;			/* a CQ per direction */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
 					 * (the device's inline probe) */
 };
@@ -93,6 +97,25 @@ static uint32_t ctl_qpn(const struct node *n)
 	return rdm(n)->name.qpn;
 }
 
+static size_t min_multi_recv(const struct node *n)
+{
+	size_t value = 0, len = sizeof(value);
+
+	assert_int_equal(fi_getopt(&n->ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &value, &len), 0);
+	assert_int_equal(len, sizeof(value));
+	return value;
+}
+
+/* Set (and read back) on the endpoint, as 2.x's fabtests do. */
+static void set_min_multi_recv(struct node *n, size_t value)
+{
+	assert_int_equal(fi_setopt(&n->ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &value,
+				   sizeof(value)), 0);
+	assert_int_equal(min_multi_recv(n), value);
+}
+
 static void node_open(struct world *w, struct node *n)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -104,10 +127,23 @@ static void node_open(struct world *w, struct node *n)
 	assert_int_equal(fi_endpoint(w->domain, w->info, &n->ep, NULL), 0);
 	assert_int_equal(fi_av_open(w->domain, &av_attr, &n->av, NULL), 0);
 	assert_int_equal(fi_cq_open(w->domain, &cq_attr, &n->cq, NULL), 0);
+	if (w->split_cqs)
+		assert_int_equal(fi_cq_open(w->domain, &cq_attr, &n->rxcq,
+					    NULL), 0);
+	if (w->min_multi_recv)
+		set_min_multi_recv(n, w->min_multi_recv);
 	assert_int_equal(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
-	assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
+	if (n->rxcq) {
+		assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT),
+				 0);
+		assert_int_equal(fi_ep_bind(n->ep, &n->rxcq->fid, FI_RECV), 0);
+	} else {
+		assert_int_equal(fi_ep_bind(n->ep, &n->cq->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+	}
 	assert_int_equal(fi_enable(n->ep), 0);
+	if (w->min_multi_recv)
+		assert_int_equal(min_multi_recv(n), w->min_multi_recv);
 	n->namelen = sizeof(n->name);
 	assert_int_equal(fi_getname(&n->ep->fid, n->name, &n->namelen), 0);
 }
@@ -116,6 +152,8 @@ static void node_close(struct node *n)
 {
 	assert_int_equal(fi_close(&n->ep->fid), 0);
 	assert_int_equal(fi_close(&n->cq->fid), 0);
+	if (n->rxcq)
+		assert_int_equal(fi_close(&n->rxcq->fid), 0);
 	assert_int_equal(fi_close(&n->av->fid), 0);
 	n->ep = NULL;
 }
@@ -129,8 +167,9 @@ static void node_meet(struct node *n, const struct node *other)
 
 /* ---- progress and completions ------------------------------------------------ */
 
-/* Reads what n's CQ has (which drives n's progress); how many. */
-static size_t poll_node(struct node *n)
+/* Reads what cq, one of n's, has (which drives n's progress); how
+ * many. */
+static size_t poll_cq(struct node *n, struct fid_cq *cq)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry ee;
@@ -138,13 +177,13 @@ static size_t poll_node(struct node *n)
 	ssize_t ret;
 
 	for (;;) {
-		ret = fi_cq_read(n->cq, &e, 1);
+		ret = fi_cq_read(cq, &e, 1);
 		if (ret == 1) {
 			assert_true(n->nok < MAX_COMPS);
 			n->ok[n->nok++] = e;
 		} else if (ret == -FI_EAVAIL) {
 			memset(&ee, 0, sizeof(ee));
-			assert_int_equal(fi_cq_readerr(n->cq, &ee, 0), 1);
+			assert_int_equal(fi_cq_readerr(cq, &ee, 0), 1);
 			assert_true(n->nerr < MAX_COMPS);
 			n->err[n->nerr++] = ee;
 		} else {
@@ -153,6 +192,12 @@ static size_t poll_node(struct node *n)
 		}
 		got++;
 	}
+}
+
+/* Reads n's CQs. */
+static size_t poll_node(struct node *n)
+{
+	return poll_cq(n, n->cq) + (n->rxcq ? poll_cq(n, n->rxcq) : 0);
 }
 
 /* Delivers everything and lets both sides answer until the network is
@@ -266,7 +311,18 @@ static void assert_got(const struct node *n, const void *ctx,
 
 /* ---- the world ------------------------------------------------------------------ */
 
-static int setup(void **state)
+/* What a case's world differs in. */
+struct world_opts {
+	uint64_t caps;			/* besides FI_MSG | FI_TAGGED */
+	bool b_unmet;			/* B has no A in its AV at first (A
+					 * always has B) */
+	size_t min_multi_recv;		/* set before enable; 0: not */
+	enum fi_threading threading;	/* 0: FI_THREAD_DOMAIN */
+	bool split_cqs;			/* a CQ per direction */
+};
+
+/* Two nodes of an RDM domain. */
+static int world_setup(void **state, const struct world_opts *o)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct fi_info *hints = fi_allocinfo();
@@ -275,8 +331,9 @@ static int setup(void **state)
 	dev = unit_fake_device();
 	fake_net_init(dev);
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->caps = FI_MSG | FI_TAGGED | o->caps;
+	hints->domain_attr->threading = o->threading ? o->threading :
+						       FI_THREAD_DOMAIN;
 	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	assert_int_equal(lfv_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
@@ -289,10 +346,13 @@ static int setup(void **state)
 					 NULL), 0);
 	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
 	w->rc_base = fake_net_rc_made();
+	w->min_multi_recv = o->min_multi_recv;
+	w->split_cqs = o->split_cqs;
 	node_open(w, &w->a);
 	node_open(w, &w->b);
 	node_meet(&w->a, &w->b);
-	node_meet(&w->b, &w->a);
+	if (!o->b_unmet)
+		node_meet(&w->b, &w->a);
 	w->big = 4 * lfv_params.rdm_eager;
 	w->src = malloc(w->big);
 	w->dst = calloc(1, w->big);
@@ -302,6 +362,44 @@ static int setup(void **state)
 		w->src[i] = (uint8_t)(i * 7 + 1);
 	*state = w;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	static const struct world_opts plain = { 0 };
+
+	return world_setup(state, &plain);
+}
+
+/* Directed receive, and B meets A only when the case says. */
+static int setup_directed_unmet(void **state)
+{
+	static const struct world_opts o = { .caps = FI_DIRECTED_RECV,
+					     .b_unmet = true };
+
+	return world_setup(state, &o);
+}
+
+#define MIN_MULTI_RECV 8
+
+/* Multi-receive, and FI_OPT_MIN_MULTI_RECV set on the endpoints before
+ * fi_enable. */
+static int setup_multi_recv(void **state)
+{
+	static const struct world_opts o = { .caps = FI_MULTI_RECV,
+					     .min_multi_recv = MIN_MULTI_RECV };
+
+	return world_setup(state, &o);
+}
+
+/* FI_THREAD_COMPLETION, and a CQ per direction. */
+static int setup_split_completion(void **state)
+{
+	static const struct world_opts o = {
+		.threading = FI_THREAD_COMPLETION, .split_cqs = true,
+	};
+
+	return world_setup(state, &o);
 }
 
 static int teardown(void **state)
@@ -699,6 +797,101 @@ static void test_restart_same_address(void **state)
 	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
 }
 
+/* 2.x's fi_unexpected_msg: A sends two tagged messages to B before B
+ * has A in its AV. B takes the first with an FI_ADDR_UNSPEC receive,
+ * inserts A, and a receive directed to A's new fi_addr_t takes the
+ * second, which was queued from the then unknown peer. */
+static void test_unexpected_before_insert(void **state)
+{
+	struct world *w = *state;
+	static const char one[] = "one", two[] = "two";
+	const uint64_t tag = 7;
+	char *buf = w->small_b;
+
+	assert_int_equal(fi_tsend(w->a.ep, one, sizeof(one), NULL, w->a.peer,
+				  tag, tx1), 0);
+	assert_int_equal(fi_tsend(w->a.ep, two, sizeof(two), NULL, w->a.peer,
+				  tag, tx2), 0);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx1) + oks(&w->a, tx2), 2);
+	assert_int_equal(rdm(&w->b)->unexp_n, 2);
+
+	assert_int_equal(fi_trecv(w->b.ep, buf, SMALL, NULL, FI_ADDR_UNSPEC,
+				  tag, 0, rx1), 0);
+	pump(w);
+	assert_got(&w->b, rx1, buf, one);
+
+	node_meet(&w->b, &w->a);
+	memset(buf, 0, SMALL);
+	assert_int_equal(fi_trecv(w->b.ep, buf, SMALL, NULL, w->b.peer, tag,
+				  0, rx2), 0);
+	pump(w);
+	assert_got(&w->b, rx2, buf, two);
+	assert_int_equal(rdm(&w->b)->unexp_n, 0);
+	assert_int_equal(lfv_load_relaxed64(&rdm(&w->b)->unexp_unknown), 0);
+	assert_int_equal(w->b.nerr, 0);
+}
+
+/* FI_OPT_MIN_MULTI_RECV set on the endpoint before enable takes effect:
+ * B's 64-byte buffer keeps taking messages while 8 bytes or more are
+ * left (the default, 16 KiB, would release it at the first). */
+static void test_min_multi_recv_on_ep(void **state)
+{
+	struct world *w = *state;
+	static const char first[20] = "first", second[40] = "second";
+	struct iovec iov = { .iov_base = w->small_b, .iov_len = SMALL };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC, .context = rx2 };
+	const struct fi_cq_tagged_entry *e;
+
+	assert_int_equal(fi_recvmsg(w->b.ep, &msg, FI_MULTI_RECV), 0);
+	send_to_peer(&w->a, first, sizeof(first), tx1);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	e = ok_of(&w->b, rx2);
+	assert_int_equal(e->len, sizeof(first));
+	assert_false(e->flags & FI_MULTI_RECV);	/* 44 bytes left */
+
+	send_to_peer(&w->a, second, sizeof(second), tx2);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 2);
+	e = &w->b.ok[w->b.nok - 1];
+	assert_int_equal(e->len, sizeof(second));
+	assert_true(e->flags & FI_MULTI_RECV);		/* 4 left: released */
+	assert_string_equal(w->small_b + sizeof(first), "second");
+	assert_int_equal(min_multi_recv(&w->b), MIN_MULTI_RECV);
+}
+
+/* 2.x's fi_multi_ep --threading completion, its ft_finalize: under
+ * FI_THREAD_COMPLETION with a CQ per direction, both sides send first and
+ * read only their transmit CQs until the sends complete. The handshake
+ * (REQ, REP, RTU) arrives on the receive side: the reads connect anyway
+ * (the timers would fail the sends with FI_EHOSTUNREACH otherwise). */
+static void test_connect_reading_tx_cq(void **state)
+{
+	struct world *w = *state;
+	static const char from_a[] = "from a", from_b[] = "from b";
+	int round;
+
+	post_recv(&w->a, w->small_a, SMALL, rx1);
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, from_a, sizeof(from_a), tx1);
+	send_to_peer(&w->b, from_b, sizeof(from_b), tx2);
+	for (round = 0; round < PUMP_ROUNDS; round++) {
+		fake_net_deliver_all();
+		poll_cq(&w->a, w->a.cq);
+		poll_cq(&w->b, w->b.cq);
+		if (oks(&w->a, tx1) && oks(&w->b, tx2))
+			break;
+	}
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(oks(&w->b, tx2), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	pump(w);
+	assert_got(&w->a, rx1, w->small_a, from_b);
+	assert_got(&w->b, rx2, w->small_b, from_a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +912,13 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restart_same_address,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unexpected_before_insert,
+						setup_directed_unmet, teardown),
+		cmocka_unit_test_setup_teardown(test_min_multi_recv_on_ep,
+						setup_multi_recv, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_reading_tx_cq,
+						setup_split_completion,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@
 #include "lfv_mr.h"
 #include "lfv_msg_rma.h"
 #include "lfv_rdm_rma.h"
+#include "lfv_vcq.h"
 #include "../test_close.h"
 #include "unit_fake.h"
 
@@ -224,6 +225,7 @@ static void test_msg_notes(void **state)
 	assert_int_equal(fi_cntr_read(e->wcntr), 2);
 	assert_int_equal(msg_note(&ep, 0xabcd, 16, &comp), 1);
 	assert_int_equal(comp.data, 0xabcd);
+	assert_int_equal(comp.len, 16);		/* the write's length */
 	assert_int_equal(comp.flags,
 			 FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
 	assert_int_equal(fi_cntr_read(e->wcntr), 4);
@@ -272,6 +274,32 @@ static void test_rdm_events(void **state)
 	free(ep);
 }
 
+/* MSG without notes: a write with remote CQ data consumes a posted
+ * receive, whose completion is the write's, with the write's length
+ * (fi_cq(3) of 2.x; 2.x's fi_cq_data -o writedata checks it). */
+static void test_msg_write_data_len(void **state)
+{
+	static char ctx[1], buf[64];
+	struct lfv_op op = { .context = ctx, .flags = FI_RECV | FI_MSG,
+			     .buf = buf, .len = sizeof(buf) };
+	struct ibv_wc wc = {
+		.opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+		.wc_flags = IBV_WC_WITH_IMM,
+		.imm_data = htobe32(0xcafe),
+		.byte_len = 1000,
+	};
+	struct lfv_cq_comp comp;
+
+	(void)state;
+	lfv_vcq_comp(false, 0, &op, &wc, &comp);
+	assert_ptr_equal(comp.context, ctx);
+	assert_int_equal(comp.flags,
+			 FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+	assert_int_equal(comp.data, 0xcafe);
+	assert_int_equal(comp.len, 1000);
+	assert_null(comp.buf);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -281,6 +309,7 @@ int main(void)
 		T(test_mr_event_checks),
 		T(test_msg_notes),
 		T(test_rdm_events),
+		cmocka_unit_test(test_msg_write_data_len),
 	};
 
 	return cmocka_run_group_tests_name("rma_event", tests, NULL, NULL);
