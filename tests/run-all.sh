@@ -72,6 +72,23 @@ LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
 	make -C build -s check-func || status=1
 tally
 
+# Across two VMs joined by one link (tests/bed/README.md, two nodes):
+# fi_pingpong with data checks, lfverbs on both nodes and against
+# Debian's verbs (tests/nodes/pingpong.sh). Two vCPUs a node: the ping-
+# pongs poll, and with one vCPU they starve rxe's own work.
+step "two nodes: ping-pongs across the link (tests/nodes)"
+if LFV_BED_CPUS=2 tests/bed/rxe-bed --nodes 2 --workdir "$top" -- \
+	tests/nodes/pingpong.sh >build/nodes.log 2>&1; then
+	cat build/nodes.log
+else
+	cat build/nodes.log
+	status=1
+fi
+pass=$((pass + $(grep -c '^ok' build/nodes.log)))
+fail=$((fail + $(grep -c '^not ok' build/nodes.log)))
+grep -q '^ok\|^not ok' build/nodes.log || fail=$((fail + 1))
+grep -q '^not ok' build/nodes.log && status=1
+
 # The hostile peer's cases again, the victims' lfverbs built with
 # AddressSanitizer and its leak checker: nothing a hostile peer sends may
 # make lfverbs touch memory out of bounds or lose any.
