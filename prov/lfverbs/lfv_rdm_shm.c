@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * shm as the RDM endpoint's intra-node peer: see lfv_rdm_shm.h. The
+ * sequence is fi_peer(3)'s (and the efa provider's): shm's info with
+ * FI_PEER and FI_AV_USER_ID, its CQs and counters opened with FI_PEER on
+ * ours, its SRX imported from ours, its endpoint named from our address.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+
+#include "lfv_av.h"
+#include "lfv_cntr.h"
+#include "lfv_cq.h"
+#include "lfv_fi_compat.h"
+#include "lfv_log.h"
+#include "lfv_param.h"
+#include "lfv_peer_srx.h"
+#include "lfv_rdm_ep.h"
+#include "lfv_rdm_shm.h"
+#include "lfv_rdm_tx.h"
+
+/* "lfv_" + 32 hex digits of the GID + "_" + 8 of the QP number + "_" + the
+ * uid: what both sides derive from an lfverbs address (shm_open names). */
+#define LFV_SHM_NAME_MAX 64
+
+/* What the AV holds for shm. */
+struct lfv_rdm_shm_av {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	uint8_t gid[16];		/* our device's: same GID, same host */
+};
+
+/* What the endpoint holds for shm. */
+struct lfv_rdm_shm_ep {
+	struct fid_ep *ep;
+	struct fid_ep *srx;			/* shm's import of ours */
+	struct fid_peer_srx *export;		/* ours, for shm */
+	struct fid_cq *tx_cq, *rx_cq;		/* rx_cq NULL: tx_cq does both */
+	struct fid_cntr *cntr[2];		/* FI_SEND, FI_RECV */
+	atomic_uint_least64_t sent;
+};
+
+/* Logged once per process: why shm is not used. */
+static void lfv_rdm_shm_skip(const char *why)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (!atomic_flag_test_and_set(&said))
+		LFV_INFO(FI_LOG_CORE, "shm peer not used: %s\n", why);
+}
+
+static void lfv_rdm_shm_name(const struct lfv_ud_name *n, char *buf,
+			     size_t len)
+{
+	int i, off = snprintf(buf, len, "lfv_");
+
+	for (i = 0; i < 16; i++)
+		off += snprintf(buf + off, len - (size_t)off, "%02x", n->gid[i]);
+	snprintf(buf + off, len - (size_t)off, "_%08x_%u", n->qpn,
+		 (unsigned)getuid());
+}
+
+/* ---- the AV's part -------------------------------------------------------------- */
+
+static int lfv_rdm_shm_getinfo(const struct fi_info *ours,
+			       struct fi_info **info)
+{
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV;
+	hints->domain_attr->caps = FI_LOCAL_COMM | FI_PEER | FI_AV_USER_ID;
+	hints->domain_attr->threading = ours->domain_attr->threading;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->fabric_attr->prov_name = strdup("shm");
+	ret = hints->fabric_attr->prov_name ? 0 : -FI_ENOMEM;
+	if (!ret)
+		ret = fi_getinfo(LFV_FI_HEADER_VERSION, NULL, NULL, 0, hints,
+				 info);
+	fi_freeinfo(hints);
+	return ret;
+}
+
+static bool lfv_rdm_shm_wanted(const struct lfv_av *av)
+{
+	const struct fi_info *info = av->domain->info;
+
+	if (!lfv_params.shm)
+		return false;
+	if (!LFV_SHM_OWNER) {
+		lfv_rdm_shm_skip("this libfabric's shm cannot be a CQ peer "
+				 "(1.x)");
+		return false;
+	}
+	if (!lfv_peer_allowed()) {
+		lfv_rdm_shm_skip("the running core's peer layout differs");
+		return false;
+	}
+	/* Only plain RDM AVs: not shared read-only ones (their entries
+	 * come from another process) nor scalable endpoints' names. */
+	return info->ep_attr && info->ep_attr->type == FI_EP_RDM &&
+	       !av->rx_ctx_bits && !av->read_only;
+}
+
+static void lfv_rdm_shm_av_free(struct lfv_rdm_shm_av *s)
+{
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->domain)
+		fi_close(&s->domain->fid);
+	if (s->fabric)
+		fi_close(&s->fabric->fid);
+	fi_freeinfo(s->info);
+	free(s);
+}
+
+void lfv_rdm_shm_av_open(struct lfv_av *av)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct lfv_rdm_shm_av *s;
+	int ret;
+
+	if (!lfv_rdm_shm_wanted(av))
+		return;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	ret = lfv_rdm_shm_getinfo(av->domain->info, &s->info);
+	if (ret) {
+		/* Absent, or hidden by FI_PROVIDER. */
+		lfv_rdm_shm_skip("no shm provider (absent, or FI_PROVIDER)");
+		free(s);
+		return;
+	}
+	ret = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
+	if (!ret)
+		ret = fi_domain(s->fabric, s->info, &s->domain, NULL);
+	if (!ret)
+		ret = fi_av_open(s->domain, &attr, &s->av, NULL);
+	if (ret) {
+		LFV_WARN(FI_LOG_AV, "shm peer not used: %s\n", fi_strerror(-ret));
+		lfv_rdm_shm_av_free(s);
+		return;
+	}
+	memcpy(s->gid, av->domain->dev->gid.raw, sizeof(s->gid));
+	av->rdm_shm = s;
+}
+
+void lfv_rdm_shm_av_close(struct lfv_av *av)
+{
+	if (av->rdm_shm)
+		lfv_rdm_shm_av_free(av->rdm_shm);
+	av->rdm_shm = NULL;
+}
+
+void lfv_rdm_shm_av_insert(struct lfv_av *av, struct lfv_av_entry *e,
+			   fi_addr_t fi_addr)
+{
+	struct lfv_rdm_shm_av *s = av->rdm_shm;
+	char name[LFV_SHM_NAME_MAX];
+	fi_addr_t shm_addr = fi_addr;	/* in: the user id; out: shm's */
+
+	e->via_shm = false;
+	/* A GID names one port of one device, and a device is in one host:
+	 * the same GID as our port's is a process on this host, over the
+	 * same device (a host with two devices sends between them through
+	 * verbs: a first cut). */
+	if (!s || memcmp(e->name.gid, s->gid, sizeof(s->gid)))
+		return;
+	lfv_rdm_shm_name(&e->name, name, sizeof(name));
+	if (fi_av_insert(s->av, name, 1, &shm_addr, FI_AV_USER_ID, NULL) != 1) {
+		LFV_WARN(FI_LOG_AV, "shm AV insert of %s failed: through "
+			 "verbs\n", name);
+		return;
+	}
+	e->shm_addr = shm_addr;
+	e->via_shm = true;
+}
+
+void lfv_rdm_shm_av_remove(struct lfv_av *av, struct lfv_av_entry *e)
+{
+	if (!e->via_shm)
+		return;
+	e->via_shm = false;
+	fi_av_remove(av->rdm_shm->av, &e->shm_addr, 1, 0);
+}
+
+/* ---- the endpoint's part ---------------------------------------------------- */
+
+/* shm's CQ as a peer of ours, bound to its endpoint with flags. */
+static int lfv_rdm_shm_cq(struct lfv_rdm_shm_av *s, struct lfv_rdm_shm_ep *x,
+			  struct lfv_cq *cq, uint64_t flags,
+			  struct fid_cq **out)
+{
+	struct fi_peer_cq_context ctx = {
+		.size = sizeof(ctx), .cq = &cq->peer_cq,
+	};
+	struct fi_cq_attr attr = {
+		.format = FI_CQ_FORMAT_TAGGED, .flags = FI_PEER,
+	};
+	int ret;
+
+	ret = fi_cq_open(s->domain, &attr, out, &ctx);
+	if (ret)
+		return ret;
+	return fi_ep_bind(x->ep, &(*out)->fid, flags);
+}
+
+/* shm's counters of sends and receives as peers of ours, where bound. */
+static int lfv_rdm_shm_cntrs(struct lfv_rdm_ep *ep, struct lfv_rdm_shm_av *s,
+			     struct lfv_rdm_shm_ep *x)
+{
+	static const struct {
+		enum lfv_cntr_kind kind;
+		uint64_t flag;
+	} which[2] = { { LFV_CNTR_SEND, FI_SEND }, { LFV_CNTR_RECV, FI_RECV } };
+	struct fi_cntr_attr attr = { .flags = FI_PEER };
+	struct fi_peer_cntr_context ctx = { .size = sizeof(ctx) };
+	struct lfv_cntr *c;
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		c = ep->base.cntr[which[i].kind];
+		if (!c)
+			continue;
+		if (!LFV_PEER_CNTR_SUPPORTED)
+			return -FI_ENOSYS;
+		ctx.cntr = &c->peer_cntr;
+		ret = fi_cntr_open(s->domain, &attr, &x->cntr[i], &ctx);
+		if (ret)
+			return ret;
+		ret = fi_ep_bind(x->ep, &x->cntr[i]->fid, which[i].flag);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* shm's SRX imported from ours: one matching order for both paths. */
+static int lfv_rdm_shm_srx(struct lfv_rdm_ep *ep, struct lfv_rdm_shm_av *s,
+			   struct lfv_rdm_shm_ep *x)
+{
+	struct fi_rx_attr attr = { .op_flags = FI_PEER };
+	struct fi_peer_srx_context ctx = { .size = sizeof(ctx) };
+	int ret;
+
+	ret = lfv_peer_srx_export(ep->srx, &x->export);
+	if (ret)
+		return ret;
+	ctx.srx = x->export;
+	ret = fi_srx_context(s->domain, &attr, &x->srx, &ctx);
+	if (ret)
+		return ret;
+	return fi_ep_bind(x->ep, &x->srx->fid, 0);
+}
+
+static void lfv_rdm_shm_ep_free(struct lfv_rdm_shm_ep *x)
+{
+	int i, ret = 0;
+
+	/* Our export first, while shm is there to take back what it queued
+	 * (discard); if shm still holds entries (-FI_EBUSY), its close
+	 * returns them, and the export closes after it. */
+	if (x->export)
+		ret = fi_close(&x->export->ep_fid.fid);
+	if (x->ep)
+		fi_close(&x->ep->fid);
+	if (x->srx)
+		fi_close(&x->srx->fid);
+	if (x->export && ret)
+		fi_close(&x->export->ep_fid.fid);
+	for (i = 0; i < 2; i++)
+		if (x->cntr[i])
+			fi_close(&x->cntr[i]->fid);
+	if (x->rx_cq)
+		fi_close(&x->rx_cq->fid);
+	if (x->tx_cq)
+		fi_close(&x->tx_cq->fid);
+	free(x);
+}
+
+/* Every shm object of the endpoint, enabled; on failure nothing. */
+static int lfv_rdm_shm_ep_build(struct lfv_rdm_ep *ep, struct lfv_rdm_shm_av *s,
+				struct lfv_rdm_shm_ep **out)
+{
+	struct lfv_cq *tx = ep->base.tx_cq, *rx = ep->base.rx_cq;
+	char name[LFV_SHM_NAME_MAX];
+	struct lfv_rdm_shm_ep *x;
+	int ret;
+
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -FI_ENOMEM;
+	ret = fi_endpoint(s->domain, s->info, &x->ep, NULL);
+	if (ret)
+		goto free;
+	lfv_rdm_shm_name(&ep->name, name, sizeof(name));
+	ret = fi_setname(&x->ep->fid, name, strlen(name) + 1);
+	if (!ret)
+		ret = fi_ep_bind(x->ep, &s->av->fid, 0);
+	if (!ret && tx)
+		ret = lfv_rdm_shm_cq(s, x, tx, FI_TRANSMIT | (tx == rx ?
+				     FI_RECV : 0) | (ep->base.tx_selective ?
+				     FI_SELECTIVE_COMPLETION : 0), &x->tx_cq);
+	if (!ret && rx && rx != tx)
+		ret = lfv_rdm_shm_cq(s, x, rx, FI_RECV, &x->rx_cq);
+	if (!ret)
+		ret = lfv_rdm_shm_cntrs(ep, s, x);
+	if (!ret)
+		ret = lfv_rdm_shm_srx(ep, s, x);
+	if (!ret)
+		ret = fi_enable(x->ep);
+	if (ret)
+		goto free;
+	*out = x;
+	return 0;
+
+free:
+	lfv_rdm_shm_ep_free(x);
+	return ret;
+}
+
+int lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep)
+{
+	struct lfv_rdm_shm_av *s = ep->base.av->rdm_shm;
+	int ret;
+
+	/* shm needs both CQs of its endpoint (it has no send-only or
+	 * receive-only use here); without them, verbs only. */
+	if (!s || !ep->base.tx_cq || !ep->base.rx_cq || !ep->srx)
+		return 0;
+	ret = lfv_rdm_shm_ep_build(ep, s, &ep->shm);
+	if (ret)
+		LFV_WARN(FI_LOG_EP_CTRL, "shm peer endpoint: %s; through "
+			 "verbs only\n", fi_strerror(-ret));
+	return 0;
+}
+
+void lfv_rdm_shm_ep_close(struct lfv_rdm_ep *ep)
+{
+	if (!ep->shm)
+		return;
+	LFV_INFO(FI_LOG_EP_CTRL, "RDM close: %" PRIu64 " sends through shm, "
+		 "%" PRIu32 " connections\n",
+		 (uint64_t)atomic_load(&ep->shm->sent), ep->nconns);
+	lfv_rdm_shm_ep_free(ep->shm);
+	ep->shm = NULL;
+}
+
+void lfv_rdm_shm_progress(struct lfv_rdm_ep *ep)
+{
+	if (!ep->shm)
+		return;
+	/* fi_peer(3): reading a peer CQ with no buffer drives its
+	 * provider, which writes what completes into ours. */
+	fi_cq_read(ep->shm->tx_cq, NULL, 0);
+	if (ep->shm->rx_cq)
+		fi_cq_read(ep->shm->rx_cq, NULL, 0);
+}
+
+/* fi_inject*: one buffer, never a completion. */
+static ssize_t lfv_rdm_shm_inject(struct fid_ep *shm, const struct lfv_rdm_send *s,
+				  fi_addr_t to)
+{
+	const void *buf = s->count ? s->iov[0].iov_base : NULL;
+	size_t len = s->count ? s->iov[0].iov_len : 0;
+
+	if (s->flags & FI_REMOTE_CQ_DATA)
+		return s->tagged ? fi_tinjectdata(shm, buf, len, s->data, to, s->tag) :
+				   fi_injectdata(shm, buf, len, s->data, to);
+	return s->tagged ? fi_tinject(shm, buf, len, to, s->tag) :
+			   fi_inject(shm, buf, len, to);
+}
+
+/* The one builder of a send to shm: fi_sendmsg / fi_tsendmsg with the
+ * call's flags (shm's CQ is bound with the endpoint's selective
+ * completion, so FI_COMPLETION means the same there). No descriptors:
+ * ours are verbs registrations, which shm neither needs (host memory)
+ * nor knows. */
+static ssize_t lfv_rdm_shm_post(struct lfv_rdm_shm_ep *x,
+				const struct lfv_rdm_send *s, fi_addr_t to)
+{
+	struct fi_msg_tagged m = {
+		.msg_iov = s->iov, .iov_count = s->count, .addr = to,
+		.tag = s->tag, .context = s->context, .data = s->data,
+	};
+
+	if (s->inject)
+		return lfv_rdm_shm_inject(x->ep, s, to);
+	if (s->tagged)
+		return fi_tsendmsg(x->ep, &m, s->flags);
+	return fi_sendmsg(x->ep, &(struct fi_msg){
+		.msg_iov = s->iov, .iov_count = s->count, .addr = to,
+		.context = s->context, .data = s->data }, s->flags);
+}
+
+bool lfv_rdm_shm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
+		      ssize_t *ret)
+{
+	const struct lfv_av_dest *d = lfv_av_dest(ep->base.av, s->dest);
+	const struct lfv_av_entry *e;
+
+	if (!d)
+		return false;
+	e = lfv_container_of(d, const struct lfv_av_entry, dest);
+	if (!e->via_shm)
+		return false;
+	*ret = lfv_rdm_shm_post(ep->shm, s, e->shm_addr);
+	if (!*ret)
+		atomic_fetch_add_explicit(&ep->shm->sent, 1,
+					  memory_order_relaxed);
+	return true;
+}
