@@ -16,7 +16,7 @@
 #include "lfv_eq.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
-#include "lfv_rdm_shm.h"
+#include "lfv_rdm_shm_av.h"
 #include "lfv_stubs.h"
 
 #define LFV_AV_HOP_LIMIT 64

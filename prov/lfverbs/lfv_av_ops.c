@@ -71,7 +71,7 @@
 #include "lfv_eq.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
-#include "lfv_rdm_shm.h"
+#include "lfv_rdm_shm_av.h"
 #include "lfv_stubs.h"
 #include "lfv_svc.h"
 

@@ -12,9 +12,10 @@
  * order). Sends of fi_msg and fi_tagged to a same-host peer go through shm;
  * RMA, atomics and other hosts through verbs, as without it.
  *
- * Everything here is optional: when shm cannot be had (parameter off, a
- * 1.x core, FI_PROVIDER without shm, a core of another peer layout, any
- * open failing) the AV and endpoint work as before, logged once.
+ * The AV's part is lfv_rdm_shm_av.h. Everything here is optional: when
+ * shm cannot be had (parameter off, a 1.x core, FI_PROVIDER without shm,
+ * a core of another peer layout, any open failing) the AV and endpoint
+ * work as before, logged once.
  */
 #ifndef LFV_RDM_SHM_H
 #define LFV_RDM_SHM_H
@@ -22,19 +23,8 @@
 #include <stdbool.h>
 #include <rdma/fabric.h>
 
-struct lfv_av;
-struct lfv_av_entry;
 struct lfv_rdm_ep;
 struct lfv_rdm_send;
-
-/* AV side (lfv_av.c, lfv_av_ops.c): each a no-op without shm. */
-void lfv_rdm_shm_av_open(struct lfv_av *av);
-void lfv_rdm_shm_av_close(struct lfv_av *av);
-/* After e was filled and given fi_addr (under av->lock). */
-void lfv_rdm_shm_av_insert(struct lfv_av *av, struct lfv_av_entry *e,
-			   fi_addr_t fi_addr);
-/* Before e is cleared (under av->lock). */
-void lfv_rdm_shm_av_remove(struct lfv_av *av, struct lfv_av_entry *e);
 
 /* Endpoint side (lfv_rdm.c): opened by enable once the endpoint has its
  * name and SRX (0, or the error of an open that should have worked: a
@@ -48,8 +38,5 @@ void lfv_rdm_shm_progress(struct lfv_rdm_ep *ep);
  * shm; false when it is verbs' (ep->shm is set). */
 bool lfv_rdm_shm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 		      ssize_t *ret);
-
-/* Messages sent through shm so far (tests, diagnostics). */
-uint64_t lfv_rdm_shm_sent(const struct fid_ep *ep_fid);
 
 #endif /* LFV_RDM_SHM_H */
