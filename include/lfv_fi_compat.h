@@ -124,6 +124,15 @@ struct lfv_peer_match {
 #define LFV_PEER_CAPS 0ULL
 #endif
 
+/* shm as the RDM endpoint's intra-node peer (lfv_rdm_shm.c): shm accepts
+ * a peer CQ from 2.0 (1.x's shm refuses FI_PEER CQs, and its RDM info
+ * offers no FI_PEER). */
+#if FI_MAJOR_VERSION >= 2
+#define LFV_SHM_OWNER true
+#else
+#define LFV_SHM_OWNER false
+#endif
+
 /* ---- peer counters (1.19 on) ------------------------------------------------
  * Before 1.19 the headers have no peer counters: the same shapes are
  * declared here so the counter code has one form, and lfv_cntr.c refuses

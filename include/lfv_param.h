@@ -29,6 +29,7 @@ struct lfv_params {
 	size_t rdm_unexp_max;	/* RDM: unexpected messages per endpoint */
 	size_t rdm_unexp_bytes;	/* RDM: and their bytes */
 	size_t rdm_conns_max;	/* RDM: connections peers made, per endpoint */
+	size_t shm;		/* RDM: 1: shm carries same-host messages */
 };
 
 extern struct lfv_params lfv_params;

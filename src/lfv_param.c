@@ -24,6 +24,7 @@ struct lfv_params lfv_params = {
 	.rdm_unexp_max = 1 << 20,
 	.rdm_unexp_bytes = (size_t)1 << 30,
 	.rdm_conns_max = 65536,
+	.shm = 0,		/* see fi_lfverbs(7): a first cut */
 };
 
 static void lfv_param_str(struct fi_provider *prov, const char *name,
@@ -117,6 +118,11 @@ static const struct lfv_size_param lfv_size_params[] = {
 	LFV_SIZE_PARAM(rdm_conns_max,
 		       "RDM: connections peers' requests made to an endpoint, "
 		       "at most; a new peer's request past it is dropped"),
+	LFV_SIZE_PARAM(shm,
+		       "RDM: 1: messages (fi_msg, fi_tagged) to processes on "
+		       "the same host go through libfabric's shm provider as "
+		       "lfverbs' peer (libfabric 2.x; no effect on 1.x); 0: "
+		       "through verbs"),
 };
 
 void lfv_params_init(struct fi_provider *prov)

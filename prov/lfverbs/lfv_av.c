@@ -16,6 +16,7 @@
 #include "lfv_eq.h"
 #include "lfv_errno.h"
 #include "lfv_log.h"
+#include "lfv_rdm_shm_av.h"
 #include "lfv_stubs.h"
 
 #define LFV_AV_HOP_LIMIT 64
@@ -370,6 +371,7 @@ int lfv_av_insert_one(struct lfv_av *av, const void *addr, fi_addr_t *fi_addr)
 	if (av->shm)
 		lfv_av_shm_publish(av->shm, idx, *fi_addr,
 				   lfv_av_entry_name(e), av->addrlen);
+	lfv_rdm_shm_av_insert(av, e, *fi_addr);
 	return 0;
 }
 
@@ -386,6 +388,7 @@ int lfv_av_remove_entry(struct lfv_av *av, struct lfv_av_entry *e, uint32_t idx)
 	 * that still sees the live tag is using the address while it is
 	 * removed, which fi_av(3) leaves undefined. */
 	lfv_store_relaxed32(&e->tag, 0);
+	lfv_rdm_shm_av_remove(av, e);
 	/* Release: pairs with the acquire load in lfv_av_removals. */
 	lfv_fetch_add_release64(&av->removals, 1);
 	lfv_av_hash_unlink(av, e, idx);
@@ -552,6 +555,7 @@ static void lfv_av_free(struct lfv_av *av)
 	free(av->buckets);
 	lfv_av_sep_map_fini(&av->sep_map);
 	lfv_av_shm_close(av->shm);
+	lfv_rdm_shm_av_close(av);
 	lfv_mutex_destroy(&av->lock);
 	free(av);
 }

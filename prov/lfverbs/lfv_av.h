@@ -84,6 +84,10 @@ struct lfv_av_entry {
 	uint32_t gen;			/* last generation used (lock) */
 	uint32_t next;			/* hash chain or MAP free list (lock) */
 	struct lfv_ud_name name;	/* lookup, reverse (lock) */
+	/* A same-host peer reached through shm (lfv_rdm_shm.c): its
+	 * address in shm's AV. Set by insert before senders use it. */
+	bool via_shm;
+	fi_addr_t shm_addr;
 };
 
 struct lfv_eq;
@@ -113,6 +117,7 @@ struct lfv_av {
 	lfv_atomic64_t shm_seen;
 	uint64_t shm_bad;		/* slots dropped as malformed (lock) */
 	uint32_t limit;			/* indexes stay below it */
+	struct lfv_rdm_shm_av *rdm_shm;	/* shm as RDM's peer, or NULL */
 	struct lfv_domain *domain;
 	uint64_t flags;			/* FI_EVENT, FI_SYMMETRIC */
 	struct lfv_mutex lock;		/* everything below, and inserts */

@@ -72,6 +72,7 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_rdm_rx.h"
+#include "lfv_rdm_shm_av.h"
 #include "lfv_stubs.h"
 #include "lfv_svc.h"
 
@@ -441,6 +442,7 @@ int lfv_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	ret = lfv_av_table_init(av, context);
 	if (ret)
 		goto close_shm;
+	lfv_rdm_shm_av_open(av);
 	av->flags = attr->flags;
 	av->av_fid.ops = &lfv_av_ops;
 	lfv_ref_get(&domain->ref);

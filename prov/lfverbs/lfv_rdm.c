@@ -31,6 +31,7 @@
 #include "lfv_rdm_progress.h"
 #include "lfv_rdm_rma.h"
 #include "lfv_rdm_rx.h"
+#include "lfv_rdm_shm.h"
 #include "lfv_rdm_tx.h"
 #include "lfv_rma.h"
 #include "lfv_stubs.h"
@@ -379,6 +380,11 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 	};
 	int ret;
 
+	/* Without selective completion every receive completes: said in
+	 * the entries' flags, which a peer of the SRX (shm) goes by. */
+	if (!ep->base.rx_selective)
+		attr.op_flags |= FI_COMPLETION;
+
 	if (ep->imported) {
 		ep->peer_srx = ep->imported->peer;
 		return 0;
@@ -483,10 +489,13 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	for (i = 0; i < LFV_RDM_CTRL_SLOTS; i++)
 		lfv_rdm_post_ctrl_rx(ep, &ep->reqs[ep->ntx + ep->nrx + i]);
 	lfv_rdm_set_name(ep);
+	ret = lfv_rdm_shm_ep_open(ep);
+	if (ret)
+		goto destroy_srq;
 	/* Last: a peer that learns the QP may send to it at once. */
 	ret = lfv_svc_listen(ep->base.info, &ep->name, &ep->svc);
 	if (ret)
-		goto destroy_srq;
+		goto close_shm;
 	ep->incarnation = lfv_rdm_new_incarnation();
 	pthread_mutex_lock(&ep->base.domain->vcq_lock);
 	lfv_list_insert_tail(&ep->base.domain->rdm_eps, &ep->dnode);
@@ -497,6 +506,8 @@ static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 	ep->enabled = true;
 	return 0;
 
+close_shm:
+	lfv_rdm_shm_ep_close(ep);
 destroy_srq:
 	ibv_destroy_srq(ep->srq);
 	ep->srq = NULL;
@@ -605,6 +616,8 @@ static int lfv_rdm_close(struct fid *fid)
 		lfv_list_remove(&ep->dnode);
 		pthread_mutex_unlock(&ep->base.domain->vcq_lock);
 		lfv_rdm_quiesce(ep);
+		/* Before our SRX: shm holds an export of it. */
+		lfv_rdm_shm_ep_close(ep);
 		/* Before the connections: closing the SRX (or our export of
 		 * it) discards what we queued there, which names them. */
 		lfv_rdm_srx_close(ep);

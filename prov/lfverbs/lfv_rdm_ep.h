@@ -323,6 +323,7 @@ struct lfv_rdm_ep {
 	 * handlers hold (lfv_rdm_set_live: a progress thread, or a reader of
 	 * a CQ shared with another endpoint, runs them on other threads). */
 	bool rx_live, tx_live;
+	struct lfv_rdm_shm_ep *shm;	/* same-host peers' path, or NULL */
 };
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)

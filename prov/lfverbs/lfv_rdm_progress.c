@@ -17,6 +17,7 @@
 #include "lfv_rdm_progress.h"
 #include "lfv_rdm_rma.h"
 #include "lfv_rdm_rx.h"
+#include "lfv_rdm_shm.h"
 #include "lfv_rdm_tx.h"
 #include "lfv_valgrind.h"
 #include "lfv_vcq.h"
@@ -172,6 +173,7 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	/* Outside the lock: the reports free SRX entries. */
 	if (drain)
 		lfv_rdm_aborted_drain(ep);
+	lfv_rdm_shm_progress(ep);
 }
 
 /* Whether the endpoint waits for a handshake to finish (ep->handshakes
@@ -234,8 +236,9 @@ static void lfv_rdm_cq_progress(void *arg)
  * separate transmit and receive CQs gets part of its progress on the other
  * one (a handshake's REP and a rendezvous FIN arrive on the receive side of
  * a sender blocked on its transmit CQ), which the reader's wait does not
- * watch: short slices then. Else the timers (handshake resends, probes)
- * need a run now and then.
+ * watch: short slices then; the same with shm as the endpoint's peer,
+ * whose messages only a read of shm's CQ finds. Else the timers
+ * (handshake resends, probes) need a run now and then.
  */
 static int lfv_rdm_cq_wait_ms(void *arg)
 {
@@ -249,7 +252,7 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 	lfv_list_foreach(item, &domain->rdm_eps) {
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
 		if ((ep->tx_vcq == vcq || ep->rx_vcq == vcq) &&
-		    ep->tx_vcq != ep->rx_vcq) {
+		    (ep->tx_vcq != ep->rx_vcq || ep->shm)) {
 			ms = LFV_RDM_WAIT_SPLIT_MS;
 			break;
 		}

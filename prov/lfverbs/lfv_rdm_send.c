@@ -16,6 +16,7 @@
 #include "lfv_rdm_conn_table.h"
 #include "lfv_rdm_ep.h"
 #include "lfv_rdm_send.h"
+#include "lfv_rdm_shm.h"
 #include "lfv_rdm_tx.h"
 
 /* ---- checking a call and building its request ---------------------------- */
@@ -171,12 +172,15 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 	size_t len = 0;
 	struct lfv_rdm_src src = { 0 };
 	struct lfv_rdm_req *r;
+	ssize_t sret;
 	bool rndv;
 	int ret;
 
 	ret = lfv_rdm_check_send(ep, s, &len);
 	if (ret)
 		return ret;
+	if (ep->shm && lfv_rdm_shm_send(ep, s, &sret))
+		return sret;
 	rndv = lfv_rdm_by_rndv(ep, s, len);
 	if (rndv) {
 		/* Registration is a system call: not under ep->lock. */
@@ -313,6 +317,9 @@ lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 						   data, context, how);
 	bool sent;
 
+	/* A same-host peer's messages go through shm (lfv_rdm_send). */
+	if (!LFV_RDM_LIKELY(!ep->shm))
+		return lfv_rdm_send(ep, &s);
 	if (!other) {
 		if (!ep->lock.on && lfv_rdm_small_try(ep, &s, false))
 			return 0;

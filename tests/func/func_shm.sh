@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# lfverbs' RDM endpoint with shm as its intra-node peer (FI_LFVERBS_SHM=1,
+# libfabric 2.x; skips on 1.x, where the parameter does nothing). Two
+# processes of one host run func_lnx's cases over lfverbs (FUNC_RDM_PROV):
+# tagged ping-pong 1 B..1 MiB, a message before its receive, RMA (verbs),
+# all data checked. What proves the path is lfverbs' own count, logged at
+# INFO when an endpoint closes: "N sends through shm".
+#  1. shm on: traffic passes; the parent sent its 15 ping-pong messages
+#     through shm, the child its 15 and the early one (16);
+#  2. FI_PROVIDER hides shm: traffic passes through verbs, no send went
+#     through shm, and lfverbs said why (once).
+. "$(dirname "$0")/func_common.sh"
+prog=$(dirname "$0")/func_lnx
+[ -x "$prog" ] || prog=${LFV_TOP_BUILDDIR:-.}/tests/func/func_lnx
+
+major=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *\([0-9]*\)\..*/\1/p')
+if [ "${major:-1}" -lt 2 ]; then
+	echo "1..0 # SKIP libfabric ${major:-?}.x: shm cannot be lfverbs' peer (FI_LFVERBS_SHM does nothing)"
+	exit 0
+fi
+require_lfverbs fi_info libfabric-bin
+echo "1..2"
+
+# run ENV...: func_lnx over lfverbs, 3 rounds; its output (with lfverbs'
+# INFO log) in $out, its status in $rc.
+run() {
+	out=$(env FUNC_RDM_PROV=lfverbs FI_LFVERBS_SHM=1 FI_LOG_LEVEL=info \
+		FI_LOG_PROV=lfverbs "$@" timeout -k 10 300 "$prog" 3 2>&1)
+	rc=$?
+	echo "$out" | grep -v '^libfabric:.*:core:' | sed 's/^/# /'
+	echo "$out" | grep -q '^not ok' && rc=1
+	echo "$out" | grep -q '^ok' || rc=1
+}
+
+run
+st=$rc
+echo "$out" | grep -q ' 15 sends through shm' || st=1
+echo "$out" | grep -q ' 16 sends through shm' || st=1
+ok $st "shm on: traffic checked, ping-pong sends went through shm"
+
+run FI_PROVIDER=lfverbs
+st=$rc
+echo "$out" | grep -q 'sends through shm' && st=1
+echo "$out" | grep -q 'shm peer not used: no shm provider' || st=1
+ok $st "FI_PROVIDER=lfverbs hides shm: traffic through verbs, checked"
+[ $fails -eq 0 ]
