@@ -39,8 +39,9 @@ CASES=(
 
 if [ -n "${LFV_NODES_NETEM:-}" ]; then
 	# shellcheck disable=SC2086  # netem's words
-	tc qdisc add dev "$LFV_BED_NETDEV" root netem $LFV_NODES_NETEM &&
-		ssh "$peer" "tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM" ||
+	# (the other node's first: with heavy loss here, ssh could not reach it)
+	ssh "$peer" "tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM" &&
+		tc qdisc add dev "$LFV_BED_NETDEV" root netem $LFV_NODES_NETEM ||
 		{ echo "Bail out! tc netem $LFV_NODES_NETEM failed"; exit 1; }
 	echo "# netem $LFV_NODES_NETEM on both NICs"
 fi
