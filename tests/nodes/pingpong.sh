@@ -39,9 +39,13 @@ CASES=(
 
 if [ -n "${LFV_NODES_NETEM:-}" ]; then
 	# shellcheck disable=SC2086  # netem's words
-	# (the other node's first: with heavy loss here, ssh could not reach it)
-	ssh "$peer" "tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM" &&
-		tc qdisc add dev "$LFV_BED_NETDEV" root netem $LFV_NODES_NETEM ||
+	# The other node's first, a second after its ssh session ends: with
+	# heavy loss on either NIC, the session could not finish.
+	ssh "$peer" "tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM &&
+		tc qdisc del dev $LFV_BED_NETDEV root || exit 1
+		(sleep 1; tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM) \
+		</dev/null >/dev/null 2>&1 &" &&
+		sleep 2 && tc qdisc add dev "$LFV_BED_NETDEV" root netem $LFV_NODES_NETEM ||
 		{ echo "Bail out! tc netem $LFV_NODES_NETEM failed"; exit 1; }
 	echo "# netem $LFV_NODES_NETEM on both NICs"
 fi
