@@ -317,15 +317,17 @@ lfv_rdm_small(struct lfv_rdm_ep *ep, const void *buf, size_t len,
 						   data, context, how);
 	bool sent;
 
-	/* A same-host peer's messages go through shm (lfv_rdm_send). */
-	if (!LFV_RDM_LIKELY(!ep->shm))
-		return lfv_rdm_send(ep, &s);
 	if (!other) {
-		if (!ep->lock.on && lfv_rdm_small_try(ep, &s, false))
+		/* With shm as a peer (ep->shm) the out-of-line path decides:
+		 * testing it here keeps s out of memory on the fast path. */
+		if (!ep->lock.on && !ep->shm && lfv_rdm_small_try(ep, &s, false))
 			return 0;
 		return lfv_rdm_small_other(ep, buf, len, desc, dest, tag,
 					   data, context, how);
 	}
+	/* A same-host peer's messages go through shm (lfv_rdm_send). */
+	if (!LFV_RDM_LIKELY(!ep->shm))
+		return lfv_rdm_send(ep, &s);
 	lfv_spin_lock(&ep->lock);
 	sent = lfv_rdm_small_try(ep, &s, true);
 	lfv_spin_unlock(&ep->lock);
