@@ -92,6 +92,16 @@ tally
 step "two nodes: ping-pongs across the link (tests/nodes)"
 tap_step build/nodes.log env LFV_BED_CPUS=2 \
 	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/pingpong.sh
+# The MPI suite with its ranks on both nodes in turn (2 a node); the
+# ping-pong up to 1 MiB (its 16 and 64 MiB sizes take minutes across the
+# bed's link).
+step "two nodes: the MPI suite, ranks on both nodes (tests/func/func_mpi.sh)"
+tap_step build/nodes-mpi.log env LFV_BED_CPUS=2 \
+	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- \
+	env LFV_MPI_HOSTS=lfv-a:2,lfv-b:2 LFV_MPI_PP_SIZES="0 1 64 4096 65536 1048576" \
+	LFV_TOP_BUILDDIR="$top/build" \
+	FI_PROVIDER_PATH="$top/build/.libs" LFV_REQUIRE_DEVICE=1 \
+	tests/func/func_mpi.sh
 
 # The hostile peer's cases again, the victims' lfverbs built with
 # AddressSanitizer and its leak checker: nothing a hostile peer sends may

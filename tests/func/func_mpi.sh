@@ -8,6 +8,12 @@
 #                    shared memory, no libfabric, to check the programs
 #   LFV_MPI_TIMEOUT  seconds per mpirun (default 120)
 #   LFV_MPI_BINDIR   where the programs are (default: the build tree)
+#   LFV_MPI_PP_SIZES the ping-pong's sizes in bytes (default 0 B to 64 MiB)
+#   LFV_MPI_HOSTS    ranks on these hosts (mpirun --host, e.g.
+#                    lfv-a:2,lfv-b:2 on the two-node bed), placed by node
+#                    in turn, so that neighbouring ranks are on different
+#                    hosts; FI_PROVIDER_PATH, LD_LIBRARY_PATH and
+#                    FI_UNIVERSE_SIZE go along (-x)
 #
 # Skips when Open MPI or the programs are missing, when a verbs provider
 # finds no device, and case by case when the provider offers no FI_EP_RDM
@@ -40,6 +46,8 @@ trap 'rm -rf "$log"' EXIT
 #                       (no fallback to ob1) when there is none.
 # Not needed on one node: ssh (no remote launch), oob/btl_tcp_if_include
 # (mpirun and its ranks talk over local sockets, whatever the interfaces).
+# With LFV_MPI_HOSTS: --host, --map-by node, the bed's link for Open MPI's
+# own TCP (oob_tcp_if_include $LFV_BED_NETDEV), the variables (-x).
 # OMPI_MCA_* variables in the environment still apply.
 mpi_opts="--allow-run-as-root --oversubscribe --bind-to none
 	--mca mpi_yield_when_idle 1"
@@ -52,9 +60,19 @@ ob1) mpi_opts="$mpi_opts --mca pml ob1 --mca btl self,vader"
 *) echo "Bail out! LFV_MPI_PML must be cm or ob1, not $pml"; exit 1 ;;
 esac
 
+if [ -n "${LFV_MPI_HOSTS:-}" ]; then
+	mpi_opts="$mpi_opts --host $LFV_MPI_HOSTS --map-by node"
+	[ -z "${LFV_BED_NETDEV:-}" ] ||
+		mpi_opts="$mpi_opts --mca oob_tcp_if_include $LFV_BED_NETDEV"
+	[ -z "${FI_PROVIDER_PATH:-}" ] || mpi_opts="$mpi_opts -x FI_PROVIDER_PATH"
+	[ -z "${LD_LIBRARY_PATH:-}" ] || mpi_opts="$mpi_opts -x LD_LIBRARY_PATH"
+	[ -z "${FI_UNIVERSE_SIZE:-}" ] || mpi_opts="$mpi_opts -x FI_UNIVERSE_SIZE"
+	what="$what, hosts $LFV_MPI_HOSTS by node"
+fi
+
 NCASES=6	# the five programs and the flipped-byte check
 # Ping-pong sizes in bytes (0 B to 64 MiB).
-PP_SIZES="0 1 8 64 4096 65536 1048576 16777216 67108864"
+PP_SIZES=${LFV_MPI_PP_SIZES:-"0 1 8 64 4096 65536 1048576 16777216 67108864"}
 
 # ---- provider settings ----------------------------------------------------
 # verbs;ofi_rxm (libfabric 1.17) sizes each MSG CQ for (tx + rx queue size) x FI_UNIVERSE_SIZE
@@ -122,8 +140,12 @@ fi
 mpi() {
 	np=$1 prog=$2
 	shift 2
+	# (ranks on other hosts get only the variables named with -x)
+	xfault=
+	[ -z "${LFV_MPI_FAULT:-}" ] || [ -z "${LFV_MPI_HOSTS:-}" ] ||
+		xfault="-x LFV_MPI_FAULT"
 	# shellcheck disable=SC2086 # mpi_opts is a list of words
-	timeout -k 10 "$tmo" mpirun $mpi_opts -np "$np" "$bindir/$prog" "$@" \
+	timeout -k 10 "$tmo" mpirun $mpi_opts $xfault -np "$np" "$bindir/$prog" "$@" \
 		</dev/null >"$log/out" 2>&1
 }
 
