@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
 
+#include "lfv_atomic.h"
 #include "lfv_av.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
@@ -38,7 +38,7 @@ struct lfv_rdm_shm_ep {
 	struct fid_peer_srx *export;		/* ours, for shm */
 	struct fid_cq *tx_cq, *rx_cq;		/* rx_cq NULL: tx_cq does both */
 	struct fid_cntr *cntr[2];		/* FI_SEND, FI_RECV */
-	atomic_uint_least64_t sent;
+	lfv_atomic64_t sent;			/* statistics only */
 };
 
 /* ---- the endpoint's part ---------------------------------------------------- */
@@ -176,7 +176,7 @@ free:
 	return ret;
 }
 
-int lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep)
+void lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep)
 {
 	struct lfv_rdm_shm_av *s = ep->base.av->rdm_shm;
 	int ret;
@@ -184,12 +184,11 @@ int lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep)
 	/* shm needs both CQs of its endpoint (it has no send-only or
 	 * receive-only use here); without them, verbs only. */
 	if (!s || !ep->base.tx_cq || !ep->base.rx_cq || !ep->srx)
-		return 0;
+		return;
 	ret = lfv_rdm_shm_ep_build(ep, s, &ep->shm);
 	if (ret)
 		LFV_WARN(FI_LOG_EP_CTRL, "shm peer endpoint: %s; through "
 			 "verbs only\n", fi_strerror(-ret));
-	return 0;
 }
 
 void lfv_rdm_shm_ep_close(struct lfv_rdm_ep *ep)
@@ -198,7 +197,7 @@ void lfv_rdm_shm_ep_close(struct lfv_rdm_ep *ep)
 		return;
 	LFV_INFO(FI_LOG_EP_CTRL, "RDM close: %" PRIu64 " sends through shm, "
 		 "%" PRIu32 " connections\n",
-		 (uint64_t)atomic_load(&ep->shm->sent), ep->nconns);
+		 lfv_load_relaxed64(&ep->shm->sent), ep->nconns);
 	lfv_rdm_shm_ep_free(ep->shm);
 	ep->shm = NULL;
 }
@@ -263,7 +262,6 @@ bool lfv_rdm_shm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 		return false;
 	*ret = lfv_rdm_shm_post(ep->shm, s, e->shm_addr);
 	if (!*ret)
-		atomic_fetch_add_explicit(&ep->shm->sent, 1,
-					  memory_order_relaxed);
+		lfv_fetch_add64(&ep->shm->sent, 1);
 	return true;
 }

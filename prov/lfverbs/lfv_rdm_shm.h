@@ -27,9 +27,9 @@ struct lfv_rdm_ep;
 struct lfv_rdm_send;
 
 /* Endpoint side (lfv_rdm.c): opened by enable once the endpoint has its
- * name and SRX (0, or the error of an open that should have worked: a
- * skipped shm is 0); closed before the SRX. */
-int lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep);
+ * name and SRX; a failure is logged and leaves the endpoint on verbs only
+ * (ep->shm NULL). Closed before the SRX. */
+void lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep);
 void lfv_rdm_shm_ep_close(struct lfv_rdm_ep *ep);
 /* Drives shm (a CQ read of the endpoint's). */
 void lfv_rdm_shm_progress(struct lfv_rdm_ep *ep);
