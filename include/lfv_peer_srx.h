@@ -9,7 +9,9 @@
  * fi_cancel, fi_getopt/fi_setopt(FI_OPT_MIN_MULTI_RECV) and fi_close.
  * Receive flags (fi_recvmsg/fi_trecvmsg; fi_recv & co. use attr->op_flags):
  *   FI_COMPLETION        passed through in entry->flags for the peer that
- *                        completes the receive (selective completion);
+ *                        completes the receive; an SRX that is not
+ *                        selective (lfv_peer_srx_set_selective) adds it
+ *                        to every receive;
  *   FI_MULTI_RECV        untagged, one iov: messages are carved from the
  *                        buffer in order; see "multi-receive" below;
  *   FI_PEEK              tagged: look for an unexpected message. Found: a
@@ -117,7 +119,7 @@ int lfv_peer_srx_open(const struct fi_rx_attr *attr, uint64_t caps,
 		      void *context, struct fid_ep **srx);
 
 /*
- * A new fid_peer_srx (class FI_CLASS_PEER_SRX) for one peer provider: its
+ * A new fid_peer_srx (class FI_CLASS_SRX_CTX, as peers bind it) for one peer provider: its
  * owner_ops act on this SRX; its peer_ops point at a table the peer fills
  * in (or the peer points peer_ops at its own table). Pass it in a struct
  * fi_peer_srx_context to the peer's fi_srx_context(FI_PEER); free it with
@@ -158,6 +160,12 @@ typedef bool (*lfv_peer_srx_data_fn)(const struct fi_peer_rx_entry *entry,
  * and its peers') is serialised by the caller (FI_THREAD_DOMAIN without a
  * progress thread), so the SRX takes no lock. Opened locked. */
 int lfv_peer_srx_set_locking(struct fid_ep *srx, bool locked);
+/* Whether an endpoint with selective completion (fi_cq(3)) receives
+ * through the SRX: then only receives that ask for FI_COMPLETION (flags,
+ * or attr->op_flags for fi_recv & co.) carry it to the peer that
+ * completes them; otherwise every receive does. Opened not selective;
+ * any selective endpoint bound makes it selective. 0 or -FI_EINVAL. */
+int lfv_peer_srx_set_selective(struct fid_ep *srx, bool selective);
 int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
 			     lfv_peer_srx_data_fn fn);
 

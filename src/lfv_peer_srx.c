@@ -308,7 +308,8 @@ static ssize_t lfv_srx_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 	req = (struct lfv_srx_req){
 		.kind = LFV_MATCH_MSG, .iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
-		.context = msg->context, .flags = flags,
+		.context = msg->context,
+		.flags = flags | lfv_srx_of_ep(ep)->every_recv,
 	};
 	return lfv_srx_recv_common(lfv_srx_of_ep(ep), &req);
 }
@@ -352,7 +353,8 @@ static ssize_t lfv_srx_trecvmsg(struct fid_ep *ep,
 	req = (struct lfv_srx_req){
 		.kind = LFV_MATCH_TAG, .iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr, .tag = msg->tag,
-		.ignore = msg->ignore, .context = msg->context, .flags = flags,
+		.ignore = msg->ignore, .context = msg->context,
+		.flags = flags | lfv_srx_of_ep(ep)->every_recv,
 	};
 	return lfv_srx_recv_common(lfv_srx_of_ep(ep), &req);
 }
@@ -465,6 +467,19 @@ int lfv_peer_srx_set_locking(struct fid_ep *srx_fid, bool locked)
 	return 0;
 }
 
+int lfv_peer_srx_set_selective(struct fid_ep *srx_fid, bool selective)
+{
+	struct lfv_peer_srx *srx = lfv_srx_checked(srx_fid);
+
+	if (!srx)
+		return -FI_EINVAL;
+	lfv_srx_lock(srx);
+	srx->every_recv = selective ? 0 : FI_COMPLETION;
+	srx->op_flags = srx->attr_op_flags | srx->every_recv;
+	lfv_srx_unlock(srx);
+	return 0;
+}
+
 int lfv_peer_srx_set_data_fn(struct fid_peer_srx *peer_srx,
 			     lfv_peer_srx_data_fn fn)
 {
@@ -545,8 +560,10 @@ static int lfv_srx_close(struct fid *fid)
 	return 0;
 }
 
-/* fi_export_fid: a fid_peer_srx for a peer provider (lfv_peer_srx_export);
- * its context is the caller's. */
+/* fi_export_fid: a fid_peer_srx for a peer provider (lfv_peer_srx_export).
+ * Its fid.context stays lfverbs' own, not the caller's: shm of 1.18 to
+ * 1.22 binds an SRX by copying its owner ops and fid.context, and finds
+ * the owner's state through that context. */
 static int lfv_srx_control(struct fid *fid, int command, void *arg)
 {
 	struct fi_fid_export *exp = arg;
@@ -563,7 +580,6 @@ static int lfv_srx_control(struct fid *fid, int command, void *arg)
 				  &peer);
 	if (ret)
 		return ret;
-	peer->ep_fid.fid.context = exp->context;
 	/* A peer provider calls in from threads of its own. */
 	lfv_srx_checked(lfv_container_of(fid, struct fid_ep, fid))->locked =
 		true;
@@ -632,7 +648,9 @@ int lfv_peer_srx_open(const struct fi_rx_attr *attr, uint64_t caps,
 		return -FI_ENOMEM;
 	srx->caps = (caps & (FI_MSG | FI_TAGGED)) ? caps :
 						    caps | FI_MSG | FI_TAGGED;
-	srx->op_flags = attr->op_flags;
+	srx->attr_op_flags = attr->op_flags;
+	srx->every_recv = FI_COMPLETION;
+	srx->op_flags = srx->attr_op_flags | srx->every_recv;
 	srx->iov_limit = attr->iov_limit ? attr->iov_limit :
 					   LFV_PEER_SRX_DEFAULT_IOV_LIMIT;
 	srx->min_multi_recv = LFV_PEER_SRX_DEFAULT_MIN_MULTI_RECV;

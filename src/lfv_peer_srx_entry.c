@@ -15,13 +15,15 @@ void lfv_srx_entry_free(struct lfv_srx_entry *e)
 	lfv_pool_put(&e->srx->entries, e);
 }
 
-/* The entry now belongs to (or waits on) this peer. */
-void lfv_srx_name_peer(struct lfv_srx_entry *e,
-			      struct lfv_srx_export *exp)
+/* The entry now belongs to (or waits on) this peer, which calls through
+ * ps: the peer ops of ps are the ones to start the entry with (a peer's
+ * own copy of our fid_peer_srx carries its peer ops, ours may not). */
+void lfv_srx_name_peer(struct lfv_srx_entry *e, struct lfv_srx_export *exp,
+		       struct fid_peer_srx *ps)
 {
 	e->exp = exp;
 	exp->entries++;
-	e->peer.srx = &exp->peer_srx;
+	e->peer.srx = ps;
 }
 
 /* A posted receive's buffers into the entry a peer already holds. */

@@ -83,7 +83,9 @@ struct lfv_peer_srx {
 	size_t nexports;
 	struct fid_peer_cq *cq;		/* the SRX's own completions */
 	uint64_t caps;
-	uint64_t op_flags;
+	uint64_t op_flags;		/* fi_recv & co.: attr's | every_recv */
+	uint64_t attr_op_flags;		/* as opened */
+	uint64_t every_recv;		/* FI_COMPLETION unless selective */
 	size_t iov_limit;
 	size_t min_multi_recv;
 };
@@ -225,7 +227,8 @@ LFV_ALWAYS_INLINE void lfv_srx_set_buffers(struct lfv_peer_srx *srx,
 
 void lfv_srx_entry_free(struct lfv_srx_entry *e);
 /* The entry now belongs to (or waits on) this peer. */
-void lfv_srx_name_peer(struct lfv_srx_entry *e, struct lfv_srx_export *exp);
+void lfv_srx_name_peer(struct lfv_srx_entry *e, struct lfv_srx_export *exp,
+		       struct fid_peer_srx *ps);
 
 /* ---- posted receives (under srx->lock) ---------------------------------- */
 

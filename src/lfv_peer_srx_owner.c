@@ -14,10 +14,21 @@
 
 static struct fi_ops lfv_srx_export_fi_ops;
 
+static bool lfv_srx_is_export(const struct fid_peer_srx *ps)
+{
+	return ps && ps->ep_fid.fid.fclass == FI_CLASS_SRX_CTX &&
+	       ps->ep_fid.fid.ops == &lfv_srx_export_fi_ops;
+}
+
+/* Peers call the owner ops with the fid_peer_srx we gave them (shm of
+ * 1.17 and 2.x) or with a copy of their own (shm of 1.18 to 1.22 binds
+ * ours by copying owner_ops and fid.context, which is our export's own
+ * fid_peer_srx, into a fid_peer_srx that has no fid ops). */
 struct lfv_srx_export *lfv_srx_export_checked(struct fid_peer_srx *ps)
 {
-	if (!ps || ps->ep_fid.fid.fclass != FI_CLASS_PEER_SRX ||
-	    ps->ep_fid.fid.ops != &lfv_srx_export_fi_ops)
+	if (ps && !ps->ep_fid.fid.ops)
+		ps = ps->ep_fid.fid.context;
+	if (!lfv_srx_is_export(ps))
 		return NULL;
 	return lfv_container_of(ps, struct lfv_srx_export, peer_srx);
 }
@@ -94,7 +105,7 @@ static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
 	lfv_srx_lock(srx);
 	ret = lfv_srx_match_arrival(srx, kind, m->addr, m->msg_size, m->tag, &e);
 	if (ret == 0 || ret == -FI_ENOENT) {
-		lfv_srx_name_peer(e, exp);
+		lfv_srx_name_peer(e, exp, ps);
 		*entry = &e->peer;
 	}
 	lfv_srx_unlock(srx);
@@ -390,8 +401,11 @@ static void lfv_srx_init_export(struct lfv_srx_export *exp,
 {
 	/* Peers drive the SRX through owner_ops; the endpoint calls of
 	 * this fid are not the way in. */
-	lfv_rx_only_fid_init(&exp->peer_srx.ep_fid, FI_CLASS_PEER_SRX,
-			     srx->ep_fid.fid.context, &(struct lfv_rx_only_ops){
+	/* The class peers bind (fi_ep_bind of an SRX: shm before 2.0 takes
+	 * this fid itself), and a context that leads back here from a
+	 * peer's copy (lfv_srx_export_checked). */
+	lfv_rx_only_fid_init(&exp->peer_srx.ep_fid, FI_CLASS_SRX_CTX,
+			     &exp->peer_srx, &(struct lfv_rx_only_ops){
 				     .fi = &lfv_srx_export_fi_ops,
 				     .ep = &lfv_no_ep_ops,
 				     .msg = &lfv_no_msg_ops,

@@ -380,11 +380,6 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 	};
 	int ret;
 
-	/* Without selective completion every receive completes: said in
-	 * the entries' flags, which a peer of the SRX (shm) goes by. */
-	if (!ep->base.rx_selective)
-		attr.op_flags |= FI_COMPLETION;
-
 	if (ep->imported) {
 		ep->peer_srx = ep->imported->peer;
 		return 0;
@@ -404,6 +399,10 @@ static int lfv_rdm_srx_open(struct lfv_rdm_ep *ep)
 			  FI_OPT_MIN_MULTI_RECV, &ep->min_multi_recv,
 			  sizeof(ep->min_multi_recv));
 	}
+	/* Which receives complete is said in the entries' flags, which a
+	 * peer of the SRX (shm) goes by. */
+	if (ep->base.rx_selective)
+		lfv_peer_srx_set_selective(ep->srx, true);
 	ret = lfv_peer_srx_export(ep->srx, &ep->peer_srx);
 	if (ret)
 		goto close_srx;

@@ -84,15 +84,6 @@ static ssize_t lfv_rdm_rx_srx(struct fid_ep *ep_fid, struct fid_ep **srx)
 	return 0;
 }
 
-/* fi_recvmsg / fi_trecvmsg flags as the SRX gets them: without selective
- * completion every receive completes, said in the flags, which a peer of
- * the SRX (shm) goes by. */
-static uint64_t lfv_rdm_rx_flags(struct fid_ep *ep_fid, uint64_t flags)
-{
-	return lfv_rdm_of(&ep_fid->fid)->base.rx_selective ? flags :
-							      flags | FI_COMPLETION;
-}
-
 /* Receives are the SRX's (the endpoint's own or the bound one): each
  * receive call of the endpoint is the same call on that SRX. */
 #define LFV_RDM_RX_CALL(name, call, params, ...)                             \
@@ -117,7 +108,7 @@ LFV_RDM_RX_CALL(lfv_rdm_msg_recvv, fi_recvv,
 LFV_RDM_RX_CALL(lfv_rdm_msg_recvmsg, fi_recvmsg,
 		(struct fid_ep *ep_fid, const struct fi_msg *msg,
 		 uint64_t flags),
-		msg, lfv_rdm_rx_flags(ep_fid, flags))
+		msg, flags)
 
 struct fi_ops_msg lfv_rdm_msg_ops = LFV_RDM_CALLS(fi_ops_msg, lfv_rdm_msg_);
 
@@ -159,7 +150,7 @@ LFV_RDM_RX_CALL(lfv_rdm_trecvv, fi_trecvv,
 LFV_RDM_RX_CALL(lfv_rdm_trecvmsg, fi_trecvmsg,
 		(struct fid_ep *ep_fid, const struct fi_msg_tagged *msg,
 		 uint64_t flags),
-		msg, lfv_rdm_rx_flags(ep_fid, flags))
+		msg, flags)
 
 struct fi_ops_tagged lfv_rdm_tagged_ops = LFV_RDM_CALLS(fi_ops_tagged,
 						     lfv_rdm_t);

@@ -107,7 +107,9 @@ static int lfv_rdm_shm_srx(struct lfv_rdm_ep *ep, struct lfv_rdm_shm_av *s,
 	ret = fi_srx_context(s->domain, &attr, &x->srx, &ctx);
 	if (ret)
 		return ret;
-	return fi_ep_bind(x->ep, &x->srx->fid, 0);
+	/* shm 2.x hands back its side to bind; before 2.0 it binds ours. */
+	return fi_ep_bind(x->ep, x->srx ? &x->srx->fid : &x->export->ep_fid.fid,
+			  0);
 }
 
 static void lfv_rdm_shm_ep_free(struct lfv_rdm_shm_ep *x)

@@ -119,7 +119,7 @@ static void srx_open(struct bed *b)
 	if (b->mode == SRX_SHARED)
 		return;
 	assert_int_equal(fi_control(&b->srx->fid, FI_EXPORT_FID, &exp), 0);
-	assert_int_equal(b->peer_fid->fclass, FI_CLASS_PEER_SRX);
+	assert_int_equal(b->peer_fid->fclass, FI_CLASS_SRX_CTX);
 	peer = lfv_container_of_peer(b->peer_fid);
 	attr.op_flags = FI_PEER;
 	assert_int_equal(fi_srx_context(b->domain, &attr, &b->isrx,

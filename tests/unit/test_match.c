@@ -589,7 +589,7 @@ static void fake_peer_attach(struct fake_peer *p, struct fid_ep *srx)
 {
 	memset(p, 0, sizeof(*p));
 	assert_int_equal(lfv_peer_srx_export(srx, &p->ps), 0);
-	assert_int_equal(p->ps->ep_fid.fid.fclass, FI_CLASS_PEER_SRX);
+	assert_int_equal(p->ps->ep_fid.fid.fclass, FI_CLASS_SRX_CTX);
 	assert_non_null(p->ps->owner_ops);
 	/* What a peer's fi_srx_context(FI_PEER) does. */
 	p->ops = (struct fi_ops_srx_peer){
@@ -611,6 +611,9 @@ static struct fid_ep *srx_open_caps(uint64_t caps)
 
 	assert_int_equal(lfv_peer_srx_open(&attr, caps, NULL, &srx), 0);
 	assert_non_null(srx);
+	/* The cases check the flags a receive passes to the peer as given:
+	 * selective (the default adds FI_COMPLETION: test_srx_every_recv). */
+	assert_int_equal(lfv_peer_srx_set_selective(srx, true), 0);
 	return srx;
 }
 
@@ -840,6 +843,114 @@ static void test_srx_get_queue_start(void **state)
 	assert_int_equal(counts(srx).unexpected, 0);
 	assert_int_equal(counts(srx).posted, 1);
 	assert_int_equal(counts(srx).entries, 1);
+	srx_close(srx, &p, 1);
+}
+
+/* shm of 1.18 to 1.22 binds our fid_peer_srx by copying its owner_ops and
+ * fid.context into one of its own (no fid ops, its own peer ops) and calls
+ * the owner with the copy: the owner finds its SRX through the context,
+ * and starts the entry with the copy's peer ops, never the export's. */
+/* fi_export_fid with a context of the caller's: the fid keeps lfverbs' own
+ * context, which a peer's copy (shm 1.18-1.22) follows back to the SRX. */
+static void test_srx_export_fid_copy_finds_owner(void **state)
+{
+	struct fid_ep *srx = srx_open();
+	struct fid_peer_srx copy = { 0 }, *ps;
+	struct fi_peer_rx_entry *e = NULL;
+	struct fid *fid = NULL;
+	int user_ctx;
+
+	(void)state;
+	assert_int_equal(fi_export_fid(&srx->fid, 0, &fid, &user_ctx), 0);
+	ps = lfv_container_of(fid, struct fid_peer_srx, ep_fid.fid);
+	copy.owner_ops = ps->owner_ops;
+	copy.ep_fid.fid.context = ps->ep_fid.fid.context;
+	assert_int_equal(test_get_tag(copy.owner_ops, &copy, 4, 0x21, &e),
+			 -FI_ENOENT);
+	assert_non_null(e);
+	copy.owner_ops->free_entry(e);
+	assert_int_equal(fi_close(fid), 0);
+	assert_int_equal(fi_close(&srx->fid), 0);
+}
+
+static void test_srx_peer_calls_through_a_copy(void **state)
+{
+	struct fid_ep *srx = srx_open();
+	struct fid_peer_srx copy = { 0 };
+	struct fi_peer_rx_entry *e = NULL;
+	struct fake_peer p, q;
+	struct fi_context ctx[2];
+	char buf[64];
+
+	(void)state;
+	fake_peer_attach(&p, srx);
+	memset(&q, 0, sizeof(q));
+	q.ops = p.ops;
+	q.free_on_start = true;
+	copy.owner_ops = p.ps->owner_ops;
+	copy.peer_ops = &q.ops;
+	copy.ep_fid.fid.context = p.ps->ep_fid.fid.context;
+
+	/* Unexpected: queued through the copy, started with its ops. */
+	assert_int_equal(test_get_tag(copy.owner_ops, &copy, 4, 0x11, &e),
+			 -FI_ENOENT);
+	assert_non_null(e);
+	assert_ptr_equal(e->srx, &copy);
+	lfv_peer_entry_set_size(e, 10);
+	assert_int_equal(copy.owner_ops->queue_tag(e), 0);
+	assert_int_equal(fi_trecv(srx, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+				  0x11, 0, &ctx[0]), 0);
+	assert_int_equal(q.nstarts, 1);
+	assert_int_equal(p.nstarts, 0);
+	assert_ptr_equal(q.starts[0].context, &ctx[0]);
+
+	/* Posted first: the copy's get finds it. */
+	assert_int_equal(fi_trecv(srx, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+				  0x12, 0, &ctx[1]), 0);
+	e = NULL;
+	assert_int_equal(test_get_tag(copy.owner_ops, &copy, 4, 0x12, &e), 0);
+	assert_ptr_equal(e->context, &ctx[1]);
+	copy.owner_ops->free_entry(e);
+	assert_int_equal(counts(srx).entries, 0);
+	srx_close(srx, &p, 1);
+}
+
+/* An SRX no selective endpoint receives through completes every receive:
+ * its entries say FI_COMPLETION to the peer (shm goes by it), fi_trecv's
+ * and fi_trecvmsg's alike; selective, only those that ask. */
+static void test_srx_every_recv_completes(void **state)
+{
+	struct fi_rx_attr attr = { .iov_limit = 4 };
+	struct fi_peer_rx_entry *e;
+	struct fid_ep *srx = NULL;
+	struct fi_context ctx[4];
+	struct fake_peer p;
+	char buf[8];
+	int i;
+
+	(void)state;
+	assert_int_equal(lfv_peer_srx_open(&attr, FI_TAGGED, NULL, &srx), 0);
+	fake_peer_attach(&p, srx);
+	for (i = 0; i < 4; i++) {
+		if (i == 2)
+			assert_int_equal(lfv_peer_srx_set_selective(srx, true),
+					 0);
+		if (i % 2)
+			assert_int_equal(trecvmsg(srx, buf, sizeof(buf),
+						  FI_ADDR_UNSPEC, i, 0,
+						  &ctx[i], 0), 0);
+		else
+			assert_int_equal(fi_trecv(srx, buf, sizeof(buf), NULL,
+						  FI_ADDR_UNSPEC, i, 0,
+						  &ctx[i]), 0);
+		e = NULL;
+		assert_int_equal(test_get_tag(p.ps->owner_ops, p.ps, 1, i, &e),
+				 0);
+		assert_ptr_equal(e->context, &ctx[i]);
+		assert_int_equal(!!(e->flags & FI_COMPLETION), i < 2);
+		p.ps->owner_ops->free_entry(e);
+	}
+	assert_int_equal(lfv_peer_srx_set_selective(NULL, true), -FI_EINVAL);
 	srx_close(srx, &p, 1);
 }
 
@@ -1669,6 +1780,9 @@ int main(void)
 		cmocka_unit_test(test_srx_send_side_enosys),
 		cmocka_unit_test(test_srx_posted_then_get),
 		cmocka_unit_test(test_srx_get_queue_start),
+		cmocka_unit_test(test_srx_peer_calls_through_a_copy),
+		cmocka_unit_test(test_srx_export_fid_copy_finds_owner),
+		cmocka_unit_test(test_srx_every_recv_completes),
 		cmocka_unit_test(test_srx_msg_round_trip),
 		cmocka_unit_test(test_srx_queue_meets_late_receive),
 		cmocka_unit_test(test_srx_two_peers_in_order),
