@@ -20,6 +20,7 @@
 #include "lfv_poll.h"
 #include "lfv_prov.h"
 #include "lfv_rdm.h"
+#include "lfv_rdm_progress.h"
 #include "lfv_sep.h"
 #include "lfv_msg_srq.h"
 #include "lfv_stubs.h"
@@ -264,7 +265,7 @@ int lfv_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	if (!domain)
 		return -FI_ENOMEM;
 	domain->progress = (struct lfv_progress_hook){
-		.fn = lfv_domain_progress, .arg = domain };
+		.fn = lfv_rdm_domain_progress, .arg = domain };
 	domain->info = fi_dupinfo(info);
 	if (!domain->info) {
 		ret = -FI_ENOMEM;

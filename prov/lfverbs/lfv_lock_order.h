@@ -36,7 +36,7 @@
  *   verbs CQs (domain->vcqs) and of RDM endpoints (domain->rdm_eps), and
  *   so the lifetime of what they name. Taken by progress that walks them
  *   (lfv_rdm_cq_progress when the domain is locked, lfv_domain_progress
- *   for counters, the progress thread's lfv_auto_run_all), by vcq
+ *   and then lfv_rdm_domain_progress for counters, the progress thread's lfv_auto_run_all), by vcq
  *   creation and destruction, by RDM enable/close to link and unlink
  *   an endpoint, and by fi_av_insert after it released av->lock, to
  *   have the endpoints' SRXs name senders (lfv_rdm_av_inserted). Under it: vcq->lock and everything below.

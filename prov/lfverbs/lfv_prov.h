@@ -179,7 +179,8 @@ struct lfv_domain {
 	struct lfv_list rdm_eps;	/* RDM endpoints, for their timers */
 	bool progress_auto;		/* FI_PROGRESS_AUTO data progress */
 	/* What reading a counter or fi_poll set runs: polls the domain's
-	 * verbs CQs (lfv_domain_progress, set by fi_domain). Objects below
+	 * verbs CQs, and its RDM endpoints' timers and shm peers
+	 * (lfv_rdm_domain_progress, set by fi_domain). Objects below
 	 * the domain's reach it through here, not by name. */
 	struct lfv_progress_hook progress;
 	/* The progress thread (lfv_auto.c), started on first need. */

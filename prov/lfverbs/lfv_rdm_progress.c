@@ -176,6 +176,26 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	lfv_rdm_shm_progress(ep);
 }
 
+/* The domain's progress (counter reads, fi_poll; set by fi_domain): its
+ * verbs CQs, then for each RDM endpoint what a CQ read also runs, its
+ * timers and its shm peer, so that an application that waits on counters
+ * only (fi_rdm_cntr_pingpong) gets what shm delivers. Takes
+ * domain->vcq_lock (when locked), then each ep->lock (lfv_lock_order.h). */
+void lfv_rdm_domain_progress(void *arg)
+{
+	struct lfv_domain *domain = arg;
+	struct lfv_list *item;
+
+	lfv_domain_progress(domain);
+	if (domain->locked)
+		pthread_mutex_lock(&domain->vcq_lock);
+	lfv_list_foreach(item, &domain->rdm_eps)
+		lfv_rdm_ep_progress(lfv_container_of(item, struct lfv_rdm_ep,
+						     dnode));
+	if (domain->locked)
+		pthread_mutex_unlock(&domain->vcq_lock);
+}
+
 /* Whether the endpoint waits for a handshake to finish (ep->handshakes
  * is ep->lock's). */
 static bool lfv_rdm_connecting(struct lfv_rdm_ep *ep)

@@ -17,5 +17,7 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 void lfv_rdm_set_live(struct lfv_rdm_ep *ep, bool live);
 /* CQ reads of cq (NULL: none bound) drive the endpoints on vcq. */
 void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq);
+/* The domain's progress hook (arg: the domain): see the .c. */
+void lfv_rdm_domain_progress(void *domain);
 
 #endif /* LFV_RDM_PROGRESS_H */

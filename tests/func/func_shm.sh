@@ -9,7 +9,10 @@
 #  1. shm on: traffic passes; the parent sent its 15 ping-pong messages
 #     through shm, the child its 15 and the early one (16);
 #  2. FI_PROVIDER hides shm: traffic passes through verbs, no send went
-#     through shm, and lfverbs said why (once).
+#     through shm, and lfverbs said why (once);
+#  3. counters only: fabtests' fi_rdm_cntr_pingpong (on PATH where 2.x's
+#     fabtests are built) reads no CQ, so its counter reads must drive shm;
+#     data checked (-v), both sides' sends through shm.
 . "$(dirname "$0")/func_common.sh"
 prog=$(dirname "$0")/func_lnx
 [ -x "$prog" ] || prog=${LFV_TOP_BUILDDIR:-.}/tests/func/func_lnx
@@ -20,7 +23,7 @@ if [ "${major:-1}" -lt 2 ]; then
 	exit 0
 fi
 require_lfverbs fi_info libfabric-bin
-echo "1..2"
+echo "1..3"
 
 # run ENV...: func_lnx over lfverbs, 3 rounds; its output (with lfverbs'
 # INFO log) in $out, its status in $rc.
@@ -44,4 +47,39 @@ st=$rc
 echo "$out" | grep -q 'sends through shm' && st=1
 echo "$out" | grep -q 'shm peer not used: no shm provider' || st=1
 ok $st "FI_PROVIDER=lfverbs hides shm: traffic through verbs, checked"
+
+# cntr_pingpong: fi_rdm_cntr_pingpong server and client over lfverbs with
+# shm on, 64 B and 64 KiB, data checked; each side's lfverbs says how many
+# sends went through shm.
+cntr_pingpong() {
+	ip=${LFV_BED_IP:-10.77.0.1}
+	log=$(mktemp -d)
+	for side in server client; do
+		where="-B 47790"
+		[ $side = client ] && { sleep 1; where="-P 47790 $ip"; }
+		# shellcheck disable=SC2086 # options and address, split
+		env FI_LFVERBS_SHM=1 FI_LOG_LEVEL=info FI_LOG_PROV=lfverbs \
+			timeout 60 fi_rdm_cntr_pingpong -p lfverbs -I 100 \
+			-S l:64,65536 -v $where >"$log/$side" 2>&1 &
+		eval "${side}_pid=\$!"
+	done
+	# shellcheck disable=SC2154 # set by the eval
+	wait "$client_pid" && wait "$server_pid"
+	st=$?
+	for side in server client; do
+		grep -q ' [1-9][0-9]* sends through shm' "$log/$side" || st=1
+		[ $st -eq 0 ] || grep -v '^libfabric:.*:core:' "$log/$side" |
+			tail -15 | sed "s/^/# $side: /"
+	done
+	rm -rf "$log"
+	return $st
+}
+
+if command -v fi_rdm_cntr_pingpong >/dev/null 2>&1; then
+	cntr_pingpong
+	ok $? "counters only (fi_rdm_cntr_pingpong -v): counter reads drive shm"
+else
+	echo "ok 3 # SKIP fi_rdm_cntr_pingpong (2.x's fabtests) not on PATH"
+	n=3
+fi
 [ $fails -eq 0 ]
