@@ -135,6 +135,15 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_spin_unlock(&ep->lock);
 		return;
 	case LFV_RDM_K_READ:
+		/* The sender's device refused to give what its RTS named:
+		 * memory outside its registrations, or a wrong key. The
+		 * receive fails (lfv_rdm_read_done), never with data. */
+		if (wc->status == IBV_WC_REM_ACCESS_ERR ||
+		    wc->status == IBV_WC_REM_INV_REQ_ERR)
+			lfv_drop(&ep->base.domain->fabric->drops,
+				 FI_LFVERBS_DROP_MALFORMED,
+				 "an RDM rendezvous whose buffer its sender's "
+				 "device refused to read");
 		lfv_rdm_read_chunk_done(ep, r, ok);
 		return;
 	case LFV_RDM_K_FIN:
