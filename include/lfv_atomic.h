@@ -47,6 +47,20 @@ typedef _Atomic uint64_t lfv_atomic64_t;
 LFV_ATOMIC_ACCESSORS(32)
 LFV_ATOMIC_ACCESSORS(64)
 
+/* A pointer published once to readers that do not lock: a list that only
+ * grows while they walk it. */
+typedef void *_Atomic lfv_atomic_ptr_t;
+
+static inline void *lfv_load_acquire_ptr(const lfv_atomic_ptr_t *p)
+{
+	return atomic_load_explicit(p, memory_order_acquire);
+}
+
+static inline void lfv_store_release_ptr(lfv_atomic_ptr_t *p, void *v)
+{
+	atomic_store_explicit(p, v, memory_order_release);
+}
+
 /* Forces inlining where the compiler's heuristics measured wrong. */
 #define LFV_ALWAYS_INLINE static inline __attribute__((always_inline))
 

@@ -104,13 +104,21 @@ struct lfv_op {
 	struct lfv_queue *q;
 };
 
-/* One verbs CQ; serves one lfverbs CQ (or none: counters only). */
+/* One verbs CQ; serves one lfverbs CQ (or none: counters only). A CQ
+ * whose bound queues need more entries than one verbs CQ holds (max_cqe)
+ * gets more: the first (the one attached to the CQ) chains the others,
+ * which share its channel, and a read of the CQ polls them all. */
 struct lfv_vcq {
 	struct lfv_list node;		/* in domain->vcqs */
 	struct lfv_domain *domain;
 	struct lfv_cq *cq;		/* NULL: an endpoint's private CQ */
 	struct ibv_cq *ibv_cq;
-	struct ibv_comp_channel *channel;	/* FD waits only */
+	struct ibv_comp_channel *channel;	/* FD waits only; first's */
+	struct lfv_vcq *first;		/* the CQ's first (itself if so) */
+	/* The next verbs CQ of the same CQ, made when those before it were
+	 * full; set once (release), walked by readers without a lock. */
+	lfv_atomic_ptr_t next;
+	lfv_atomic32_t turn;		/* first: where the next read starts */
 	struct lfv_spin lock;		/* polling, queue heads */
 	int capacity;			/* cqe of ibv_cq */
 	int reserved;			/* sum of bound queue sizes */

@@ -135,6 +135,15 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_spin_unlock(&ep->lock);
 		return;
 	case LFV_RDM_K_READ:
+		/* The sender's device refused to give what its RTS named:
+		 * memory outside its registrations, or a wrong key. The
+		 * receive fails (lfv_rdm_read_done), never with data. */
+		if (wc->status == IBV_WC_REM_ACCESS_ERR ||
+		    wc->status == IBV_WC_REM_INV_REQ_ERR)
+			lfv_drop(&ep->base.domain->fabric->drops,
+				 FI_LFVERBS_DROP_MALFORMED,
+				 "an RDM rendezvous whose buffer its sender's "
+				 "device refused to read");
 		lfv_rdm_read_chunk_done(ep, r, ok);
 		return;
 	case LFV_RDM_K_FIN:
@@ -236,12 +245,13 @@ static void lfv_rdm_cq_progress(void *arg)
 		pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->rdm_eps) {
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
-		if (ep->tx_vcq != vcq && ep->rx_vcq != vcq)
+		if (ep->tx_vcq->first != vcq && ep->rx_vcq->first != vcq)
 			continue;
 		both = domain->poll_all_cqs || lfv_rdm_connecting(ep);
-		if (both || ep->tx_vcq == vcq)
+		if (both || ep->tx_vcq->first == vcq)
 			lfv_vcq_progress(ep->tx_vcq);
-		if (ep->rx_vcq != ep->tx_vcq && (both || ep->rx_vcq == vcq))
+		if (ep->rx_vcq != ep->tx_vcq &&
+		    (both || ep->rx_vcq->first == vcq))
 			lfv_vcq_progress(ep->rx_vcq);
 		lfv_rdm_ep_progress(ep);
 	}
@@ -271,8 +281,8 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 	pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->rdm_eps) {
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
-		if ((ep->tx_vcq == vcq || ep->rx_vcq == vcq) &&
-		    (ep->tx_vcq != ep->rx_vcq || ep->shm)) {
+		if ((ep->tx_vcq->first == vcq || ep->rx_vcq->first == vcq) &&
+		    (ep->tx_vcq->first != ep->rx_vcq->first || ep->shm)) {
 			ms = LFV_RDM_WAIT_SPLIT_MS;
 			break;
 		}
@@ -293,11 +303,13 @@ void lfv_rdm_set_live(struct lfv_rdm_ep *ep, bool live)
 	lfv_spin_unlock(&ep->tx_vcq->lock);
 }
 
-/* CQ reads drive the endpoint (lfv_rdm_cq_progress). */
+/* CQ reads drive the endpoint (lfv_rdm_cq_progress). The hook's vcq is
+ * the CQ's first verbs CQ: the endpoints of every verbs CQ chained behind
+ * it match it by their vcq's first. */
 void lfv_rdm_hook_cq(struct lfv_cq *cq, struct lfv_vcq *vcq)
 {
 	if (cq && !cq->progress.fn)
 		lfv_cq_set_progress_polling(cq, (struct lfv_progress_hook){
-			.fn = lfv_rdm_cq_progress, .arg = vcq,
+			.fn = lfv_rdm_cq_progress, .arg = vcq->first,
 			.wait_ms = lfv_rdm_cq_wait_ms });
 }

@@ -514,6 +514,33 @@ static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
 		srx->owner_ops->queue_msg(e);
 }
 
+/* An RTS that must not be read, refused at once: longer than
+ * max_msg_size (TOO_LONG), or a buffer that wraps past the end of the
+ * address space (MALFORMED: no registration holds it, and the read's
+ * length would be computed from a wrapped end). A buffer outside the
+ * sender's registrations shows only when its device refuses the read
+ * (lfv_rdm_completion). */
+static bool lfv_rdm_rts_refused(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+				const struct lfv_rdm_rts *rts)
+{
+	struct lfv_drops *drops = &ep->base.domain->fabric->drops;
+
+	if (rts->len > ep->base.info->ep_attr->max_msg_size) {
+		lfv_drop(drops, FI_LFVERBS_DROP_TOO_LONG,
+			 "an RDM rendezvous longer than max_msg_size");
+		lfv_rdm_refuse_rts(ep, c, rts, -FI_EMSGSIZE);
+		return true;
+	}
+	if (rts->len && rts->addr + rts->len < rts->addr) {
+		lfv_drop(drops, FI_LFVERBS_DROP_MALFORMED,
+			 "an RDM rendezvous whose buffer wraps past the end "
+			 "of the address space");
+		lfv_rdm_refuse_rts(ep, c, rts, -FI_EINVAL);
+		return true;
+	}
+	return false;
+}
+
 /* A message landed in a bounce buffer: match it or queue a copy (of the
  * data, or of the RTS). */
 void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
@@ -560,13 +587,8 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		if (!c)
 			return; /* nobody to read from */
 		memcpy(&m.rts, data, sizeof(m.rts));
-		if (m.rts.len > ep->base.info->ep_attr->max_msg_size) {
-			lfv_drop(&ep->base.domain->fabric->drops,
-				 FI_LFVERBS_DROP_TOO_LONG,
-				 "an RDM rendezvous longer than max_msg_size");
-			lfv_rdm_refuse_rts(ep, c, &m.rts, -FI_EMSGSIZE);
+		if (lfv_rdm_rts_refused(ep, c, &m.rts))
 			return;
-		}
 		m.len = m.rts.len;
 	}
 	/* A sender the AV does not know is FI_ADDR_UNSPEC to the SRX

@@ -3,7 +3,11 @@
  * The verbs CQ behind an lfverbs CQ: one ibv_cq per fi_cq, created when the
  * first endpoint binds and grown (ibv_resize_cq) as more bind, so that its
  * capacity always covers every request the bound queues may have
- * outstanding. Work completions are translated once, into the caller's
+ * outstanding. A queue that no longer fits under the device's max_cqe
+ * goes to another verbs CQ of the same fi_cq, chained behind the first
+ * (made on demand, sharing its completion channel; a read polls them
+ * all, in turn), so no verbs CQ can overflow however many endpoints
+ * share the fi_cq. Work completions are translated once, into the caller's
  * buffer (lfv_cq_hw.poll) or into the CQ's ring (progress): the common
  * case here, the rest by the queue's handler (another transport's) or
  * translate (an endpoint type's, lfv_msg_comp.c). Nothing here knows an
@@ -153,6 +157,58 @@ void lfv_vcq_progress(struct lfv_vcq *vcq)
 	lfv_spin_unlock(&vcq->lock);
 }
 
+static inline struct lfv_vcq *lfv_vcq_next(struct lfv_vcq *vcq)
+{
+	/* Acquire: pairs with the release that linked it (lfv_vcq_create). */
+	return lfv_load_acquire_ptr(&vcq->next);
+}
+
+/* Every verbs CQ of a CQ: the first's chain. */
+#define lfv_vcq_foreach(v, first) \
+	for ((v) = (first); (v); (v) = lfv_vcq_next(v))
+
+/* Moves what every verbs CQ of the chain holds into the ring. */
+static void lfv_vcq_progress_all(struct lfv_vcq *first)
+{
+	struct lfv_vcq *v;
+
+	lfv_vcq_foreach(v, first)
+		lfv_vcq_progress(v);
+}
+
+/* One verbs CQ's part of a read, while nothing older of it waits in the
+ * ring. */
+static void lfv_vcq_read_one(struct lfv_vcq *vcq, struct lfv_vcq_sink *sink)
+{
+	lfv_spin_lock(&vcq->lock);
+	if (lfv_cq_ring_empty(vcq->cq))
+		lfv_vcq_poll_locked(vcq, sink, true);
+	lfv_spin_unlock(&vcq->lock);
+}
+
+/* A read of a CQ with more than one verbs CQ: all of them, each read
+ * starting at the next one, so that a busy one cannot starve the
+ * others of a reader who takes few at a time. */
+static __attribute__((noinline)) size_t
+lfv_vcq_read_chain(struct lfv_vcq *first, struct lfv_vcq_sink *sink)
+{
+	/* Relaxed: only where a read starts; readers may race on it. */
+	uint32_t start = lfv_load_relaxed32(&first->turn), n = 0, i;
+	struct lfv_vcq *v, *from = first;
+
+	lfv_store_relaxed32(&first->turn, start + 1);
+	lfv_vcq_foreach(v, first)
+		n++;
+	for (i = start % n; i; i--)
+		from = lfv_vcq_next(from);
+	for (v = from; v && sink->count < sink->max; v = lfv_vcq_next(v))
+		lfv_vcq_read_one(v, sink);
+	for (v = first; v != from && sink->count < sink->max;
+	     v = lfv_vcq_next(v))
+		lfv_vcq_read_one(v, sink);
+	return sink->count;
+}
+
 /* lfv_cq_hw.poll: straight into the reader's buffer while nothing older
  * waits in the ring. */
 static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
@@ -162,6 +218,8 @@ static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
 	struct lfv_vcq_sink sink = { .buf = buf, .src = src, .max = count };
 	size_t n = 0;
 
+	if (__builtin_expect(lfv_vcq_next(vcq) != NULL, 0))
+		return (ssize_t)lfv_vcq_read_chain(vcq, &sink);
 	/* Unlocked, nobody else moves completions into the ring: the
 	 * caller's check that it is empty still holds. */
 	if (!vcq->lock.on)
@@ -173,34 +231,51 @@ static ssize_t lfv_vcq_hw_poll(void *arg, void *buf, fi_addr_t *src,
 	return (ssize_t)n;
 }
 
+/* Asks every verbs CQ of the chain for its next event. */
+static int lfv_vcq_arm_all(struct lfv_vcq *first)
+{
+	struct lfv_vcq *v;
+	int ret;
+
+	lfv_vcq_foreach(v, first) {
+		ret = lfv_verbs_ret(ibv_req_notify_cq(v->ibv_cq, 0));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int lfv_vcq_hw_arm(void *arg)
 {
 	struct lfv_vcq *vcq = arg;
 	int ret;
 
-	ret = lfv_verbs_ret(ibv_req_notify_cq(vcq->ibv_cq, 0));
+	ret = lfv_vcq_arm_all(vcq);
 	if (ret)
 		return ret;
 	/* A completion that arrived before the request raises no event:
 	 * move anything already there into the ring and report it. */
-	lfv_vcq_progress(vcq);
+	lfv_vcq_progress_all(vcq);
 	return lfv_cq_ring_empty(vcq->cq) ? 0 : -FI_EAGAIN;
 }
 
-/* Takes the channel's pending events, acking them in batches. */
+/* Takes the channel's pending events, acking them in batches to the
+ * verbs CQ each came from (the chain shares the first's channel). */
 static void lfv_vcq_take_events(struct lfv_vcq *vcq)
 {
 	struct ibv_cq *ev_cq;
+	struct lfv_vcq *from;
 	void *ev_ctx;
 
 	/* The channel fd is non-blocking: this takes what is there. */
 	while (!ibv_get_cq_event(vcq->channel, &ev_cq, &ev_ctx)) {
-		lfv_spin_lock(&vcq->lock);
-		if (++vcq->unacked >= LFV_VCQ_ACK_BATCH) {
-			ibv_ack_cq_events(vcq->ibv_cq, vcq->unacked);
-			vcq->unacked = 0;
+		from = ev_ctx;
+		lfv_spin_lock(&from->lock);
+		if (++from->unacked >= LFV_VCQ_ACK_BATCH) {
+			ibv_ack_cq_events(from->ibv_cq, from->unacked);
+			from->unacked = 0;
 		}
-		lfv_spin_unlock(&vcq->lock);
+		lfv_spin_unlock(&from->lock);
 	}
 }
 
@@ -217,11 +292,11 @@ void lfv_vcq_auto_event(struct lfv_vcq *vcq)
 	lfv_vcq_take_events(vcq);
 	/* Re-arm before polling: a completion after the poll raises the
 	 * next event. */
-	ibv_req_notify_cq(vcq->ibv_cq, 0);
-	lfv_vcq_progress(vcq);
+	lfv_vcq_arm_all(vcq);
+	lfv_vcq_progress_all(vcq);
 }
 
-static void lfv_vcq_destroy(struct lfv_vcq *vcq)
+static void lfv_vcq_destroy_one(struct lfv_vcq *vcq)
 {
 	struct lfv_domain *domain = vcq->domain;
 
@@ -232,10 +307,23 @@ static void lfv_vcq_destroy(struct lfv_vcq *vcq)
 	if (vcq->unacked)
 		ibv_ack_cq_events(vcq->ibv_cq, vcq->unacked);
 	ibv_destroy_cq(vcq->ibv_cq);
-	if (vcq->channel)
+	if (vcq->channel && vcq->first == vcq)
 		ibv_destroy_comp_channel(vcq->channel);
 	lfv_spin_fini(&vcq->lock);
 	free(vcq);
+}
+
+/* A vcq and those chained behind it: those first, as they use its
+ * channel. */
+static void lfv_vcq_destroy(struct lfv_vcq *vcq)
+{
+	struct lfv_vcq *v = lfv_vcq_next(vcq), *next;
+
+	for (; v; v = next) {
+		next = lfv_vcq_next(v);
+		lfv_vcq_destroy_one(v);
+	}
+	lfv_vcq_destroy_one(vcq);
 }
 
 static void lfv_vcq_hw_fini(void *arg)
@@ -272,8 +360,22 @@ static void lfv_vcq_progress_hook(void *vcq)
 	lfv_vcq_progress(vcq);
 }
 
+/* Links vcq behind the last of first's chain; vcq_lock held. */
+static void lfv_vcq_link(struct lfv_vcq *first, struct lfv_vcq *vcq)
+{
+	struct lfv_vcq *last = first, *next;
+
+	while ((next = lfv_vcq_next(last)))
+		last = next;
+	/* Release: readers that find it see it whole. */
+	lfv_store_release_ptr(&last->next, vcq);
+}
+
+/* A verbs CQ for cq (NULL: private), the first of cq's or, with first,
+ * one more behind it on first's channel. */
 static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
-			  int size, struct lfv_vcq **out)
+			  struct lfv_vcq *first, int size,
+			  struct lfv_vcq **out)
 {
 	struct lfv_vcq *vcq;
 	int ret;
@@ -283,6 +385,7 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 		return -FI_ENOMEM;
 	vcq->domain = domain;
 	vcq->cq = cq;
+	vcq->first = first ? first : vcq;
 	vcq->progress = (struct lfv_progress_hook){
 		.fn = lfv_vcq_progress_hook, .arg = vcq };
 	/* A progress thread polls beside the application: lock then. */
@@ -290,8 +393,10 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 			    lfv_vcq_wants_thread(domain, cq));
 	if (ret)
 		goto free_vcq;
-	if ((cq && cq->wait.type == FI_WAIT_FD) ||
-	    lfv_vcq_wants_thread(domain, cq)) {
+	if (first) {
+		vcq->channel = first->channel;
+	} else if ((cq && cq->wait.type == FI_WAIT_FD) ||
+		   lfv_vcq_wants_thread(domain, cq)) {
 		ret = lfv_vcq_open_channel(vcq);
 		if (ret)
 			goto fini_lock;
@@ -306,10 +411,19 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 		goto destroy_channel;
 	}
 	vcq->capacity = vcq->ibv_cq->cqe;
+	/* The first's waiters (and progress thread) re-arm the chain after
+	 * each event; one made between two events needs its own request. */
+	ret = first && vcq->channel ?
+	      lfv_verbs_ret(ibv_req_notify_cq(vcq->ibv_cq, 0)) : 0;
+	if (ret)
+		goto destroy_cq;
 	pthread_mutex_lock(&domain->vcq_lock);
-	ret = lfv_vcq_wants_thread(domain, cq) ? lfv_auto_add(domain, vcq) : 0;
+	ret = !first && lfv_vcq_wants_thread(domain, cq) ?
+	      lfv_auto_add(domain, vcq) : 0;
 	if (!ret)
 		lfv_list_insert_tail(&domain->vcqs, &vcq->node);
+	if (!ret && first)
+		lfv_vcq_link(first, vcq);
 	pthread_mutex_unlock(&domain->vcq_lock);
 	if (ret)
 		goto destroy_cq;
@@ -319,7 +433,7 @@ static int lfv_vcq_create(struct lfv_domain *domain, struct lfv_cq *cq,
 destroy_cq:
 	ibv_destroy_cq(vcq->ibv_cq);
 destroy_channel:
-	if (vcq->channel)
+	if (vcq->channel && !first)
 		ibv_destroy_comp_channel(vcq->channel);
 fini_lock:
 	lfv_spin_fini(&vcq->lock);
@@ -362,44 +476,87 @@ static int lfv_vcq_reserve(struct lfv_vcq *vcq, int size)
 	return 0;
 }
 
+/* The first verbs CQ of cq, made for a queue of size requests (cq NULL:
+ * a private one). */
+static int lfv_vcq_get_first(struct lfv_domain *domain, struct lfv_cq *cq,
+			     int size, struct lfv_vcq **out)
+{
+	struct lfv_vcq *vcq;
+	int ret;
+
+	ret = lfv_vcq_create(domain, cq, NULL, size, &vcq);
+	if (ret)
+		return ret;
+	if (cq) {
+		ret = lfv_vcq_attach(vcq);
+		if (ret)
+			goto destroy;
+	}
+	ret = lfv_vcq_reserve(vcq, size);
+	if (ret)
+		goto detach;
+	*out = vcq;
+	return 0;
+
+detach:
+	if (cq)
+		lfv_cq_detach_hw(cq);
+destroy:
+	lfv_vcq_destroy(vcq);
+	return ret;
+}
+
+/* A verbs CQ of first's chain with room for size more requests: the
+ * first that has it, or a new one behind them. */
+static int lfv_vcq_get_room(struct lfv_vcq *first, int size,
+			    struct lfv_vcq **out)
+{
+	struct lfv_vcq *vcq;
+	int ret;
+
+	lfv_vcq_foreach(vcq, first) {
+		ret = lfv_vcq_reserve(vcq, size);
+		if (ret != -FI_ENOSPC) {
+			if (!ret)
+				*out = vcq;
+			return ret;
+		}
+	}
+	ret = lfv_vcq_create(first->domain, first->cq, first, size, &vcq);
+	if (ret)
+		return ret;
+	LFV_INFO(FI_LOG_CQ, "a CQ's queues need more than max_cqe (%d) "
+		 "entries: one more verbs CQ\n",
+		 first->domain->dev->attr.max_cqe);
+	/* Linked already: on failure it waits, empty, for later queues. */
+	ret = lfv_vcq_reserve(vcq, size);
+	if (!ret)
+		*out = vcq;
+	return ret;
+}
+
 /*
- * The verbs CQ for a queue of size requests: the CQ's (created on first
- * use), or a private one when cq is NULL. Binding is a control-path call
- * serialised by the domain's vcq_lock.
+ * The verbs CQ for a queue of size requests: one of the CQ's (created on
+ * demand), or a private one when cq is NULL. Binding is a control-path
+ * call serialised by the domain's vcq_lock.
  */
 int lfv_vcq_get(struct lfv_domain *domain, struct lfv_cq *cq, int size,
 		struct lfv_vcq **out)
 {
 	struct lfv_vcq *vcq = cq && cq->hw.poll == lfv_vcq_hw_poll ?
 			      cq->hw.arg : NULL;
-	bool created = false;
 	int ret;
 
-	if (!vcq) {
-		ret = lfv_vcq_create(domain, cq, size, &vcq);
-		if (ret)
-			return ret;
-		created = true;
-		if (cq) {
-			ret = lfv_vcq_attach(vcq);
-			if (ret)
-				goto destroy;
-		}
-	}
-	ret = lfv_vcq_reserve(vcq, size);
+	/* No verbs CQ could hold it. */
+	if (size > domain->dev->attr.max_cqe)
+		return -FI_ENOSPC;
+	ret = vcq ? lfv_vcq_get_room(vcq, size, &vcq) :
+		    lfv_vcq_get_first(domain, cq, size, &vcq);
 	if (ret)
-		goto destroy;
+		return ret;
 	lfv_ref_get(&vcq->ref);
 	*out = vcq;
 	return 0;
-
-destroy:
-	if (created) {
-		if (cq && cq->hw.arg == vcq)
-			lfv_cq_detach_hw(cq);
-		lfv_vcq_destroy(vcq);
-	}
-	return ret;
 }
 
 void lfv_vcq_put(struct lfv_vcq *vcq, int size)

@@ -965,6 +965,89 @@ static int rdm_fin_forged(const char *victim_hex)
 	return 0;
 }
 
+/* Waits up to ms for a completion in error on p's receive side: its QP
+ * went to the error state (a read the victim made of it failed) and its
+ * receives flushed. */
+static bool rc_failed(struct rc_peer *p, long ms)
+{
+	struct ibv_wc wc;
+	int n;
+
+	for (; ms > 0; ms--) {
+		while ((n = ibv_poll_cq(p->u.rcq, 1, &wc)) == 1)
+			if (wc.status != IBV_WC_SUCCESS)
+				return true;
+		pause_ms(1);
+	}
+	return false;
+}
+
+/* An RTS header (of body_len bytes, what h.len says) and body. */
+static int rc_send_rts_body(struct rc_peer *p, const struct lfv_rdm_rts *rts,
+			    size_t body_len)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_RTS_MSG,
+				 .len = (uint32_t)body_len };
+	uint8_t body[sizeof(*rts) + 8] = { 0 };
+
+	memcpy(body, rts, body_len < sizeof(*rts) ? body_len : sizeof(*rts));
+	return rc_send_msg(p, &h, body, body_len);
+}
+
+/* Each round, on a fresh connection: an RTS cut short and one with bytes
+ * past it (the header's length disagrees with what an RTS is), one whose
+ * buffer wraps past the end of the address space, which the victim must
+ * refuse at once (a FIN flagged ERR saying FI_EINVAL), and one naming
+ * memory outside our registration (past its end, or with a wrong key),
+ * whose read our device refuses: the victim must fail that receive,
+ * never complete it with data, and count it. */
+static int rdm_bad_rts(const char *victim_hex)
+{
+	struct lfv_ud_name victim;
+	struct lfv_rdm_hdr got;
+	struct lfv_rdm_rts rts;
+	uint8_t payload[64];
+	struct rc_peer p;
+	int k, refused = 0, failed = 0;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	for (k = 0; k < ROUNDS; k++) {
+		if (rc_peer_open(&p, &victim) || rc_post_slots(&p))
+			return 1;
+		memset(p.buf + 4096, 0x5a, 8192);
+		rts = (struct lfv_rdm_rts){
+			.len = 4096, .addr = (uintptr_t)p.buf + 4096,
+			.rkey = p.mr->rkey, .cookie = 0xbad0 + (uint64_t)k,
+		};
+		if (rc_send_rts_body(&p, &rts, sizeof(rts) - 8) ||
+		    rc_send_rts_body(&p, &rts, sizeof(rts) + 8))
+			return 1;
+		rts.addr = UINT64_MAX - 100;
+		if (rc_send_rts_body(&p, &rts, sizeof(rts)))
+			return 1;
+		if (!rc_next(&p, 5000, &got, payload) &&
+		    got.op == LFV_RDM_FIN && (got.flags & LFV_RDM_HDR_ERR) &&
+		    got.reserved == FI_EINVAL && got.tag == rts.cookie)
+			refused++;
+		/* Past our registration's end, or inside it with another
+		 * key: the victim's read fails, our QP with it. */
+		rts.addr = (uintptr_t)p.buf + (k % 2 ? 4096 : RC_BUF);
+		if (k % 2)
+			rts.rkey ^= 0x5a;
+		rts.cookie += 0x100;
+		if (rc_send_rts_body(&p, &rts, sizeof(rts)))
+			return 1;
+		failed += rc_failed(&p, 5000);
+		rc_peer_close(&p);
+	}
+	printf("sent %d rounds of bad rendezvous requests; %d wrapping ones "
+	       "refused, %d reads of ours failed\n", ROUNDS, refused,
+	       failed);
+	return refused == ROUNDS ? 0 :
+	       fail("a wrapping rendezvous was not refused");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "cm-accept-oversize"))
@@ -985,6 +1068,8 @@ int main(int argc, char **argv)
 		return rdm_no_fin(argv[2], atol(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "rdm-fin-forged"))
 		return rdm_fin_forged(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "rdm-bad-rts"))
+		return rdm_bad_rts(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "rdm-oversize"))
 		return rdm_oversize(argv[2], atoi(argv[3]),
 				    (size_t)atol(argv[4]));
@@ -993,6 +1078,6 @@ int main(int argc, char **argv)
 		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N | "
 		"rdm-oversize VICTIM N BYTES | rdm-fin VICTIM MS | "
 		"rdm-bad-msg VICTIM | rdm-no-fin VICTIM MS | "
-		"rdm-fin-forged VICTIM\n");
+		"rdm-fin-forged VICTIM | rdm-bad-rts VICTIM\n");
 	return 2;
 }

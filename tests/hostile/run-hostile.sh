@@ -137,7 +137,7 @@ rdm_case() {
 	case_result $? "$desc" hostile.args hostile client server server.err
 }
 
-echo "1..10"
+echo "1..11"
 
 # A connect reply whose length byte claims 195 bytes of connection data:
 # the lfverbs client aborts that connection (no copy past its 55 bytes),
@@ -219,5 +219,19 @@ FI_LFVERBS_RDM_RNDV_TIMEOUT=2 LFV_VICTIM_TIMEOUTS=1 rdm_case \
 # FORGED, every time), the real FIN then finishes the send.
 rdm_case "a FIN from another connection and an unasked HELD are refused" \
 	"rdm-fin-forged VICTIM" forged=2
+# rdm-bad-rts: eight rounds, each on a fresh connection, of rendezvous
+# requests that cannot be followed: one cut short and one with bytes past
+# it (the header's length disagrees with an RTS: 16 MALFORMED), one whose
+# buffer wraps past the end of the address space, which the server must
+# refuse at once with a FIN saying FI_EINVAL (8 MALFORMED; the hostile
+# peer checks the eight refusals), and one naming memory outside the
+# hostile peer's registration (past its end, or a wrong key): that read
+# fails, the receive it met completes in error, never with data
+# (LFV_VICTIM_RECV_ERRORS; an echo of the hostile's bytes would fail the
+# server), and is counted (8 MALFORMED). The client's sessions run on
+# after the last round.
+CLIENT_MS=8000 LFV_VICTIM_RECV_ERRORS=8 rdm_case \
+	"rendezvous requests of lying length, wrapping or outside any registration are refused" \
+	"rdm-bad-rts VICTIM" malformed=32
 
 [ $fails -eq 0 ]

@@ -17,7 +17,8 @@
  *	echoes every message back to the name in its first 32 bytes until
  *	one says "bye"; then its fabric's drops by reason (cm_data,
  *	truncated, version, malformed, forged, limit, too_long) must be at
- *	least N.
+ *	least N. LFV_VICTIM_RECV_ERRORS=N: receives that complete in error
+ *	(a rendezvous whose read failed) are counted, not fatal; at least N.
  *   lfv_victim rdm-client SERVER_HEX MS
  *	an RDM endpoint that prints "name HEX", then runs echo sessions with
  *	the server for MS milliseconds, every byte checked, and says bye.
@@ -414,6 +415,9 @@ struct rdm {
 	/* LFV_VICTIM_TIMEOUTS=N: sends that fail with FI_ETIMEDOUT (to a
 	 * peer that never answers) are counted, not fatal; at least N. */
 	long timeouts_want, timeouts;
+	/* LFV_VICTIM_RECV_ERRORS=N: receives that complete in error are
+	 * counted, not fatal; at least N. */
+	long recv_errors_want, recv_errors;
 };
 
 static void hex_print(const char *label, const uint8_t *p, size_t len)
@@ -452,6 +456,8 @@ static int rdm_open(struct rdm *r)
 	memset(r, 0, sizeof(*r));
 	if (getenv("LFV_VICTIM_TIMEOUTS"))
 		r->timeouts_want = atol(getenv("LFV_VICTIM_TIMEOUTS"));
+	if (getenv("LFV_VICTIM_RECV_ERRORS"))
+		r->recv_errors_want = atol(getenv("LFV_VICTIM_RECV_ERRORS"));
 	hints->ep_attr->type = FI_EP_RDM;
 	ret = fi_getinfo(VICTIM_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
@@ -473,7 +479,8 @@ static void rdm_close(struct rdm *r)
 	test_rdm_close(&r->o, r->mr);
 }
 
-/* The next completion (its length in *len for a receive). */
+/* The next completion (its length in *len for a receive); 1: a receive
+ * that failed, counted (LFV_VICTIM_RECV_ERRORS). */
 static int rdm_wait(struct rdm *r, size_t *len, const char *what)
 {
 	struct fi_cq_msg_entry c;
@@ -501,6 +508,12 @@ static int rdm_wait(struct rdm *r, size_t *len, const char *what)
 			    !strcmp(what, "send")) {
 				r->timeouts++;
 				return 0;
+			}
+			if (len && r->recv_errors_want) {
+				fprintf(stderr, "lfv_victim: a receive failed: "
+					"%s\n", fi_strerror(e.err));
+				r->recv_errors++;
+				return 1;
 			}
 			FAIL("%s: completed in error: %s\n", what,
 			     fi_strerror(e.err));
@@ -579,6 +592,8 @@ static int rdm_server(int argc, char **argv)
 		return 1;
 	for (;;) {
 		ret = rdm_recv(&r, &len);
+		if (ret == 1)
+			continue;	/* counted: nothing to echo */
 		if (ret)
 			break;
 		if (len == 3 && !memcmp(r.buf[1], "bye", 3))
@@ -608,6 +623,12 @@ static int rdm_server(int argc, char **argv)
 		fprintf(stderr, "lfv_victim: %ld sends timed out\n",
 			r.timeouts);
 		if (r.timeouts < r.timeouts_want)
+			ret = -1;
+	}
+	if (r.recv_errors_want) {
+		fprintf(stderr, "lfv_victim: %ld receives failed\n",
+			r.recv_errors);
+		if (r.recv_errors < r.recv_errors_want)
 			ret = -1;
 	}
 	rdm_close(&r);
