@@ -650,10 +650,11 @@ static int peer_echo(int fd, int idx)
 
 static int peer_main(char **argv)
 {
-	int fd = atoi(argv[3]), arg = atoi(argv[5]);
+	int fd, arg = atoi(argv[5]);
 
 	peer_role = argv[2];
 	peer_idx = atoi(argv[4]);
+	fd = peer_channel(argv[3]);
 	alarm(PEER_ALARM_S);
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(peer_role, "a2a"))
