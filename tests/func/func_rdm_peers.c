@@ -12,6 +12,10 @@
  * small framed messages. Peers die with the test (PR_SET_PDEATHSIG) or by
  * an alarm of their own, and every test that starts them kills and reaps
  * what is left in its teardown, so nothing outlives a failure.
+ *
+ * LFV_PEER_HOST=HOST runs the peers of odd index on HOST through ssh
+ * (kid_start; tests/nodes/rdm.sh runs the tests with peers that way on
+ * the two-node bed).
  */
 #include <errno.h>
 #include <fcntl.h>
