@@ -102,6 +102,23 @@ tap_step build/nodes-mpi.log env LFV_BED_CPUS=2 \
 	LFV_TOP_BUILDDIR="$top/build" \
 	FI_PROVIDER_PATH="$top/build/.libs" LFV_REQUIRE_DEVICE=1 \
 	tests/func/func_mpi.sh
+# The RDM functional tests that have peer processes, the peers of odd
+# index on the other node through ssh (tests/nodes/rdm.sh; their programs
+# were built for the functional step).
+step "two nodes: RDM tests with peers on the other node (tests/nodes/rdm.sh)"
+tap_step build/nodes-rdm.log env LFV_BED_CPUS=2 \
+	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/rdm.sh
+# A few upstream fabtests of each endpoint type, servers on lfv-a and
+# clients on lfv-b (tests/fabtests/lfverbs-nodes.tests); logs in
+# build/fabtests-nodes/. Skipped, with one line, where ../shared/libfabric
+# is absent.
+step "two nodes: fabtests across (tests/fabtests/run-fabtests.sh --nodes)"
+if [ "${LFV_SKIP_FABTESTS:-}" = 1 ]; then
+	echo "skipped (LFV_SKIP_FABTESTS=1)"
+else
+	tap_step build/nodes-fabtests.log env LFV_BED_CPUS=2 \
+		tests/fabtests/run-fabtests.sh --nodes
+fi
 
 # The hostile peer's cases again, the victims' lfverbs built with
 # AddressSanitizer and its leak checker: nothing a hostile peer sends may

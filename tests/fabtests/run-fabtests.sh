@@ -18,6 +18,14 @@
 #                   client (runfabtests has 1), default 2
 #   --complex       also run fi_ubertest with tests/fabtests/lfverbs-ubertest.test
 #                   (prov_name swapped for other providers)
+#   --nodes         across the two-node bed (rxe-bed --nodes 2, two vCPUs a
+#                   node unless LFV_BED_CPUS says otherwise): servers on
+#                   lfv-a (10.77.0.1), clients on lfv-b (10.77.0.2), both
+#                   started by runfabtests through ssh; only the tests of
+#                   tests/fabtests/<prov>-nodes.tests (its sets replace
+#                   --sets); lists <prov>-nodes.exclude and .xfail; logs
+#                   in $LFV_BUILD_DIR/fabtests-nodes/<prov>/; a TAP line
+#                   per test, the plan at the end
 #
 # Outside a bed this builds fabtests (cached) and runs itself in
 # tests/bed/rxe-bed. Each provider's results, the raw runfabtests output
@@ -44,6 +52,7 @@ sets=unit,functional,short
 timeout=120
 wait=2
 complex=0
+nodes=0
 
 msg() { echo "run-fabtests: $*" >&2; }
 die() { msg "$*"; exit 1; }
@@ -59,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
 	--wait) wait=${2:?--wait needs seconds}; shift 2 ;;
 	--complex) complex=1; shift ;;
+	--nodes) nodes=1; shift ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
 	-*) msg "unknown option $1"; usage 1 >&2 ;;
@@ -85,6 +95,11 @@ if ! in_bed; then
 		prefix=$("$here/build-fabtests.sh")
 		rc=$?
 	fi
+	# --nodes speaks TAP: no sources is a skip there.
+	if [ $rc = 77 ] && [ $nodes = 1 ]; then
+		echo "1..0 # SKIP $prefix"
+		exit 0
+	fi
 	if [ $rc -ne 0 ]; then
 		[ -z "$prefix" ] || echo "$prefix"
 		exit $rc
@@ -98,8 +113,16 @@ if ! in_bed; then
 	export LFV_BED_MEM=${LFV_BED_MEM:-10240}
 	opts=(--sets "$sets" --timeout "$timeout" --wait "$wait")
 	[ $complex = 0 ] || opts+=(--complex)
+	bed=()
+	if [ $nodes = 1 ]; then
+		opts+=(--nodes)
+		bed=(--nodes 2)
+		# Each node polls: with one vCPU rxe's own work starves.
+		export LFV_BED_CPUS=${LFV_BED_CPUS:-2}
+		export LFV_BED_MEM=${LFV_BED_MEM:-4096}
+	fi
 	cd "$top" || exit 1
-	exec "$top/tests/bed/rxe-bed" --workdir "$top" \
+	exec "$top/tests/bed/rxe-bed" "${bed[@]}" --workdir "$top" \
 		--env LFV_FABTESTS_PREFIX="$prefix" \
 		--env LFV_BUILD_DIR="${LFV_BUILD_DIR:-build}" \
 		--env LFV_FABTESTS_LISTS="${LFV_FABTESTS_LISTS:-}" -- \
@@ -121,6 +144,16 @@ if [ -e "$prefix/lib/libfabric.so" ]; then
 fi
 ip=${LFV_BED_IP:?}
 logroot=$builddir/fabtests
+# --nodes: runfabtests' host arguments (it starts each side through ssh)
+# and the other lists.
+hosts=()
+lists_sfx=${LFV_FABTESTS_LISTS:-}
+if [ $nodes = 1 ]; then
+	[ "${LFV_BED_NODES:-1}" = 2 ] || die "--nodes needs the two-node bed"
+	hosts=("$ip" "${LFV_BED_PEER_IP:?}")
+	logroot=$builddir/fabtests-nodes
+	lists_sfx=$lists_sfx-nodes
+fi
 mkdir -p "$logroot" || die "cannot create $logroot"
 
 # A provider name as a file name ("verbs;ofi_rxm" -> "verbs+ofi_rxm").
@@ -128,13 +161,14 @@ safe() { printf '%s' "$1" | tr -c 'A-Za-z0-9_.+-' '+'; }
 
 # The name of a provider's lists: <prov>.xfail and <prov>.exclude, or
 # <prov>$LFV_FABTESTS_LISTS.* (e.g. "-2.1": another core's fabtests).
-lists() { printf '%s%s' "$(safe "$1")" "${LFV_FABTESTS_LISTS:-}"; }
+lists() { printf '%s%s' "$(safe "$1")" "$lists_sfx"; }
 
 # A test name as runfabtests prints it, without "-p PROV" and with the bed's
 # address as ADDR, so that names do not depend on the bed.
 norm_name() {
 	local n=$1
 	n=${n% -p \"*\"}
+	[ $nodes = 0 ] || n=${n//$LFV_BED_PEER_IP/PEER}
 	printf '%s' "${n//$ip/ADDR}"
 }
 
@@ -185,6 +219,7 @@ finish_record() {
 	XPASS) n_xpass=$((n_xpass + 1)) ;;
 	esac
 	printf '%-6s %4ss  %s\n' "$cls" "$time" "$name"
+	[ $nodes = 0 ] || tap_line "$cls" "$name"
 	printf '%s\t%s\t%s\t%s\n' "$name" "$cls" "$res" "$time" >>"$logdir/results.tsv"
 	case $cls in
 	FAIL | XFAIL)
@@ -197,6 +232,19 @@ finish_record() {
 		;;
 	XPASS) echo "              xpass: listed in $(lists "$prov").xfail but passed; remove it from the list" ;;
 	PASS) [ -z "${xfail[$name]:-}" ] || echo "              (listed as flaky in $(lists "$prov").xfail)" ;;
+	esac
+}
+
+# The TAP line of a test of class $1 (--nodes): a known failure (xfail)
+# or a test not run counts as skipped, an xpass as a failure.
+n_tap=0
+tap_line() {
+	n_tap=$((n_tap + 1))
+	case $1 in
+	PASS) echo "ok $n_tap - $2 ($LFV_BED_HOSTS)" ;;
+	NOTRUN) echo "ok $n_tap - $2 # SKIP not run" ;;
+	XFAIL) echo "ok $n_tap - $2 # SKIP known failure ($(lists "$prov").xfail)" ;;
+	*) echo "not ok $n_tap - $2 ($1, $LFV_BED_HOSTS)" ;;
 	esac
 }
 
@@ -301,6 +349,7 @@ runfabtests() {
 		cd "$logdir" || exit 1
 		sed "s/^\tsleep 1\$/\tsleep $wait/" "$bin/runfabtests.sh" >runfabtests.sh ||
 			exit 1
+		[ $nodes = 0 ] || nodes_subset || exit 1
 		# $BASHPID expands after the fork of "cmd &": take it here.
 		me=$BASHPID
 		watchdog "$me" &
@@ -311,12 +360,29 @@ runfabtests() {
 		[ -f "$here/$(lists "$prov").exclude" ] &&
 			excl=(-f "$here/$(lists "$prov").exclude")
 		bash ./runfabtests.sh -v -T "$timeout" -p "$bin" \
-			-t "$sets" -s "$ip" -c "$ip" "${excl[@]}" "${extra[@]}" \
-			"$prov"
+			-t "$sets" -s "$ip" -c "${hosts[1]:-$ip}" "${excl[@]}" \
+			"${extra[@]}" "$prov" "${hosts[@]}"
 		rc=$?
 		kill "$wd"
 		exit $rc
 	) 2>&1
+}
+
+# --nodes: the copy of runfabtests.sh in the current directory runs only
+# the tests of tests/fabtests/<prov>-nodes.tests ("SET TEST ARGS..." a
+# line: its arrays of those sets are replaced, before its main part), and
+# sets becomes the sets named there.
+nodes_subset() {
+	local f
+	f=$here/$(lists "$prov").tests
+	[ -f "$f" ] || { msg "no $f"; return 1; }
+	awk '/^[a-z]/ { set = $1; sub(/^[a-z]+[ \t]+/, ""); t[set] = t[set] "\t\"" $0 "\"\n"; if (!(set in seen)) { seen[set] = 1; order[++n] = set } }
+	     END { for (i = 1; i <= n; i++) printf "%s_tests=(\n%s)\n", order[i], t[order[i]] }' \
+		"$f" >subset.sh
+	grep -q '^# base ssh command$' runfabtests.sh ||
+		{ msg "runfabtests.sh has no '# base ssh command' to insert the subset at"; return 1; }
+	sed -i '/^# base ssh command$/r subset.sh' runfabtests.sh
+	sets=$(awk '/^[a-z]/ && !s[$1]++ { printf "%s%s", n++ ? "," : "", $1 }' "$f")
 }
 
 # Kills client $1 once its output has not grown for $timeout s: a
@@ -510,4 +576,5 @@ if [ "$(echo "$provs" | wc -w)" -gt 1 ]; then
 	echo "--- comparison (also in ${logroot#"$top"/}/comparison.md)"
 	print_comparison | tee "$logroot/comparison.md"
 fi
+[ $nodes = 0 ] || echo "1..$n_tap"
 exit $status

@@ -341,20 +341,14 @@ struct mhdr {
 	uint32_t type, len;
 };
 
-static inline int msg_put(int fd, uint32_t type, const void *p, uint32_t len)
+/* All n bytes of p to fd; -FI_EIO when the other side is gone. */
+static inline int write_full(int fd, const void *p, size_t n)
 {
-	uint8_t buf[sizeof(struct mhdr) + MSG_MAX];
-	struct mhdr h = { .type = type, .len = len };
-	size_t n = sizeof(h) + len, off = 0;
+	size_t off = 0;
 	ssize_t w;
 
-	if (len > MSG_MAX)
-		return -FI_EINVAL;
-	memcpy(buf, &h, sizeof(h));
-	if (len)
-		memcpy(buf + sizeof(h), p, len);
 	while (off < n) {
-		w = write(fd, buf + off, n - off);
+		w = write(fd, (const char *)p + off, n - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -362,6 +356,19 @@ static inline int msg_put(int fd, uint32_t type, const void *p, uint32_t len)
 		off += (size_t)w;
 	}
 	return 0;
+}
+
+static inline int msg_put(int fd, uint32_t type, const void *p, uint32_t len)
+{
+	uint8_t buf[sizeof(struct mhdr) + MSG_MAX];
+	struct mhdr h = { .type = type, .len = len };
+
+	if (len > MSG_MAX)
+		return -FI_EINVAL;
+	memcpy(buf, &h, sizeof(h));
+	if (len)
+		memcpy(buf + sizeof(h), p, len);
+	return write_full(fd, buf, sizeof(h) + len);
 }
 
 static inline int read_full(int fd, void *p, size_t n, int64_t deadline)
@@ -434,6 +441,65 @@ static inline _Noreturn void peer_die(int line, const char *what, long val)
 #define PCALL(expr) \
 	do { long r_ = (long)(expr); \
 	     if (r_) peer_die(__LINE__, #expr, r_); } while (0)
+
+/* A peer started through ssh (kid_start, LFV_PEER_HOST) has ssh's stdin
+ * and stdout for its channel, not one socket. A relay process copies
+ * between them and a socketpair whose other end the peer uses as it
+ * would the local one. EOF on stdin (the test closed its end, or ssh
+ * died) kills the peer, as SIGKILL does to a local one; the relay ends
+ * when the peer's end closes. Called before anything opens a device. */
+static inline _Noreturn void peer_relay(int s, pid_t peer)
+{
+	struct pollfd pfd[2] = { { .fd = 0, .events = POLLIN },
+				 { .fd = s, .events = POLLIN } };
+	char buf[MSG_MAX];
+	ssize_t r;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[0].revents) {
+			r = read(0, buf, sizeof(buf));
+			if (r <= 0 || write_full(s, buf, (size_t)r)) {
+				kill(peer, SIGKILL);
+				break;
+			}
+		}
+		if (pfd[1].revents) {
+			r = read(s, buf, sizeof(buf));
+			if (r <= 0 || write_full(1, buf, (size_t)r))
+				break;
+		}
+	}
+	_exit(0);
+}
+
+/* The peer's channel: "-" (stdin and stdout, through a relay) or the
+ * number of the socket kid_start left open. */
+static inline int peer_channel(const char *arg)
+{
+	pid_t peer = getpid(), pid;
+	int sv[2], nul;
+
+	if (strcmp(arg, "-"))
+		return atoi(arg);
+	PCHECK(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	PCHECK(pid >= 0);
+	if (!pid) {
+		close(sv[0]);
+		peer_relay(sv[1], peer);
+	}
+	close(sv[1]);
+	/* stdout is the relay's: what the peer prints goes to stderr. */
+	nul = open("/dev/null", O_RDONLY);
+	PCHECK(nul >= 0 && dup2(nul, 0) == 0 && dup2(2, 1) == 1);
+	close(nul);
+	return sv[0];
+}
 
 /* Waits for op (serving the node meanwhile). */
 static inline void peer_wait_op(struct node *n, struct op *op, int *stray)
@@ -527,17 +593,50 @@ static inline void echo_finish(struct echo *e, int *stray)
 /* ---- the test's side of the peers ---------------------------------------- */
 
 struct kid {
-	pid_t pid;
+	pid_t pid;			/* the peer, or the ssh that runs it */
 	int fd;
+	bool remote;
 };
 
 static struct kid kids[MAX_KIDS];
 
+/* Where the peer of index idx runs: NULL here, else the host named by
+ * LFV_PEER_HOST, which takes the peers of odd index (so a test with
+ * several peers has them on both hosts, and a test with one has it
+ * there). */
+static inline const char *kid_host(int idx)
+{
+	const char *host = getenv("LFV_PEER_HOST");
+
+	return host && *host && (idx & 1) ? host : NULL;
+}
+
+/* In the child of kid_start: becomes the peer on host through ssh (which
+ * passes FI_*, LFV_* and LD_LIBRARY_PATH; this program is at the same
+ * path there), s its stdin and stdout. */
+static inline _Noreturn void kid_exec_remote(const char *host, int s,
+					     const char *role,
+					     const char *sidx, const char *arg)
+{
+	char exe[1024], cmd[1400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || dup2(s, 0) != 0 || dup2(s, 1) != 1)
+		_exit(127);
+	exe[n] = 0;
+	snprintf(cmd, sizeof(cmd), "exec '%s' --peer %s - %s %s", exe, role,
+		 sidx, arg ? arg : "");
+	execlp("ssh", "ssh", "-o", "BatchMode=yes", host, cmd, (char *)NULL);
+	_exit(127);
+}
+
 /* Starts this program (argv[0] prog) as a peer: --peer ROLE FD IDX, then
- * arg if not NULL; returns its slot. */
+ * arg if not NULL; here, or on kid_host(idx) with "-" for FD. Returns
+ * its slot. */
 static inline int kid_start(const char *prog, const char *role, int idx,
 			    const char *arg)
 {
+	const char *host = kid_host(idx);
 	char sfd[16], sidx[16];
 	int sv[2], i;
 	pid_t pid;
@@ -554,15 +653,17 @@ static inline int kid_start(const char *prog, const char *role, int idx,
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() == 1)
 			_exit(126);
+		snprintf(sidx, sizeof(sidx), "%d", idx);
+		if (host)
+			kid_exec_remote(host, sv[1], role, sidx, arg);
 		fcntl(sv[1], F_SETFD, 0);	/* this end survives exec */
 		snprintf(sfd, sizeof(sfd), "%d", sv[1]);
-		snprintf(sidx, sizeof(sidx), "%d", idx);
 		execl("/proc/self/exe", prog, "--peer", role, sfd, sidx, arg,
 		      (char *)NULL);
 		_exit(127);
 	}
 	close(sv[1]);
-	kids[i] = (struct kid){ .pid = pid, .fd = sv[0] };
+	kids[i] = (struct kid){ .pid = pid, .fd = sv[0], .remote = !!host };
 	return i;
 }
 
@@ -591,10 +692,21 @@ static inline int kid_reap(int i, int timeout_ms)
 	return status;
 }
 
+/* Kills the peer; returns once it is gone. A remote one is killed by its
+ * relay when its stdin ends (peer_channel); ssh then exits with 255, as
+ * it does for a remote command killed by a signal. */
 static inline void kid_kill(int i)
 {
-	kill(kids[i].pid, SIGKILL);
-	assert_true(WIFSIGNALED(kid_reap(i, WAIT_MS)));
+	int status;
+
+	if (!kids[i].remote) {
+		kill(kids[i].pid, SIGKILL);
+		assert_true(WIFSIGNALED(kid_reap(i, WAIT_MS)));
+		return;
+	}
+	shutdown(kids[i].fd, SHUT_WR);
+	status = kid_reap(i, WAIT_MS);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 255);
 }
 
 /* The kid must end by itself with status 0. */

@@ -12,6 +12,10 @@
  * small framed messages. Peers die with the test (PR_SET_PDEATHSIG) or by
  * an alarm of their own, and every test that starts them kills and reaps
  * what is left in its teardown, so nothing outlives a failure.
+ *
+ * LFV_PEER_HOST=HOST runs the peers of odd index on HOST through ssh
+ * (kid_start; tests/nodes/rdm.sh runs the tests with peers that way on
+ * the two-node bed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -650,10 +654,11 @@ static int peer_echo(int fd, int idx)
 
 static int peer_main(char **argv)
 {
-	int fd = atoi(argv[3]), arg = atoi(argv[5]);
+	int fd, arg = atoi(argv[5]);
 
 	peer_role = argv[2];
 	peer_idx = atoi(argv[4]);
+	fd = peer_channel(argv[3]);
 	alarm(PEER_ALARM_S);
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(peer_role, "a2a"))

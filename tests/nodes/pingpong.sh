@@ -37,18 +37,9 @@ CASES=(
 	"Debian's verbs MSG client, lfverbs server|lfverbs|verbs|-e msg|64 65536"
 )
 
-if [ -n "${LFV_NODES_NETEM:-}" ]; then
-	# shellcheck disable=SC2086  # netem's words
-	# The other node's first, a second after its ssh session ends: with
-	# heavy loss on either NIC, the session could not finish.
-	ssh "$peer" "tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM &&
-		tc qdisc del dev $LFV_BED_NETDEV root || exit 1
-		(sleep 1; tc qdisc add dev $LFV_BED_NETDEV root netem $LFV_NODES_NETEM) \
-		</dev/null >/dev/null 2>&1 &" &&
-		sleep 2 && tc qdisc add dev "$LFV_BED_NETDEV" root netem $LFV_NODES_NETEM ||
-		{ echo "Bail out! tc netem $LFV_NODES_NETEM failed"; exit 1; }
-	echo "# netem $LFV_NODES_NETEM on both NICs"
-fi
+# shellcheck source=tests/nodes/netem.sh
+. "$here/netem.sh"
+nodes_netem
 
 # pingpong SPROV CPROV OPTS SIZE: one ping-pong, its client's output in
 # $log/client and its server's in $log/server. The server gets 120 s; the
