@@ -108,17 +108,10 @@ tap_step build/nodes-mpi.log env LFV_BED_CPUS=2 \
 step "two nodes: RDM tests with peers on the other node (tests/nodes/rdm.sh)"
 tap_step build/nodes-rdm.log env LFV_BED_CPUS=2 \
 	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/rdm.sh
-# A few upstream fabtests of each endpoint type, servers on lfv-a and
-# clients on lfv-b (tests/fabtests/lfverbs-nodes.tests); logs in
-# build/fabtests-nodes/. Skipped, with one line, where ../shared/libfabric
-# is absent.
-step "two nodes: fabtests across (tests/fabtests/run-fabtests.sh --nodes)"
-if [ "${LFV_SKIP_FABTESTS:-}" = 1 ]; then
-	echo "skipped (LFV_SKIP_FABTESTS=1)"
-else
-	tap_step build/nodes-fabtests.log env LFV_BED_CPUS=2 \
-		tests/fabtests/run-fabtests.sh --nodes
-fi
+# fabtests across the nodes (tests/fabtests/run-fabtests.sh --nodes, 12
+# tests, about 4.5 minutes) are not a CI step yet: that script's launch from
+# outside the bed has not been run through, and CI's time is near its
+# limit. Run by hand: LFV_BED_CPUS=2 tests/fabtests/run-fabtests.sh --nodes
 
 # The hostile peer's cases again, the victims' lfverbs built with
 # AddressSanitizer and its leak checker: nothing a hostile peer sends may
