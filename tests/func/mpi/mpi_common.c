@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* The MPI test programs' common part: see mpi_common.h. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ void mt_init(int *argc, char ***argv, const char *name)
 		mt.fault = MT_FAULT_NOBARRIER;
 	else if (fault && strcmp(fault, "order") == 0)
 		mt.fault = MT_FAULT_ORDER;
+	else if (fault && strcmp(fault, "kill") == 0)
+		mt.fault = MT_FAULT_KILL;
 }
 
 int mt_finish(const char *what)
@@ -78,6 +81,11 @@ void mt_step(const char *fmt, ...)
 	if (mt.trace)
 		fprintf(stderr, "%s: rank %d: %s\n", mt.name, mt.rank,
 			mt.step);
+	if (mt.fault == MT_FAULT_KILL && mt.rank == 1 && ++mt.steps == 50) {
+		fprintf(stderr, "%s: rank 1: killing itself at %s\n",
+			mt.name, mt.step);
+		raise(SIGKILL);
+	}
 }
 
 void mt_call(int ret, const char *call, int line)

@@ -16,7 +16,9 @@
  *   status  every count check expects one element more than was sent;
  *   nobarrier  mpi_coll leaves out the MPI_Barrier calls it checks;
  *   order   mpi_storm sends two messages of one tag to its first peer in
- *           swapped order, as a provider that lets one overtake would.
+ *           swapped order, as a provider that lets one overtake would;
+ *   kill    rank 1 kills itself (SIGKILL) at its 50th step, for
+ *           tests/nodes/faults.sh: the job must end in an error, not hang.
  *
  * LFV_MPI_TRACE=1 prints every step (mt_step) to stderr as it starts, to
  * find where a run hangs.
@@ -31,7 +33,7 @@
 
 enum mt_fault {
 	MT_FAULT_NONE, MT_FAULT_FLIP, MT_FAULT_STATUS, MT_FAULT_NOBARRIER,
-	MT_FAULT_ORDER
+	MT_FAULT_ORDER, MT_FAULT_KILL
 };
 
 struct mt {
@@ -40,6 +42,7 @@ struct mt {
 	long errors;		/* failed checks on this rank */
 	enum mt_fault fault;
 	int flipped;		/* the flip fault has been applied */
+	int steps;		/* mt_step calls, for the kill fault */
 	char step[128];		/* what the program is doing (mt_step) */
 	int trace;		/* LFV_MPI_TRACE set: print every step */
 };

