@@ -22,8 +22,12 @@ tally() {
 	skip=$((skip + ${s:-0}))
 }
 
+# Each step's line says when it starts, in minutes and seconds since the
+# start: CI must stay under 60 minutes, and this shows where they go.
+t_start=$(date +%s)
 step() {
-	echo "=== $*"
+	t=$(($(date +%s) - t_start))
+	printf '=== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"
 }
 
 step "dependencies"
@@ -316,5 +320,6 @@ else
 fi
 
 [ $fail -eq 0 ] || status=1
+step "end"
 echo "lfverbs: $pass passed, $fail failed, $skip skipped"
 exit $status
