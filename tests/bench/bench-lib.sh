@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # Shell functions of the soft-RoCE benchmarks, sourced by run-endpoints.sh,
-# run-rdm.sh and run-exposure.sh (POSIX sh) as their prelude. The caller
+# run-rdm.sh, run-exposure.sh and run-mpi-patterns.sh (POSIX sh) as their
+# prelude. The caller
 # sets bench_pfx, the prefix of its files in $out (ep, rdm, xp), and
 # sources this file, which sets and goes to:
 #
@@ -15,6 +16,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 out=$top/build/bench
 bench_name=$(basename "$0" .sh)
+
+# rxm's MSG CQ has (MSG tx + rx size) x universe size entries, 65536 by
+# default, and rxe's max_cqe is 32767: fi_enable fails with -FI_EINVAL.
+# FI_OFI_RXM_MSG_TX_SIZE / _RX_SIZE (64/64, 64/63, 32/64, 16/16) do not
+# help on Debian's 1.17; a universe of 16 peers does (README). Every run
+# of verbs;ofi_rxm gets these variables, lfverbs none.
+: "${LFV_RDB_RXM_ENV:=FI_UNIVERSE_SIZE=16}"
+export LFV_RDB_RXM_ENV
 
 # bench_in_bed RESULTS: the start of an in-bed part: RESULTS emptied and
 # named $res, lfverbs' build tree on FI_PROVIDER_PATH (every libfabric run
@@ -245,4 +254,42 @@ bench_cg_table() {
 	awk -v cgfile="$cg" -f tests/bench/bench-lib.awk \
 		-f "tests/bench/$bench_pfx-table.awk" "$res" "$cg" |
 		tee "$out/$bench_pfx-table.txt"
+}
+
+# bench_mpi IMPL NP LOG PROGRAM ARGS...: PROGRAM under Open MPI's mpirun,
+# NP ranks on this node, over IMPL, its output in LOG, standard input
+# /dev/null (mpirun forwards it to rank 0); returns mpirun's status (124
+# after $bench_mpi_timeout seconds, default 600). The one place of the
+# benchmarks' Open MPI settings (tests/func/func_mpi.sh has the tests'):
+#   lfverbs  pml cm, mtl ofi over lfverbs' own RDM endpoint (the utility
+#            providers left out, as in func_mpi.sh: not lfverbs;ofi_rxm)
+#   rxm      the same over "verbs;ofi_rxm", with $LFV_RDB_RXM_ENV
+#   ob1      pml ob1, btl self,vader: Open MPI's shared memory, no
+#            libfabric
+# Up to one rank per CPU the ranks are bound to cores, one busy-polling
+# rank per vCPU; with more ranks than CPUs they are not bound (binding
+# would stack them or fail) and yield when idle (mpi_yield_when_idle), so
+# that the rank with work gets the CPU.
+bench_mpi() {
+	mimpl=$1 mnp=$2 mlog=$3
+	shift 3
+	if [ "$mnp" -le "$(nproc)" ]; then
+		mbind="--bind-to core --map-by core"
+	else
+		mbind="--bind-to none --mca mpi_yield_when_idle 1"
+	fi
+	menv="" mcm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include"
+	# shellcheck disable=SC2086 # $mcm is a word list
+	case $mimpl in
+	lfverbs) menv="FI_PROVIDER=^ofi_rxm,ofi_rxd,ofi_mrail"
+		set -- $mcm lfverbs "$@" ;;
+	rxm) menv=$LFV_RDB_RXM_ENV
+		set -- $mcm "verbs;ofi_rxm" "$@" ;;
+	ob1) set -- --mca pml ob1 --mca btl self,vader "$@" ;;
+	*) echo "$bench_name: no Open MPI settings for $mimpl" >&2; return 2 ;;
+	esac
+	# shellcheck disable=SC2086 # word lists
+	env $menv timeout -k 10 "${bench_mpi_timeout:-600}" mpirun \
+		--allow-run-as-root --oversubscribe -np "$mnp" $mbind "$@" \
+		</dev/null >"$mlog" 2>&1
 }

@@ -42,11 +42,7 @@ bench_pfx=rdm
 : "${LFV_RDB_CG_K:=1000}"	# callgrind: K and 2K empty polls
 : "${LFV_RDB_TCP:=1}"		# 0: no "tcp;ofi_rxm" column
 : "${LFV_RDB_STALL:=1}"		# seconds of host-stall probe per round (0: none)
-# rxm's MSG CQ has (MSG tx + rx size) x universe size entries, 65536 by
-# default, and rxe's max_cqe is 32767: fi_enable fails with -FI_EINVAL.
-# FI_OFI_RXM_MSG_TX_SIZE / _RX_SIZE (64/64, 64/63, 32/64, 16/16) do not
-# help on Debian's 1.17; a universe of 16 peers does (README).
-: "${LFV_RDB_RXM_ENV:=FI_UNIVERSE_SIZE=16}"
+# LFV_RDB_RXM_ENV: verbs;ofi_rxm's variables (bench-lib.sh).
 # --eager-sweep: rounds, sizes, FI_LFVERBS_RDM_EAGER values, iterations.
 : "${LFV_RDB_SWEEP_ROUNDS:=2}"
 : "${LFV_RDB_SWEEP_SIZES:=1024 2048 4096 8192 16384 32768 65536 131072 262144}"
@@ -60,7 +56,7 @@ bench_pfx=rdm
 : "${LFV_RDB_MPI_SIZES:=64 1024 8192 65536 1048576}"
 export LFV_RDB_ROUNDS LFV_RDB_WARMUP LFV_RDB_LAT LFV_RDB_RATE LFV_RDB_BW \
 	LFV_RDB_BIG LFV_RDB_PT_ROUNDS LFV_RDB_PT_BIG LFV_RDB_CG_N LFV_RDB_CG_K LFV_RDB_TCP \
-	LFV_RDB_RXM_ENV LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
+	LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
 	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_SWEEP_ARGS LFV_RDB_MPI_ROUNDS \
 	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL
 bench_stall_secs=$LFV_RDB_STALL
@@ -239,18 +235,10 @@ in_bed_sweep() {
 }
 
 # ---- inside the bed, --mpi: build/bench/rdm-mpi.txt --------------------------
-# bench_mpi, 2 ranks bound to the two vCPUs, under Open MPI's cm pml with
-# mtl ofi over lfverbs (its own RDM: the utility providers left out, as in
-# func_mpi.sh) and over verbs;ofi_rxm (FI_UNIVERSE_SIZE=16, as above), and
-# under ob1 (shared memory, no libfabric). Rounds rotate the order.
+# bench_mpi, 2 ranks, over lfverbs, verbs;ofi_rxm and ob1 (bench-lib.sh's
+# bench_mpi: the Open MPI settings). Rounds rotate the order.
 in_bed_mpi() {
 	bench_in_bed "$out/rdm-mpi.txt"	# mpirun binds the ranks itself
-	mpi="timeout -k 10 600 mpirun --allow-run-as-root --oversubscribe -np 2
-		--bind-to core --map-by core"
-	# One vCPU (LFV_BED_CPUS=1): both ranks on it, yielding when idle.
-	[ -n "$pin_s" ] || mpi="timeout -k 10 600 mpirun --allow-run-as-root
-		--oversubscribe -np 2 --bind-to none --mca mpi_yield_when_idle 1"
-	cm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include"
 	args="-i $LFV_RDB_MPI_LAT -w 100 -b $LFV_RDB_MPI_BW $LFV_RDB_MPI_SIZES"
 	round=1
 	while [ "$round" -le "$LFV_RDB_MPI_ROUNDS" ]; do
@@ -258,15 +246,8 @@ in_bed_mpi() {
 		for impl in $(bench_rotate $(((round - 1) % 3)) lfverbs rxm ob1); do
 			echo "--- mpi $impl round $round ($(date +%T))"
 			log=$out/rdm-mpi.$impl.$round.log
-			# shellcheck disable=SC2086 # word lists
-			case $impl in
-			lfverbs) env FI_PROVIDER='^ofi_rxm,ofi_rxd,ofi_mrail' \
-				$mpi $cm lfverbs "$out/bench_mpi" -n "$impl" $args ;;
-			rxm) env $LFV_RDB_RXM_ENV $mpi $cm 'verbs;ofi_rxm' \
-				"$out/bench_mpi" -n "$impl" $args ;;
-			ob1) $mpi --mca pml ob1 --mca btl self,vader \
-				"$out/bench_mpi" -n "$impl" $args ;;
-			esac </dev/null >"$log" 2>&1 ||
+			# shellcheck disable=SC2086 # a word list
+			bench_mpi "$impl" 2 "$log" "$out/bench_mpi" -n "$impl" $args ||
 				echo "fail impl=$impl round=$round" | tee -a "$res"
 			grep '^result ' "$log" | sed "s/\$/ round=$round/" | tee -a "$res"
 		done
