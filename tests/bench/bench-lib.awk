@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Functions shared by ep-table.awk and rdm-table.awk (POSIX awk; both run
+# Functions shared by the benchmarks' table scripts (POSIX awk; each runs
 # as awk -f bench-lib.awk -f X-table.awk). Results are kept per column C
 # and metric M: add() appends a round's value, sortlist() sorts them,
 # best() and median() read them; val[C, M] (callgrind figures) overrides
@@ -18,6 +18,11 @@ function kv(line, key,    n, i, a) {
 		if (index(a[i], key "=") == 1)
 			return substr(a[i], length(key) + 2)
 	return ""
+}
+
+# A size in bytes as "64 B", "4 KiB" or "1 MiB".
+function human(n) {
+	return n >= 1048576 ? (n / 1048576) " MiB" : n >= 1024 ? (n / 1024) " KiB" : n " B"
 }
 
 function add(c, m, v) {
@@ -74,13 +79,24 @@ function add_result(c, line,    t, size) {
 	}
 }
 
-# The rows of the median-of-rounds table that both endpoint tables have
-# (row2() is each table's own); what: "" or "tagged ".
+# The rows of the median-of-rounds table that both endpoint tables have:
+# their labels, metrics and formats in srow_label[], srow_m[] and
+# srow_fmt[] (1 to the count returned), for each table's own row2() (not
+# called from here: the other tables, which have no row2(), run with
+# this file too, and mawk rejects a call to a function never defined).
+# what: "" or "tagged ".
 function spread_rows(what) {
-	row2(what "latency 64 B, median (us)", "lat", "%.2f")
-	row2(what "latency 64 B, mean (us)", "latmean", "%.1f")
-	row2(what "message rate 64 B (msgs/s)", "rate", "%.0f")
-	row2("bandwidth 1 MiB (MB/s)", "bw", "%.1f")
+	srow(1, what "latency 64 B, median (us)", "lat", "%.2f")
+	srow(2, what "latency 64 B, mean (us)", "latmean", "%.1f")
+	srow(3, what "message rate 64 B (msgs/s)", "rate", "%.0f")
+	srow(4, "bandwidth 1 MiB (MB/s)", "bw", "%.1f")
+	return 4
+}
+
+function srow(i, label, m, fmt) {
+	srow_label[i] = label
+	srow_m[i] = m
+	srow_fmt[i] = fmt
 }
 
 # "median (min-max)" of a column's rounds, "-" when none.

@@ -94,7 +94,9 @@ END {
 	print ""
 	print "| median of rounds (range) | lfverbs | verbs | raw | perftest | lfverbs/raw |"
 	print "| --- | --- | --- | --- | --- | --- |"
-	spread_rows("")
+	nsr = spread_rows("")
+	for (isr = 1; isr <= nsr; isr++)
+		row2(srow_label[isr], srow_m[isr], srow_fmt[isr])
 
 	if (!("lfverbs" in cgn))
 		exit

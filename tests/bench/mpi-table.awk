@@ -4,10 +4,6 @@
 #   result impl=I test=bw size=S window=4 msgs=M MB_per_s=X round=R
 # and "fail impl=I round=R". Each cell is the best round (lowest median
 # latency, highest bandwidth), with the number of rounds that ran.
-function human(n) {
-	return n >= 1048576 ? (n / 1048576) " MiB" : n >= 1024 ? (n / 1024) " KiB" : n " B"
-}
-
 /^result / {
 	c = kv($0, "impl")
 	s = kv($0, "size") + 0

@@ -193,7 +193,9 @@ END {
 	print ""
 	print "| median of rounds (range) | lfverbs | rxm | raw | tcp | perftest |"
 	print "| --- | --- | --- | --- | --- | --- |"
-	spread_rows("tagged ")
+	nsr = spread_rows("tagged ")
+	for (isr = 1; isr <= nsr; isr++)
+		row2(srow_label[isr], srow_m[isr], srow_fmt[isr])
 	row2("bandwidth 64 MiB (MB/s)", "big", "%.1f")
 	printf "| data check | %s | %s | - | %s | - |\n", checked("lfverbs"),
 		checked("rxm"), checked("tcp")

@@ -6,10 +6,6 @@
 # best round (lowest latency, highest bandwidth), as in the other tables:
 # host load only ever slows a round down. A "*" marks the eager value that
 # is best for the size; "R" a size sent by rendezvous under that value.
-function human(n) {
-	return n >= 1024 ? (n / 1024) " KiB" : n " B"
-}
-
 /^sweep / {
 	e = kv($0, "eager") + 0
 	s = kv($0, "size") + 0
