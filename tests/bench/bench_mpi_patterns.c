@@ -29,7 +29,9 @@
  * after the timed loop). Repetitions: REPS (default 50), scaled down to
  * BYTES / SIZE (default 4 MiB) for big sizes but never below MINREPS
  * (default 5), after WARMUP untimed ones (default 2; 1 from 1 MiB).
- * Rank 0 prints one line per pattern and size:
+ * Rank 0 prints one line per pattern and size when it starts, and one
+ * when it ends:
+ *   begin test=PATTERN size=S
  *   result impl=NAME test=PATTERN size=S ranks=N reps=R median_us=X max_us=Y
  */
 #include <mpi.h>
@@ -356,6 +358,11 @@ static void measure(struct run *r, const struct pattern *p,
 	double t0, *tmax = t + reps;
 
 	r->pattern = p->name;
+	if (!r->rank) {
+		/* Says where a run stopped, when it hangs. */
+		printf("begin test=%s size=%zu\n", p->name, r->size);
+		fflush(stdout);
+	}
 	for (i = -warm; i < reps; i++) {
 		r->rep = i;
 		r->seq++;
