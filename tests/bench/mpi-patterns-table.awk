@@ -23,8 +23,13 @@ BEGIN {
 	s = kv($0, "size") + 0
 	m = np SUBSEP p SUBSEP s
 	if (!(m in seen)) {
+		# Row order: ranks, pattern (bench_mpi_patterns' order),
+		# size, as one number (sizes below 2^31) for sortlist(); as
+		# a subscript printed whole (awk's CONVFMT would round it).
 		seen[m] = 1
-		rows[++nrows] = m
+		k = (np * 16 + porder[p]) * 2147483648 + s
+		row_of[sprintf("%.0f", k)] = m
+		add("", "rows", k)
 	}
 	add(c, m, kv($0, "median_us"))
 	v = kv($0, "median_us") > 0 ? kv($0, "max_us") / kv($0, "median_us") : 0
@@ -33,9 +38,9 @@ BEGIN {
 }
 
 /^time / {
-	k = kv($0, "impl") SUBSEP (kv($0, "ranks") + 0)
-	runs[k]++
-	secs[k] += kv($0, "secs")
+	r = kv($0, "impl") SUBSEP (kv($0, "ranks") + 0)
+	runs[r]++
+	secs[r] += kv($0, "secs")
 	total += kv($0, "secs")
 }
 
@@ -49,17 +54,6 @@ BEGIN {
 		kv($0, "status"), kv($0, "status") == 124 ? " (timeout)" : "",
 		kv($0, "test") == "none" ? "before the first pattern" : \
 		"in " kv($0, "test") " at size " kv($0, "size"))
-}
-
-# Row order: ranks, pattern (bench_mpi_patterns' order), size.
-function before(a, b,    x, y) {
-	split(a, x, SUBSEP)
-	split(b, y, SUBSEP)
-	if (x[1] != y[1])
-		return x[1] + 0 < y[1] + 0
-	if (x[2] != y[2])
-		return porder[x[2]] < porder[y[2]]
-	return x[3] + 0 < y[3] + 0
 }
 
 function us(c, m) {
@@ -81,17 +75,12 @@ function flags(m,    i, f) {
 }
 
 END {
-	for (i = 2; i <= nrows; i++) {
-		t = rows[i]
-		for (j = i - 1; j >= 1 && before(t, rows[j]); j--)
-			rows[j + 1] = rows[j]
-		rows[j + 1] = t
-	}
+	sortlist("", "rows")
 	print ""
 	print "| ranks | pattern | size | lfverbs (us) | rxm (us) | ob1 (us) | lfverbs/rxm | spread lfverbs | spread rxm | spread ob1 | rep > 2x median |"
 	print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-	for (i = 1; i <= nrows; i++) {
-		m = rows[i]
+	for (i = 1; i <= cnt["", "rows"]; i++) {
+		m = row_of[sprintf("%.0f", list["", "rows", i])]
 		split(m, key, SUBSEP)
 		for (j = 1; j <= nimpl; j++)
 			sortlist(impl[j], m)

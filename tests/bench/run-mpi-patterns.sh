@@ -80,20 +80,20 @@ case ${1:-} in
 esac
 
 table_only=0
+usage='[--quick] [--rounds R] [--ranks "2 4"] [--impls "lfverbs rxm ob1"] [--patterns P,...] [--sizes "S ..."] [--reps N] [--table-only]'
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick)
 		LFV_MPP_ROUNDS=1 LFV_MPP_RANKS=2
 		LFV_MPP_SIZES="0 64 4096 65536 1048576"
 		shift ;;
-	--rounds) LFV_MPP_ROUNDS=$2; shift 2 ;;
-	--ranks) LFV_MPP_RANKS=$2; shift 2 ;;
-	--impls) LFV_MPP_IMPLS=$2; shift 2 ;;
-	--patterns) LFV_MPP_PATTERNS=$2; shift 2 ;;
-	--sizes) LFV_MPP_SIZES=$2; shift 2 ;;
-	--reps) LFV_MPP_REPS=$2; shift 2 ;;
+	--rounds | --ranks | --impls | --patterns | --sizes | --reps)
+		# --NAME VALUE sets LFV_MPP_NAME.
+		[ $# -ge 2 ] || bench_help_or_usage "$1" 2,17 "$usage"
+		eval "LFV_MPP_$(echo "${1#--}" | tr '[:lower:]' '[:upper:]')=\$2"
+		shift 2 ;;
 	--table-only) table_only=1; shift ;;
-	*) bench_help_or_usage "$1" 2,17 "[--quick] [--rounds R] [--ranks \"2 4\"] [--impls \"lfverbs rxm ob1\"] [--patterns P,...] [--sizes \"S ...\"] [--reps N] [--table-only]" ;;
+	*) bench_help_or_usage "$1" 2,17 "$usage" ;;
 	esac
 done
 
