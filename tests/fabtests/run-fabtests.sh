@@ -14,8 +14,10 @@
 #   --sets LIST     runfabtests test sets (default unit,functional,short;
 #                   "none" runs none, e.g. with --complex)
 #   --timeout S     runfabtests' per-test timeout (-T), default 120
-#   --wait S        seconds between starting a test's server and its
-#                   client (runfabtests has 1), default 2
+#   --wait S        at most S seconds between starting a test's server
+#                   and its client, default 2: the client starts as soon as
+#                   the server listens (runfabtests sleeps 1 s; --nodes
+#                   sleeps S)
 #   --complex       also run fi_ubertest with tests/fabtests/lfverbs-ubertest.test
 #                   (prov_name swapped for other providers)
 #   --nodes         across the two-node bed (rxe-bed --nodes 2, two vCPUs a
@@ -338,17 +340,50 @@ fi_descendants() {
 		}'
 }
 
+# Put into the copy of runfabtests.sh, in place of its "sleep 1" between
+# starting a server and its client: returns once the server listens on
+# fabtests' port 9228 (an rdma_cm id bound to it: MSG's listener, or the
+# service of an RDM or DGRAM endpoint; or a TCP socket, -E), or after
+# $1 seconds by the clock (a server that listens elsewhere, or failed).
+# Under TCG a server takes about 1 s to start, a busy host more (a client
+# refused, with 1 s, was seen with fi_msg_epoll), and a fixed wait long
+# enough for the slow case was the run's largest idle time. Each look
+# costs: `rdma resource show` about 0.45 s under TCG (ss 0.6 s, so TCP
+# listeners are read from /proc/net instead).
+wait_server_fn() {
+	cat <<'EOF'
+lfv_wait_server() {
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	while sleep 0.1; do
+		grep -qE ':240C [0-9A-F]+:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
+			return
+		rdma resource show cm_id 2>/dev/null | grep -q ':9228 ' && return
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return
+	done
+}
+EOF
+}
+
 # runfabtests.sh with the bed's address as server and client (no ssh: no
 # host arguments), from the log directory, where it writes its temp files.
-# Its copy there waits --wait seconds, not 1, before starting a client:
-# under TCG on a busy host a server can take longer to listen, and the
-# client's connection is then refused (seen with fi_msg_epoll).
+# Its copy there waits for the server to listen (at most --wait seconds)
+# instead of sleeping 1 s before starting a client. --nodes keeps the
+# sleep (the server is on the other node): --wait seconds.
 runfabtests() {
 	(
 		prov_env "$prov"
 		cd "$logdir" || exit 1
-		sed "s/^\tsleep 1\$/\tsleep $wait/" "$bin/runfabtests.sh" >runfabtests.sh ||
-			exit 1
+		if [ $nodes = 0 ]; then
+			{
+				head -n 1 "$bin/runfabtests.sh"
+				wait_server_fn
+				tail -n +2 "$bin/runfabtests.sh" |
+					sed "s/^\tsleep 1\$/\tlfv_wait_server $wait/"
+			} >runfabtests.sh || exit 1
+		else
+			sed "s/^\tsleep 1\$/\tsleep $wait/" "$bin/runfabtests.sh" >runfabtests.sh ||
+				exit 1
+		fi
 		[ $nodes = 0 ] || nodes_subset || exit 1
 		# $BASHPID expands after the fork of "cmd &": take it here.
 		me=$BASHPID
