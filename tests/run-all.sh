@@ -231,11 +231,14 @@ tap_step build/nodes-mpi.log env LFV_BED_CPUS=2 \
 	LFV_TOP_BUILDDIR="$top/build" \
 	FI_PROVIDER_PATH="$top/build/.libs" LFV_REQUIRE_DEVICE=1 \
 	tests/func/func_mpi.sh
-# The RDM functional tests with their peers of odd index on the other
-# node (tests/nodes/rdm.sh: 7 pass and 1 skip in 97 s on a helper's bed)
-# are not a CI step yet: in the first full CI run with them the step
-# printed nothing for 10 minutes and was stopped; not understood. Run by
-# hand: LFV_BED_CPUS=2 tests/bed/rxe-bed --nodes 2 -- tests/nodes/rdm.sh
+# The RDM functional tests that have peer processes, their peers of odd
+# index on the other node (tests/nodes/rdm.sh; 7 pass and 1 skip, 169 s on
+# 2026-11-27). Its first CI run once printed nothing for 10 minutes and
+# was stopped, not understood: now each case has 120 s and the bed 600 s,
+# so a hang fails the step instead of eating CI's time.
+step "two nodes: RDM tests with peers on the other node (tests/nodes/rdm.sh)"
+tap_step build/nodes-rdm.log env LFV_BED_CPUS=2 LFV_BED_TIMEOUT=600 \
+	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/rdm.sh
 # fabtests across the nodes (tests/fabtests/run-fabtests.sh --nodes, 12
 # tests, about 4.5 minutes) are not a CI step yet: that script's launch from
 # outside the bed has not been run through. Run by hand:

@@ -15,6 +15,8 @@
 #   LFV_NODES_NETEM   netem settings for both NICs during the run, e.g.
 #                     "loss 100%" to see every case fail
 #   LFV_NODES_CASES   numbers of the cases to run (default all), e.g. "1 4"
+#   LFV_NODES_CASE_TIMEOUT  seconds a case may take (default 120; each took
+#                     10-23 s on 2026-11-27, 169 s for the whole script)
 #
 # The programs and lfverbs come from the build tree ($LFV_BUILD_DIR,
 # default build); build them first (make check TESTS=).
@@ -57,7 +59,7 @@ run_case() {
 		echo "not ok $n - $what: no $build/tests/func/$prog (make check TESTS=)"
 		return
 	fi
-	LFV_RDM_PEERS_ONLY=$t CMOCKA_MESSAGE_OUTPUT=TAP timeout 300 \
+	LFV_RDM_PEERS_ONLY=$t CMOCKA_MESSAGE_OUTPUT=TAP timeout "${LFV_NODES_CASE_TIMEOUT:-120}" \
 		"$build/tests/func/$prog" >"$log/out" 2>&1
 	rc=$?
 	if [ $rc = 0 ] && grep -q '^1\.\.0 # SKIP' "$log/out"; then
