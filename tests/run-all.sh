@@ -342,7 +342,7 @@ tsan_func() {
 	# shellcheck disable=SC2086 # one word per log
 	rm -f build-tsan/test-suite.log $tsan_logs
 	LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" \
-		--env TSAN_OPTIONS="exitcode=66 halt_on_error=0" \
+		--env TSAN_OPTIONS="exitcode=66 halt_on_error=0 suppressions=$top/tests/tsan.supp" \
 		--env FUNC_RDM_HUGE=16777216 -- \
 		make -C build-tsan -s check TESTS="$tsan_tests"
 	tsan_rc=$?
