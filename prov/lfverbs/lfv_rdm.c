@@ -456,6 +456,20 @@ static uint64_t lfv_rdm_new_incarnation(void)
 	       ((uint64_t)getpid() << 16) ^ (uint64_t)lrand48();
 }
 
+/* What completions of our QPs the CQs still hold, taken while what they
+ * name (requests, buffers, connections) exists. Called after the QPs are
+ * destroyed, as no completion of a QP comes after that: a device may flush
+ * a QP's posted receives well after it went to error, as late as its
+ * destroy (soft-RoCE flushes in a task, which destroy waits for), and the
+ * control QP's receives are counted nowhere else. Left in a CQ that
+ * another endpoint reads, they named our freed buffers. */
+static void lfv_rdm_take_leftovers(struct lfv_rdm_ep *ep)
+{
+	lfv_vcq_progress(ep->tx_vcq);
+	if (ep->rx_vcq != ep->tx_vcq)
+		lfv_vcq_progress(ep->rx_vcq);
+}
+
 static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
 {
 	size_t i;
@@ -510,6 +524,7 @@ close_shm:
 destroy_ctl:
 	ibv_destroy_qp(ep->ctl_qp);
 	ep->ctl_qp = NULL;
+	lfv_rdm_take_leftovers(ep);
 close_srx:
 	lfv_rdm_srx_close(ep);
 free_bufs:
@@ -602,6 +617,30 @@ void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
 	}
 }
 
+/* Closing, quiesced: every QP destroyed, then what they left taken. A
+ * connection keeps its place (qp NULL: lookups by QP number pass it by)
+ * until lfv_rdm_conns_free. */
+static void lfv_rdm_qps_destroy(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item;
+	struct lfv_rdm_conn *c;
+	struct ibv_qp *qp;
+
+	lfv_list_foreach(item, &ep->conns) {
+		c = lfv_container_of(item, struct lfv_rdm_conn, node);
+		/* Under the lock: another thread reading a CQ we share may
+		 * be looking our connections up by QP number. */
+		lfv_spin_lock(&ep->lock);
+		qp = c->qp;
+		c->qp = NULL;
+		lfv_spin_unlock(&ep->lock);
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+	ibv_destroy_qp(ep->ctl_qp);
+	lfv_rdm_take_leftovers(ep);
+}
+
 static int lfv_rdm_close(struct fid *fid)
 {
 	struct lfv_rdm_ep *ep = lfv_rdm_of(fid);
@@ -618,8 +657,8 @@ static int lfv_rdm_close(struct fid *fid)
 		 * it) discards what we queued there, which names them. */
 		lfv_rdm_srx_close(ep);
 		lfv_rdm_drop_all(ep);
+		lfv_rdm_qps_destroy(ep);
 		lfv_rdm_conns_free(ep);
-		ibv_destroy_qp(ep->ctl_qp);
 		ibv_destroy_srq(ep->srq);
 		lfv_rdm_free_bufs(ep);
 		lfv_vcq_put(ep->rx_vcq, ep->rx_reserve);

@@ -30,6 +30,8 @@ struct fnet_qp {
 	uint8_t gid[16];
 	uint32_t dest_qpn;		/* RC: the peer, from RTR */
 	struct fnet_fifo rq;		/* without an SRQ */
+	bool rq_flush_due;		/* in error, its receives not flushed
+					 * yet (fake_net_late_flush) */
 };
 
 struct fnet_srq {
@@ -49,6 +51,7 @@ static struct fake_pkt **fnet_wire;
 static size_t fnet_nwire, fnet_wire_cap;
 static uint32_t fnet_next_qpn = FNET_QPN_FIRST, fnet_forced_qpn;
 static unsigned int fnet_rc_made;
+static bool fnet_late_flush;
 static int64_t fnet_clock = 1000000000000LL;
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -182,19 +185,29 @@ static void fnet_wire_remove(size_t i)
 
 /* ---- queue pair states ------------------------------------------------------ */
 
-/* The error state: posted receives and requests on the wire flush. */
+/* A QP's posted receives complete, flushed. */
+static void fnet_flush_rq(struct fnet_qp *q)
+{
+	struct fnet_rwr rwr;
+
+	while (fnet_fifo_pop(&q->rq, &rwr))
+		fnet_complete(q->qp->recv_cq, &(struct ibv_wc){
+			.wr_id = rwr.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV, .qp_num = q->qp->qp_num });
+}
+
+/* The error state: posted receives and requests on the wire flush (the
+ * receives only when the QP is destroyed, under fake_net_late_flush). */
 static void fnet_qp_error(struct fnet_qp *q)
 {
 	struct ibv_qp *qp = q->qp;
-	struct fnet_rwr rwr;
 	struct fake_pkt *p;
 	size_t i = 0;
 
 	qp->state = IBV_QPS_ERR;
-	while (fnet_fifo_pop(&q->rq, &rwr))
-		fnet_complete(qp->recv_cq, &(struct ibv_wc){
-			.wr_id = rwr.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = IBV_WC_RECV, .qp_num = qp->qp_num });
+	q->rq_flush_due = fnet_late_flush;
+	if (!q->rq_flush_due)
+		fnet_flush_rq(q);
 	while (i < fnet_nwire) {
 		p = fnet_wire[i];
 		if (p->copy || p->src_qpn != qp->qp_num ||
@@ -651,7 +664,8 @@ static void fnet_qp_made(struct ibv_qp *qp, const struct ibv_qp_init_attr *init)
 	fnet_rc_made += init->qp_type == IBV_QPT_RC;
 }
 
-/* A destroyed QP's requests still on the wire go with it. */
+/* A destroyed QP's requests still on the wire go with it; receives whose
+ * flush was due complete now. */
 static void fnet_qp_gone(struct ibv_qp *qp)
 {
 	struct fnet_qp *q = fnet_qp_of(qp);
@@ -659,6 +673,10 @@ static void fnet_qp_gone(struct ibv_qp *qp)
 
 	if (!q)
 		return;
+	/* Before destroy returns, as rxe's (its flush task runs then at
+	 * the latest). */
+	if (q->rq_flush_due)
+		fnet_flush_rq(q);
 	while (i < fnet_nwire) {
 		if (fnet_wire[i]->src_qpn == qp->qp_num && !fnet_wire[i]->copy)
 			fake_net_drop(i);
@@ -683,6 +701,27 @@ static void fnet_cq_gone(struct ibv_cq *cq)
 
 	fnet_fifo_free(&c->wc);
 	c->cq = NULL;
+}
+
+void fake_net_late_flush(bool on)
+{
+	fnet_late_flush = on;
+}
+
+size_t fake_net_stale_wcs(void)
+{
+	struct fnet_fifo *f;
+	struct ibv_wc *wc;
+	size_t i, k, n = 0;
+
+	for (i = 0; i < FNET_MAX_CQS; i++) {
+		f = &fnet_cqs[i].wc;
+		for (k = 0; fnet_cqs[i].cq && k < f->n; k++) {
+			wc = (struct ibv_wc *)f->items + f->head + k;
+			n += !fnet_qp_by_num(wc->qp_num);
+		}
+	}
+	return n;
 }
 
 void fake_net_next_qpn(uint32_t qpn)
@@ -711,6 +750,7 @@ void fake_net_init(struct fake_dev *dev)
 	fnet_next_qpn = FNET_QPN_FIRST;
 	fnet_forced_qpn = 0;
 	fnet_rc_made = 0;
+	fnet_late_flush = false;
 }
 
 void fake_net_fini(void)

@@ -96,6 +96,13 @@ bool fake_net_deliver(size_t i);
 size_t fake_net_deliver_all(void);
 
 /* ---- QPs and time ---- */
+/* Whether a QP put in error flushes its posted receives only when it is
+ * destroyed, as soft-RoCE may (its flush runs in a task, which destroy
+ * waits for), instead of at once. */
+void fake_net_late_flush(bool on);
+/* Completions waiting in CQs that name a QP destroyed since: what a
+ * closed endpoint left for the CQ's next reader. */
+size_t fake_net_stale_wcs(void);
 /* The next QP made gets number qpn (a restart at the same address). */
 void fake_net_next_qpn(uint32_t qpn);
 /* RC QPs made since fake_net_init. */

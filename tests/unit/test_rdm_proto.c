@@ -603,6 +603,28 @@ static void test_close_with_rtu_in_flight(void **state)
 	node_open(w, &w->a);		/* for teardown */
 }
 
+/* An endpoint closes beside another on one CQ, on a device that flushes
+ * a QP's receives late (soft-RoCE: in a task, which destroying the QP
+ * waits for): the flushed control receives name the closing endpoint's
+ * buffers. Its close must take them from the CQ before it frees those:
+ * left there, the other endpoint's next read followed freed memory
+ * (func_rdm_many's crash: 64 endpoints closing in turn on one CQ). */
+static void test_close_beside_on_one_cq(void **state)
+{
+	struct world *w = *state;
+	struct fid_ep *x;
+
+	fake_net_late_flush(true);
+	assert_int_equal(fi_endpoint(w->domain, w->info, &x, NULL), 0);
+	assert_int_equal(fi_ep_bind(x, &w->a.av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(x, &w->a.cq->fid, FI_TRANSMIT | FI_RECV),
+			 0);
+	assert_int_equal(fi_enable(x), 0);
+	assert_int_equal(fi_close(&x->fid), 0);
+	assert_int_equal(fake_net_stale_wcs(), 0);
+	connect_a_to_b(w);		/* the CQ still serves A */
+}
+
 /* A REP that comes after its requester gave up: A's handshake timed out
  * (B's REP held back), and A's next send asks again on a new QP. The old
  * REP then arrives (B repeats it on its timer): it answers the first REQ,
@@ -903,6 +925,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rtu_gates_acceptor, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_rtu_in_flight,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_beside_on_one_cq,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_rep, setup,
 						teardown),
