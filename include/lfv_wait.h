@@ -44,6 +44,10 @@ int lfv_wait_resolve(enum fi_wait_obj requested, enum fi_wait_obj *resolved);
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every timeout here. */
 int64_t lfv_now_ns(void);
+/* CLOCK_MONOTONIC_COARSE in nanoseconds: a few ms of resolution, read
+ * from memory the kernel updates (no clock device: in a VM that may be
+ * an emulated one), for checks made on every poll. */
+int64_t lfv_now_coarse_ns(void);
 
 int lfv_wait_init(struct lfv_wait *wait, enum fi_wait_obj type);
 void lfv_wait_fini(struct lfv_wait *wait);

@@ -193,6 +193,14 @@ int64_t lfv_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t lfv_now_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int64_t lfv_now_ms(void)
 {
 	return lfv_now_ns() / 1000000;

@@ -600,7 +600,7 @@ void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
 
 /* The endpoint's timers: handshakes, connections to free, and probes of
  * idle connections a rendezvous send waits on. For the probes the clock is
- * read once every 256 calls (counted: the caller counted them already):
+ * read once every 256 calls (counted: the caller's own tick said when):
  * a rendezvous stream polls all the time, and reading the clock may be a
  * system call (a VM's clock source). Caller holds ep->lock. */
 void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)

@@ -49,6 +49,9 @@
  * else to send is probed this often: a dead peer fails it (the QP's
  * retries run out) instead of leaving the send waiting forever. */
 #define LFV_RDM_PING_NS (1000 * 1000 * 1000LL)
+/* How often a CQ read looks at the probes' and reaping's timers while a
+ * rendezvous send or a reap waits, by the coarse clock. */
+#define LFV_RDM_TICK_NS (10 * 1000 * 1000LL)
 /* A connection that is down and that nothing names any more has its QP
  * put in error, and is freed this long after: the completions its QP
  * left in the CQs are polled by then, before a new QP may reuse its
@@ -305,7 +308,7 @@ struct lfv_rdm_ep {
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
 	uint32_t ping_polls;		/* timer calls: the clock every 256 */
-	uint32_t progress_polls;	/* CQ progress calls, the same */
+	int64_t tick_at;		/* CQ progress: next look at timers */
 	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
 	struct lfv_rdm_req rtu;		/* K_RTU: the RTUs' wr_id */
 	struct fid_ep *srx;		/* where receives match (NULL: an

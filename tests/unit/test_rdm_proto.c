@@ -755,7 +755,7 @@ static void test_read_fails(void **state)
 	assert_int_equal(e->err, FI_EIO);
 
 	/* A's send waits for a FIN that will not come: its probe, a second
-	 * on, meets B's dead QP (the timers look every 256 reads). */
+	 * on, meets B's dead QP. */
 	for (i = 0; i < 2 && !err_of(&w->a, tx1); i++) {
 		fake_net_advance(3 * LFV_RDM_PING_NS / 2);
 		for (k = 0; k < 256; k++)
@@ -772,6 +772,35 @@ static void test_read_fails(void **state)
 	pump(w);
 	assert_got(&w->b, rx1, buf, again);
 	assert_int_equal(oks(&w->a, tx2), 1);
+}
+
+/* The same with a reader that polls once per sleep slice, as one blocked
+ * in fi_cq_sread does (50 ms): A's probe goes about a second after the
+ * FIN is due, by the clock, not after 256 polls (12.8 s of slices). */
+static void test_read_fails_slow_reader(void **state)
+{
+	const int64_t slice = LFV_RDM_WAIT_TIMERS_MS * 1000000LL;
+	struct world *w = *state;
+	const struct fi_cq_err_entry *e;
+	int64_t waited;
+	size_t i;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = step_until(w, FAKE_PKT_READ, -1);
+	fake_net_fail(i, IBV_WC_REM_ACCESS_ERR);
+	pump(w);
+	assert_non_null(err_of(&w->b, rx2));
+	for (waited = 0; waited < 3 * LFV_RDM_PING_NS && !err_of(&w->a, tx1);
+	     waited += slice) {
+		fake_net_advance(slice);
+		poll_node(&w->a);
+		fake_net_deliver_all();
+	}
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ECONNRESET);
 }
 
 /* B exits and starts again at the same address (its control QP number
@@ -932,6 +961,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stale_fin, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_read_fails_slow_reader,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_fails, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restart_same_address,
