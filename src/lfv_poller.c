@@ -18,17 +18,28 @@ static void *lfv_poller_main(void *arg)
 	struct epoll_event ev[8];
 	int n, i;
 
+	uint64_t kicks;
+	int tick;
+
 	for (;;) {
-		n = epoll_wait(p->epfd, ev, 8, -1);
+		/* Relaxed: pairs with nothing; a new tick comes with a kick,
+		 * whose eventfd write and read order it. */
+		tick = (int)lfv_load_relaxed32(&p->tick_ms);
+		n = epoll_wait(p->epfd, ev, 8, tick > 0 ? tick : -1);
 		if (n < 0 && errno != EINTR) {
 			LFV_WARN(FI_LOG_CORE, "progress thread: epoll: %d\n",
 				 errno);
 			return NULL;
 		}
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			if (ev[i].data.fd == p->stop_fd)
 				return NULL;
-		if (n > 0)
+			if (ev[i].data.fd == p->kick_fd &&
+			    read(p->kick_fd, &kicks, sizeof(kicks)) < 0)
+				LFV_DBG(FI_LOG_CORE, "kick: %d\n", errno);
+		}
+		/* n == 0: a tick passed. */
+		if (n >= 0)
 			p->run(p->arg);
 	}
 }
@@ -52,12 +63,22 @@ int lfv_poller_start(struct lfv_poller *p, void (*run)(void *arg), void *arg)
 	ret = lfv_poller_add(p, p->stop_fd);
 	if (ret)
 		goto close_stop;
+	p->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->kick_fd < 0) {
+		ret = -FI_EMFILE;
+		goto close_stop;
+	}
+	ret = lfv_poller_add(p, p->kick_fd);
+	if (ret)
+		goto close_kick;
 	ret = -pthread_create(&p->thread, NULL, lfv_poller_main, p);
 	if (ret)
-		goto close_stop;
+		goto close_kick;
 	p->running = true;
 	return 0;
 
+close_kick:
+	close(p->kick_fd);
 close_stop:
 	close(p->stop_fd);
 close_epfd:
@@ -77,6 +98,16 @@ void lfv_poller_del(struct lfv_poller *p, int fd)
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+void lfv_poller_set_tick(struct lfv_poller *p, int ms)
+{
+	uint64_t one = 1;
+
+	/* Relaxed: the kick below tells the thread to read it again. */
+	lfv_store_relaxed32(&p->tick_ms, ms > 0 ? (uint32_t)ms : 0);
+	if (p->running && write(p->kick_fd, &one, sizeof(one)) < 0)
+		LFV_WARN(FI_LOG_CORE, "cannot wake a progress thread\n");
+}
+
 void lfv_poller_stop(struct lfv_poller *p)
 {
 	uint64_t one = 1;
@@ -86,6 +117,7 @@ void lfv_poller_stop(struct lfv_poller *p)
 	if (write(p->stop_fd, &one, sizeof(one)) != sizeof(one))
 		LFV_WARN(FI_LOG_CORE, "cannot stop a progress thread\n");
 	pthread_join(p->thread, NULL);
+	close(p->kick_fd);
 	close(p->stop_fd);
 	close(p->epfd);
 	p->running = false;

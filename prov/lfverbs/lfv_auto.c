@@ -8,6 +8,10 @@
  * re-arms the CQ and moves its completions into the ring, which wakes the
  * CQ's waiters.
  *
+ * Sources without an fd (an RDM endpoint's shm peer, which progresses only
+ * when its CQ is read) set the poller's tick: the thread then also runs
+ * the domain's progress (lfv_rdm_domain_progress) every LFV_AUTO_TICK_MS.
+ *
  * The thread (an lfv_poller) handles events only under domain->vcq_lock,
  * walking the list: a vcq leaves the list and the epoll set under that
  * lock before it is destroyed.
@@ -17,12 +21,14 @@
 #include "lfv_queue.h"
 #include "lfv_vcq.h"
 
-/* The poller's run: every watched vcq of the domain. */
+/* The poller's run: every watched vcq of the domain; with sources that
+ * have no fd, the domain's whole progress (which takes vcq_lock itself). */
 static void lfv_auto_run_all(void *arg)
 {
 	struct lfv_domain *domain = arg;
 	struct lfv_list *item;
 	struct lfv_vcq *vcq;
+	bool ticked;
 
 	pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->vcqs) {
@@ -30,6 +36,18 @@ static void lfv_auto_run_all(void *arg)
 		if (vcq->auto_on)
 			lfv_vcq_auto_event(vcq);
 	}
+	ticked = domain->auto_ticked != 0;
+	pthread_mutex_unlock(&domain->vcq_lock);
+	if (ticked)
+		domain->progress.fn(domain->progress.arg);
+}
+
+void lfv_auto_ticked(struct lfv_domain *domain, bool on)
+{
+	pthread_mutex_lock(&domain->vcq_lock);
+	domain->auto_ticked += on ? 1 : -1u;
+	lfv_poller_set_tick(&domain->auto_poller,
+			    domain->auto_ticked ? LFV_AUTO_TICK_MS : 0);
 	pthread_mutex_unlock(&domain->vcq_lock);
 }
 

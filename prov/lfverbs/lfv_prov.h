@@ -185,6 +185,9 @@ struct lfv_domain {
 	struct lfv_progress_hook progress;
 	/* The progress thread (lfv_auto.c), started on first need. */
 	struct lfv_poller auto_poller;
+	/* Sources it runs the domain's progress for on its tick, having
+	 * no fd to wake it (RDM endpoints with shm peers); vcq_lock. */
+	uint32_t auto_ticked;
 	/* RDM domains: registrations of application memory (lfv_mr.c). */
 	struct lfv_mr_cache mr_cache;
 	bool mr_cache_on;

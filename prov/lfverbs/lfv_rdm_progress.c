@@ -208,15 +208,18 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 void lfv_rdm_domain_progress(void *arg)
 {
 	struct lfv_domain *domain = arg;
+	/* The progress thread runs this too (its tick, lfv_auto.c), beside
+	 * an application that opens and closes endpoints unlocked. */
+	bool lock = domain->locked || domain->progress_auto;
 	struct lfv_list *item;
 
 	lfv_domain_progress(domain);
-	if (domain->locked)
+	if (lock)
 		pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->rdm_eps)
 		lfv_rdm_ep_progress(lfv_container_of(item, struct lfv_rdm_ep,
 						     dnode));
-	if (domain->locked)
+	if (lock)
 		pthread_mutex_unlock(&domain->vcq_lock);
 }
 

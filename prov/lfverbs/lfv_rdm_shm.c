@@ -19,6 +19,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "lfv_atomic.h"
+#include "lfv_auto.h"
 #include "lfv_av.h"
 #include "lfv_cntr.h"
 #include "lfv_cq.h"
@@ -188,9 +189,14 @@ void lfv_rdm_shm_ep_open(struct lfv_rdm_ep *ep)
 	if (!s || !ep->base.tx_cq || !ep->base.rx_cq || !ep->srx)
 		return;
 	ret = lfv_rdm_shm_ep_build(ep, s, &ep->shm);
-	if (ret)
+	if (ret) {
 		LFV_WARN(FI_LOG_EP_CTRL, "shm peer endpoint: %s; through "
 			 "verbs only\n", fi_strerror(-ret));
+		return;
+	}
+	/* shm has no fd to wake the progress thread: it ticks instead. */
+	if (ep->base.domain->progress_auto)
+		lfv_auto_ticked(ep->base.domain, true);
 }
 
 void lfv_rdm_shm_ep_close(struct lfv_rdm_ep *ep)
@@ -202,6 +208,8 @@ void lfv_rdm_shm_ep_close(struct lfv_rdm_ep *ep)
 		 lfv_load_relaxed64(&ep->shm->sent), ep->nconns);
 	lfv_rdm_shm_ep_free(ep->shm);
 	ep->shm = NULL;
+	if (ep->base.domain->progress_auto)
+		lfv_auto_ticked(ep->base.domain, false);
 }
 
 void lfv_rdm_shm_progress(struct lfv_rdm_ep *ep)

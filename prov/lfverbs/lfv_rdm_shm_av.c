@@ -54,7 +54,11 @@ static int lfv_rdm_shm_getinfo(const struct fi_info *ours,
 		return -FI_ENOMEM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV;
 	hints->domain_attr->caps = FI_LOCAL_COMM | FI_PEER | FI_AV_USER_ID;
-	hints->domain_attr->threading = ours->domain_attr->threading;
+	/* Our progress thread drives shm too (lfv_auto_ticked): beside the
+	 * application's calls, so shm must lock. */
+	hints->domain_attr->threading =
+		ours->domain_attr->data_progress == FI_PROGRESS_AUTO ?
+		FI_THREAD_SAFE : ours->domain_attr->threading;
 	hints->domain_attr->av_type = FI_AV_TABLE;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
 	hints->ep_attr->type = FI_EP_RDM;

@@ -21,7 +21,10 @@
  * no RDM info.
  *
  * FUNC_RDM_PROV=NAME runs the same cases over another provider (func_shm.sh:
- * lfverbs with shm as its own peer).
+ * lfverbs with shm as its own peer). FUNC_RDM_AUTO=1 asks for
+ * FI_PROGRESS_AUTO and adds a case: a large message is sent while its
+ * receiver calls nothing of libfabric, so only the provider's own
+ * progress can complete it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -137,6 +140,13 @@ static const char *prov_name(void)
 	return name && *name ? name : "lnx";
 }
 
+static bool auto_progress(void)
+{
+	const char *v = getenv("FUNC_RDM_AUTO");
+
+	return v && *v == '1';
+}
+
 static int open_side(struct side *s)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
@@ -150,6 +160,8 @@ static int open_side(struct side *s)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->fabric_attr->prov_name = strdup(prov_name());
+	if (auto_progress())
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
 			 NULL, 0, hints, &info);
 	fi_freeinfo(hints);
@@ -259,6 +271,39 @@ static int unexpected(struct side *s)
 	return 0;
 }
 
+/* FI_PROGRESS_AUTO: the parent posts a receive of 1 MiB and then calls
+ * nothing of libfabric while the child sends it; the child's send must
+ * complete all the same. shm moves a message this large only as the
+ * receiver's side progresses (its copy, or its segments), so only the
+ * receiving provider's own progress can complete it. */
+static int while_away(struct side *s)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_context ctx;
+	struct pollfd pfd = { .fd = s->sock, .events = POLLIN };
+	char go = 1, ack, done = 2;
+
+	if (!s->parent) {
+		TRY(sock_xfer(s, &go, &ack, 1));	/* the parent is away */
+		fill(s->buf, MAX_SIZE, 11);
+		POST(s, fi_tsend(s->o.ep, s->buf, MAX_SIZE, NULL, s->peer,
+				 0x51, &ctx));
+		TRY(wait_comp(s, &e));
+		return write(s->sock, &done, 1) == 1 ? 0 : -FI_EIO;
+	}
+	memset(s->buf, 0, MAX_SIZE);
+	POST(s, fi_trecv(s->o.ep, s->buf, MAX_SIZE, NULL, FI_ADDR_UNSPEC, 0x51,
+			 0, &ctx));
+	TRY(sock_xfer(s, &go, &ack, 1));	/* the child may send */
+	if (poll(&pfd, 1, 1000 * (TIMEOUT_S + 5)) != 1 ||
+	    read(s->sock, &ack, 1) != 1 || ack != done)
+		return fail("the send while its receiver was away", -FI_ETIMEDOUT);
+	TRY(wait_comp(s, &e));
+	if (e.tag != 0x51 || e.len != MAX_SIZE || !filled(s->buf, MAX_SIZE, 11))
+		return fail("the message received while away", -FI_EIO);
+	return 0;
+}
+
 /* The parent writes into the child's window and reads it back. */
 static int rma(struct side *s, size_t size)
 {
@@ -319,7 +364,8 @@ static int run(struct side *s, int iters)
 		return 0;
 	}
 	if (s->parent)
-		printf("1..%zu\n", sizeof(sizes) / sizeof(sizes[0]) + 2);
+		printf("1..%zu\n", sizeof(sizes) / sizeof(sizes[0]) + 2 +
+		       auto_progress());
 /* ok is a call (a whole exchange): evaluated once, on both sides. */
 #define REPORT(ok, ...)							\
 	do {								\
@@ -345,6 +391,9 @@ static int run(struct side *s, int iters)
 	else if (s->parent)
 		printf("ok %d - # SKIP RMA: this lnx has no fi_mr_reg (-FI_ENOSYS)\n",
 		       ++n);
+	if (auto_progress())
+		REPORT(!while_away(s), "FI_PROGRESS_AUTO: 1 MiB sent while "
+		       "its receiver calls nothing");
 	fflush(stdout);
 	close_side(s);
 	return failed;

@@ -13,6 +13,9 @@
 #  3. counters only: fabtests' fi_rdm_cntr_pingpong (on PATH where 2.x's
 #     fabtests are built) reads no CQ, so its counter reads must drive shm;
 #     data checked (-v), both sides' sends through shm.
+#  4. FI_PROGRESS_AUTO: the same traffic, and 1 MiB sent through shm while
+#     its receiver calls nothing of libfabric: the receiver's progress
+#     thread must drive shm for the send to complete.
 . "$(dirname "$0")/func_common.sh"
 prog=$(dirname "$0")/func_lnx
 [ -x "$prog" ] || prog=${LFV_TOP_BUILDDIR:-.}/tests/func/func_lnx
@@ -23,7 +26,7 @@ if [ "${major:-1}" -lt 2 ]; then
 	exit 0
 fi
 require_lfverbs fi_info libfabric-bin
-echo "1..3"
+echo "1..4"
 
 # run ENV...: func_lnx over lfverbs, 3 rounds; its output (with lfverbs'
 # INFO log) in $out, its status in $rc.
@@ -82,4 +85,10 @@ else
 	echo "ok 3 # SKIP fi_rdm_cntr_pingpong (2.x's fabtests) not on PATH"
 	n=3
 fi
+
+run FUNC_RDM_AUTO=1
+st=$rc
+echo "$out" | grep -q 'ok 8 - FI_PROGRESS_AUTO' || st=1
+echo "$out" | grep -q ' 1[5-9] sends through shm' || st=1
+ok $st "FI_PROGRESS_AUTO: 1 MiB through shm while its receiver calls nothing"
 [ $fails -eq 0 ]
