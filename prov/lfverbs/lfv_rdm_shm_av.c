@@ -8,10 +8,12 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rdma/fi_domain.h>
@@ -145,6 +147,25 @@ void lfv_rdm_shm_av_close(struct lfv_av *av)
 	av->rdm_shm = NULL;
 }
 
+/*
+ * Whether a same-host peer has a shm endpoint we may use: a shm region by
+ * its name that we can open. One without (shm off there, a build for
+ * libfabric 1.x, another user's process: its region is not ours to open,
+ * and its name carries its uid, not ours) would swallow our sends, as shm
+ * retries a peer it cannot map for good (-FI_EAGAIN): verbs then. An
+ * address comes from fi_getname after fi_enable, which made the peer's
+ * region (lfv_rdm_shm_ep_open), so a peer with shm on has it by now.
+ */
+static bool lfv_rdm_shm_peer_there(const char *name)
+{
+	int fd = shm_open(name, O_RDWR, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 void lfv_rdm_shm_av_insert(struct lfv_av *av, struct lfv_av_entry *e,
 			   fi_addr_t fi_addr)
 {
@@ -160,6 +181,11 @@ void lfv_rdm_shm_av_insert(struct lfv_av *av, struct lfv_av_entry *e,
 	if (!s || memcmp(e->name.gid, s->gid, sizeof(s->gid)))
 		return;
 	lfv_rdm_shm_name(&e->name, name, sizeof(name));
+	if (!lfv_rdm_shm_peer_there(name)) {
+		LFV_INFO(FI_LOG_AV, "no shm endpoint %s: that peer through "
+			 "verbs\n", name);
+		return;
+	}
 	if (fi_av_insert(s->av, name, 1, &shm_addr, FI_AV_USER_ID, NULL) != 1) {
 		LFV_WARN(FI_LOG_AV, "shm AV insert of %s failed: through "
 			 "verbs\n", name);

@@ -24,7 +24,8 @@
  * lfverbs with shm as its own peer). FUNC_RDM_AUTO=1 asks for
  * FI_PROGRESS_AUTO and adds a case: a large message is sent while its
  * receiver calls nothing of libfabric, so only the provider's own
- * progress can complete it.
+ * progress can complete it. FUNC_RDM_CHILD_SHM=V sets FI_LFVERBS_SHM=V in
+ * the child only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -414,6 +415,9 @@ int main(int argc, char **argv)
 		return 1;
 	s.parent = child != 0;
 	s.sock = sv[s.parent ? 0 : 1];
+	/* The child's own lfverbs setting (read at its first fi_getinfo). */
+	if (!s.parent && getenv("FUNC_RDM_CHILD_SHM"))
+		setenv("FI_LFVERBS_SHM", getenv("FUNC_RDM_CHILD_SHM"), 1);
 	alarm(4 * TIMEOUT_S);
 	ret = run(&s, iters);
 	if (!s.parent)

@@ -16,6 +16,8 @@
 #  4. FI_PROGRESS_AUTO: the same traffic, and 1 MiB sent through shm while
 #     its receiver calls nothing of libfabric: the receiver's progress
 #     thread must drive shm for the send to complete.
+#  5. shm on in one process only: the other has no shm endpoint, so both
+#     send through verbs (no send waits for good on a peer shm cannot map).
 . "$(dirname "$0")/func_common.sh"
 prog=$(dirname "$0")/func_lnx
 [ -x "$prog" ] || prog=${LFV_TOP_BUILDDIR:-.}/tests/func/func_lnx
@@ -26,7 +28,7 @@ if [ "${major:-1}" -lt 2 ]; then
 	exit 0
 fi
 require_lfverbs fi_info libfabric-bin
-echo "1..4"
+echo "1..5"
 
 # run ENV...: func_lnx over lfverbs, 3 rounds; its output (with lfverbs'
 # INFO log) in $out, its status in $rc.
@@ -91,4 +93,10 @@ st=$rc
 echo "$out" | grep -q 'ok 8 - FI_PROGRESS_AUTO' || st=1
 echo "$out" | grep -q ' 1[5-9] sends through shm' || st=1
 ok $st "FI_PROGRESS_AUTO: 1 MiB through shm while its receiver calls nothing"
+run FUNC_RDM_CHILD_SHM=0
+st=$rc
+echo "$out" | grep -q ' 0 sends through shm' || st=1
+echo "$out" | grep -q ' [1-9][0-9]* sends through shm' && st=1
+ok $st "shm on in one process only: traffic through verbs both ways, checked"
+
 [ $fails -eq 0 ]
