@@ -235,10 +235,11 @@ tap_step build/nodes-mpi.log env LFV_BED_CPUS=2 \
 step "two nodes: RDM tests with peers on the other node (tests/nodes/rdm.sh)"
 tap_step build/nodes-rdm.log env LFV_BED_CPUS=2 LFV_BED_TIMEOUT=600 \
 	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/rdm.sh
-# fabtests across the nodes (tests/fabtests/run-fabtests.sh --nodes, 12
-# tests, about 4.5 minutes) are not a CI step yet: that script's launch from
-# outside the bed has not been run through. Run by hand:
-# LFV_BED_CPUS=2 tests/fabtests/run-fabtests.sh --nodes
+# fabtests across the nodes: servers on lfv-a, clients on lfv-b (the 12
+# tests of tests/fabtests/lfverbs-nodes.tests, about 4.5 minutes; fabtests
+# built here first, cached). A line saying why where ../shared is absent.
+step "two nodes: fabtests across the link (tests/fabtests/run-fabtests.sh --nodes)"
+tap_step build/nodes-fabtests.log tests/fabtests/run-fabtests.sh --nodes
 
 # Upstream fabtests over lfverbs on the bed, built once into the bed's
 # cache (tests/fabtests/README.md); failures listed in

@@ -110,9 +110,6 @@ if ! in_bed; then
 	# One provider took 38 min under TCG with other VMs on the 2 cores
 	# (a 606 s hang included, which the watchdog now cuts to 150 s).
 	export LFV_BED_TIMEOUT=${LFV_BED_TIMEOUT:-$((300 + n * 2100))}
-	# fi_rdm_atomic allocates about 3 GiB per process for its largest
-	# size (8 MiB x window x buffers): the default 4 GiB bed runs out.
-	export LFV_BED_MEM=${LFV_BED_MEM:-10240}
 	opts=(--sets "$sets" --timeout "$timeout" --wait "$wait")
 	[ $complex = 0 ] || opts+=(--complex)
 	bed=()
@@ -121,8 +118,12 @@ if ! in_bed; then
 		bed=(--nodes 2)
 		# Each node polls: with one vCPU rxe's own work starves.
 		export LFV_BED_CPUS=${LFV_BED_CPUS:-2}
+		# Two VMs: the nodes' list has no fi_rdm_atomic.
 		export LFV_BED_MEM=${LFV_BED_MEM:-4096}
 	fi
+	# fi_rdm_atomic allocates about 3 GiB per process for its largest
+	# size (8 MiB x window x buffers): the default 4 GiB bed runs out.
+	export LFV_BED_MEM=${LFV_BED_MEM:-10240}
 	cd "$top" || exit 1
 	exec "$top/tests/bed/rxe-bed" "${bed[@]}" --workdir "$top" \
 		--env LFV_FABTESTS_PREFIX="$prefix" \
