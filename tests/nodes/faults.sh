@@ -31,8 +31,9 @@
 # cases 1, 2, 4, 6, 7 pass; 3 (10 % loss) fails, rendezvous sends stay
 # pending when the receiver's RDMA read fails (the sender waits for the
 # FI_LFVERBS_RDM_RNDV_TIMEOUT timer, 300 s); 5 (reordering) is skipped by
-# default for the same hang; 8 starts its outage before the stream does
-# (a flaw of this script); 9 and 10 not yet re-run since their last fix.
+# default for the same hang; 9 and 10 not yet re-run since their last fix.
+# 7 and 8 start their outage once the sender's first message went through
+# (before, 8 started it 0.5 s after the sender, during its resolution).
 # The whole run takes 10-12 minutes against a CI budget of 5.
 #
 #   LFV_FAULTS_N         messages per stream (default 200)
@@ -161,6 +162,18 @@ clean_stream() {
 	result "$num" "$name (netem $netem on $dev of lfv-a)" $ok
 }
 
+# streaming PID: waits (at most 60 s) until the sender writing $log/send
+# said its first message went through (the connection is up), or ended.
+streaming() {
+	local i
+	for i in $(seq 1 600); do
+		grep -q '^streaming' "$log/send" && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # link_down SECONDS: 100 % loss on lfv-a's NIC for SECONDS, from now on:
 # nothing of lfv-a reaches lfv-b (data, acknowledgements, read responses,
 # control datagrams), as when the link goes down; lfv-b's NIC is left
@@ -199,7 +212,7 @@ case_down() {
 	timeout 90 "$stream" send -a "$peer_ip" -p 7477 -n "$n" -w 4 -T 60 \
 		>"$log/send" 2>&1 &
 	local spid=$!
-	sleep 0.5
+	streaming $spid
 	link_down "$down"
 	wait $spid
 	src=$?
@@ -223,7 +236,9 @@ case_outage() {
 	timeout 120 "$stream" send -a "$peer_ip" -p 7478 -n "$n" -w 4 -E 2 \
 		-g $((outage - 4)) -b "$bound" -T 40 >"$log/send" 2>&1 &
 	local spid=$!
-	sleep 0.5
+	# Mid-stream: an outage during the address's resolution (rdma_cm,
+	# before any message) fails the resolution instead.
+	streaming $spid
 	link_down "$outage"
 	wait $spid
 	src=$?

@@ -28,7 +28,7 @@
  * past LIMIT_S (a hang).
  *
  * Output, one line per epoch on each side (tests/nodes/faults.sh reads
- * them):
+ * them), and the sender's "streaming" once its first message went through:
  *   send epoch E: sent S ok O errors X (first ERR) max_error_delay_ms D ok_seqs RANGES
  *   recv epoch E: got G dups U bad B order R recv_errors X got_seqs RANGES
  * Exit status 0 when every check passed and the last epoch was complete
@@ -97,6 +97,7 @@ struct stream {
 	char *bufs[STREAM_MAX_WINDOW];
 	int slot_seq[STREAM_MAX_WINDOW];	/* send: seq; recv: post number */
 	bool busy[STREAM_MAX_WINDOW];
+	bool streaming;		/* send: said "streaming" */
 };
 
 static double now_ms(void)
@@ -263,6 +264,13 @@ static void send_done(struct stream *s, struct send_epoch *ep, int slot,
 
 	s->busy[slot] = false;
 	if (!err) {
+		/* The first message through: the connection is up (a fault
+		 * case may start its outage now: tests/nodes/faults.sh). */
+		if (!ep->ok && !s->streaming) {
+			s->streaming = true;
+			printf("streaming\n");
+			fflush(stdout);
+		}
 		ep->ok++;
 		ep->ok_seqs[s->slot_seq[slot]] = true;
 		ep->last_ok = t;
