@@ -569,7 +569,12 @@ static int run_receiver(struct stream *s, const struct stream_opts *o)
 		}
 		idle_since = now_ms();
 		if (err) {
-			r.errors[o->epochs - 1]++;
+			/* The first error says what failed. */
+			if (!r.errors[o->epochs - 1]++) {
+				printf("recv: first error: %s\n",
+				       fi_strerror(err));
+				fflush(stdout);
+			}
 			r.key_by_post[s->slot_seq[slot]] = UINT64_MAX;
 		} else {
 			r.key_by_post[s->slot_seq[slot]] =
