@@ -44,6 +44,22 @@ static void *lfv_poller_main(void *arg)
 	}
 }
 
+/* An eventfd in the epoll set: 0 and *fd, or an error and nothing. */
+static int lfv_poller_eventfd(struct lfv_poller *p, int flags, int *fd)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | flags), ret;
+
+	if (efd < 0)
+		return -FI_EMFILE;
+	ret = lfv_poller_add(p, efd);
+	if (ret) {
+		close(efd);
+		return ret;
+	}
+	*fd = efd;
+	return 0;
+}
+
 int lfv_poller_start(struct lfv_poller *p, void (*run)(void *arg), void *arg)
 {
 	int ret;
@@ -55,22 +71,13 @@ int lfv_poller_start(struct lfv_poller *p, void (*run)(void *arg), void *arg)
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
 		return -FI_EMFILE;
-	p->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (p->stop_fd < 0) {
-		ret = -FI_EMFILE;
+	ret = lfv_poller_eventfd(p, 0, &p->stop_fd);
+	if (ret)
 		goto close_epfd;
-	}
-	ret = lfv_poller_add(p, p->stop_fd);
+	/* Non-blocking: the thread drains it without waiting. */
+	ret = lfv_poller_eventfd(p, EFD_NONBLOCK, &p->kick_fd);
 	if (ret)
 		goto close_stop;
-	p->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->kick_fd < 0) {
-		ret = -FI_EMFILE;
-		goto close_stop;
-	}
-	ret = lfv_poller_add(p, p->kick_fd);
-	if (ret)
-		goto close_kick;
 	ret = -pthread_create(&p->thread, NULL, lfv_poller_main, p);
 	if (ret)
 		goto close_kick;

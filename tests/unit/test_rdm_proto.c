@@ -730,6 +730,24 @@ static void test_stale_fin(void **state)
 	assert_int_equal(drops(w), 1);
 }
 
+/* A and B connected; A's rendezvous send (tx1) to B's receive (rx2),
+ * whose read of A's buffer fails at A's device: B's receive fails with
+ * FI_EIO and no data. */
+static void rndv_read_fails(struct world *w)
+{
+	const struct fi_cq_err_entry *e;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	fake_net_fail(step_until(w, FAKE_PKT_READ, -1), IBV_WC_REM_ACCESS_ERR);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 0);
+	e = err_of(&w->b, rx2);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_EIO);
+}
+
 /* The receiver's RDMA read of a rendezvous payload fails: the receive
  * completes with FI_EIO (not with the bytes it does not have), the
  * sender's send fails (its probe finds the connection dead), and the
@@ -743,16 +761,7 @@ static void test_read_fails(void **state)
 	size_t i;
 	int k;
 
-	connect_a_to_b(w);
-	post_recv(&w->b, w->dst, w->big, rx2);
-	send_to_peer(&w->a, w->src, w->big, tx1);
-	i = step_until(w, FAKE_PKT_READ, -1);
-	fake_net_fail(i, IBV_WC_REM_ACCESS_ERR);
-	pump(w);
-	assert_int_equal(oks(&w->b, rx2), 0);
-	e = err_of(&w->b, rx2);
-	assert_non_null(e);
-	assert_int_equal(e->err, FI_EIO);
+	rndv_read_fails(w);
 
 	/* A's send waits for a FIN that will not come: its probe, a second
 	 * on, meets B's dead QP. */
@@ -783,15 +792,8 @@ static void test_read_fails_slow_reader(void **state)
 	struct world *w = *state;
 	const struct fi_cq_err_entry *e;
 	int64_t waited;
-	size_t i;
 
-	connect_a_to_b(w);
-	post_recv(&w->b, w->dst, w->big, rx2);
-	send_to_peer(&w->a, w->src, w->big, tx1);
-	i = step_until(w, FAKE_PKT_READ, -1);
-	fake_net_fail(i, IBV_WC_REM_ACCESS_ERR);
-	pump(w);
-	assert_non_null(err_of(&w->b, rx2));
+	rndv_read_fails(w);
 	for (waited = 0; waited < 3 * LFV_RDM_PING_NS && !err_of(&w->a, tx1);
 	     waited += slice) {
 		fake_net_advance(slice);
