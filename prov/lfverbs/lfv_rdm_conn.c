@@ -204,6 +204,7 @@ static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	wr.wr.ud.ah = c->ah;
 	wr.wr.ud.remote_qpn = c->name.qpn;
 	wr.wr.ud.remote_qkey = LFV_UD_QKEY;
+	lfv_tsan_posted(wr.wr_id);
 	if (ibv_post_send(ep->ctl_qp, &wr, &bad)) {
 		lfv_list_insert_head(&ep->ctl_free, &r->node);
 		return -FI_EAGAIN;
@@ -231,6 +232,7 @@ static int lfv_rdm_send_rtu(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		.send_flags = IBV_SEND_INLINE,
 	}, *bad;
 
+	lfv_tsan_posted(wr.wr_id);
 	return lfv_post_ret(ibv_post_send(c->qp, &wr, &bad));
 }
 
@@ -527,6 +529,7 @@ static void lfv_rdm_ping(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	    c->pinged == ep->ping_round)
 		return;
 	c->pinged = ep->ping_round;
+	lfv_tsan_posted(wr.wr_id);
 	if (!ibv_post_send(c->qp, &wr, &bad))
 		c->posted++;
 }
@@ -563,6 +566,7 @@ int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	lfv_spin_assert_held(&ep->lock);
 	if (c->state != LFV_RDM_CONNECTED || c->posted >= LFV_RDM_SQ_DEPTH)
 		return -FI_EAGAIN;
+	lfv_tsan_posted(wr.wr_id);
 	ret = lfv_post_ret(ibv_post_send(c->qp, &wr, &bad));
 	if (!ret)
 		c->posted++;

@@ -184,6 +184,7 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			wr.send_flags &= ~(unsigned int)IBV_SEND_FENCE;
 		wr.send_flags |= IBV_SEND_SIGNALED;
 		wr.next = last && rma->notify ? &note : NULL;
+		lfv_tsan_posted(wr.wr_id);
 		ret = ibv_post_send(c->qp, &wr, &bad);
 		if (ret)
 			return lfv_post_ret(ret);

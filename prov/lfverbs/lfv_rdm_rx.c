@@ -725,12 +725,14 @@ struct fi_ops_srx_peer lfv_rdm_srx_peer_ops = {
  * published (enable). */
 void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep)
 {
-	struct ibv_recv_wr *bad;
+	struct ibv_recv_wr *bad, *wr;
 
 	if (!ep->nrepost)
 		return;
 	ep->repost_wr[ep->nrepost - 1].next = NULL;
 	ep->nrepost = 0;
+	for (wr = ep->repost_wr; wr; wr = wr->next)
+		lfv_tsan_posted(wr->wr_id);
 	if (ibv_post_srq_recv(ep->srq, ep->repost_wr, &bad))
 		LFV_WARN(FI_LOG_EP_DATA, "RDM: receive buffers were lost\n");
 }
@@ -769,6 +771,7 @@ void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	struct ibv_recv_wr wr = { .wr_id = (uintptr_t)&r->op, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
+	lfv_tsan_posted(wr.wr_id);
 	if (ibv_post_recv(ep->ctl_qp, &wr, &bad))
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM: a control buffer was lost\n");
 }

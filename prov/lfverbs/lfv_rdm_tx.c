@@ -176,6 +176,7 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		wr.num_sge = lfv_rdm_slice(rd->seg, rd->nseg, rd->off, n, sge);
 		wr.wr.rdma.remote_addr = rd->raddr + rd->off;
 		wr.wr.rdma.rkey = rd->rkey;
+		lfv_tsan_posted(wr.wr_id);
 		ret = ibv_post_send(c->qp, &wr, &bad);
 		if (ret)
 			return lfv_post_ret(ret);
@@ -199,6 +200,7 @@ static int lfv_rdm_post_fin(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
 	}, *bad;
 	int ret;
 
+	lfv_tsan_posted(wr.wr_id);
 	ret = ibv_post_send(c->qp, &wr, &bad);
 	if (ret)
 		return lfv_post_ret(ret);

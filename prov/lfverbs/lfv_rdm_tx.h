@@ -9,6 +9,7 @@
 #define LFV_RDM_TX_H
 
 #include "lfv_rdm_ep.h"
+#include "lfv_tsan.h"
 
 #define LFV_RDM_LIKELY(x) __builtin_expect(!!(x), 1)
 
@@ -102,6 +103,7 @@ static inline int lfv_rdm_post_tx(struct lfv_rdm_ep *ep,
 	r->wr.send_flags = r->len <= ep->max_inline ?
 			   IBV_SEND_SIGNALED | IBV_SEND_INLINE :
 			   IBV_SEND_SIGNALED;
+	lfv_tsan_posted(r->wr.wr_id);
 	ret = ibv_post_send(c->qp, &r->wr, &bad);
 	if (ret)
 		return lfv_post_ret(ret);

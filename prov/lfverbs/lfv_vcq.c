@@ -22,6 +22,7 @@
 #include "lfv_errno.h"
 #include "lfv_log.h"
 #include "lfv_queue.h"
+#include "lfv_tsan.h"
 #include "lfv_vcq.h"
 
 #define LFV_VCQ_POLL_BATCH 16
@@ -139,10 +140,12 @@ lfv_vcq_poll_locked(struct lfv_vcq *vcq, struct lfv_vcq_sink *sink, bool reader)
 		if (reader && sink->max - sink->count < (size_t)want)
 			want = (int)(sink->max - sink->count);
 		n = ibv_poll_cq(vcq->ibv_cq, want, wc);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			lfv_tsan_completed(wc[i].wr_id);
 			if (!reader ||
 			    !lfv_vcq_translate_fast(vcq, &wc[i], sink))
 				lfv_vcq_dispatch(vcq, &wc[i], sink);
+		}
 		if (n < want || (reader && sink->count >= sink->max))
 			return sink->count;
 	}
