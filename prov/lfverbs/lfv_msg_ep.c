@@ -447,10 +447,7 @@ static int lfv_ep_close(struct fid *fid)
 	/* A flush that outlasted the drain's deadline completes by the
 	 * QP's destroy at the latest: taken now, while the ops it names
 	 * exist, not by the next reader of a CQ we share. */
-	if (ep->tx.vcq)
-		lfv_vcq_progress(ep->tx.vcq);
-	if (ep->rx.vcq && ep->rx.vcq != ep->tx.vcq)
-		lfv_vcq_progress(ep->rx.vcq);
+	lfv_vcq_progress_pair(ep->tx.vcq, ep->rx.vcq);
 	if (ep->sep)
 		lfv_sep_ctx_closed(ep);
 	lfv_ep_free(ep);

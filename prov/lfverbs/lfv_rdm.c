@@ -465,9 +465,7 @@ static uint64_t lfv_rdm_new_incarnation(void)
  * another endpoint reads, they named our freed buffers. */
 static void lfv_rdm_take_leftovers(struct lfv_rdm_ep *ep)
 {
-	lfv_vcq_progress(ep->tx_vcq);
-	if (ep->rx_vcq != ep->tx_vcq)
-		lfv_vcq_progress(ep->rx_vcq);
+	lfv_vcq_progress_pair(ep->tx_vcq, ep->rx_vcq);
 }
 
 static int lfv_rdm_enable(struct lfv_rdm_ep *ep)
@@ -572,8 +570,7 @@ static void lfv_rdm_quiesce(struct lfv_rdm_ep *ep)
 	ep->enabled = false;
 	lfv_rdm_set_live(ep, false); /* what still comes is dropped */
 	do {
-		lfv_vcq_progress(ep->tx_vcq);
-		lfv_vcq_progress(ep->rx_vcq);
+		lfv_vcq_progress_pair(ep->tx_vcq, ep->rx_vcq);
 		busy = 0;
 		lfv_spin_lock(&ep->lock);
 		lfv_list_foreach(item, &ep->conns)

@@ -602,12 +602,26 @@ void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
 		lfv_rdm_sq_done(ep, c, wc->status == IBV_WC_SUCCESS);
 }
 
-/* The endpoint's timers: handshakes, connections to free, and probes of
- * idle connections a rendezvous send waits on. For the probes the clock is
- * read once every 256 calls (counted: the caller's own tick said when):
- * a rendezvous stream polls all the time, and reading the clock may be a
- * system call (a VM's clock source). Caller holds ep->lock. */
-void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)
+/* Whether the probes' and reaping's timers are due a look: once a tick by
+ * the coarse clock (read from memory, never a system call), however often
+ * the endpoint is called. A sender or a spinning reader calls thousands of
+ * times a tick; a reader blocked in fi_cq_sread once a sleep slice
+ * (LFV_RDM_WAIT_TIMERS_MS): counting calls instead put its probes 256
+ * slices (12.8 s) apart. ep->lock held (tick_at is its). */
+static bool lfv_rdm_tick_due(struct lfv_rdm_ep *ep)
+{
+	int64_t now = lfv_now_coarse_ns();
+
+	if (now < ep->tick_at)
+		return false;
+	ep->tick_at = now + LFV_RDM_TICK_NS;
+	return true;
+}
+
+/* The endpoint's timers: handshakes (each call while one is on), and, once
+ * a tick, connections to free and probes of idle connections a rendezvous
+ * send waits on. Caller holds ep->lock. */
+void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 {
 	int64_t now = 0;
 
@@ -616,8 +630,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted)
 		now = lfv_now_ns();
 		lfv_rdm_handshake_timers(ep, now);
 	}
-	if ((!ep->rndv_out && !ep->reap_due) ||
-	    (!counted && (++ep->ping_polls & 255)))
+	if ((!ep->rndv_out && !ep->reap_due) || !lfv_rdm_tick_due(ep))
 		return;
 	if (!now)
 		now = lfv_now_ns();

@@ -12,7 +12,7 @@
 struct lfv_rdm_conn *lfv_rdm_conn_get(struct lfv_rdm_ep *ep, fi_addr_t addr,
 				      int *err);
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m);
-void lfv_rdm_timers(struct lfv_rdm_ep *ep, bool counted);
+void lfv_rdm_timers(struct lfv_rdm_ep *ep);
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err);
 void lfv_rdm_on_rtu(struct lfv_rdm_ep *ep, uint32_t qpn);
 void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc);

@@ -49,7 +49,7 @@
  * else to send is probed this often: a dead peer fails it (the QP's
  * retries run out) instead of leaving the send waiting forever. */
 #define LFV_RDM_PING_NS (1000 * 1000 * 1000LL)
-/* How often a CQ read looks at the probes' and reaping's timers while a
+/* How often the endpoint looks at the probes' and reaping's timers while a
  * rendezvous send or a reap waits, by the coarse clock. */
 #define LFV_RDM_TICK_NS (10 * 1000 * 1000LL)
 /* A connection that is down and that nothing names any more has its QP
@@ -307,8 +307,7 @@ struct lfv_rdm_ep {
 	uint32_t rndv_out;		/* rendezvous sends not finished */
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
-	uint32_t ping_polls;		/* timer calls: the clock every 256 */
-	int64_t tick_at;		/* CQ progress: next look at timers */
+	int64_t tick_at;		/* next look at probes and reaping */
 	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
 	struct lfv_rdm_req rtu;		/* K_RTU: the RTUs' wr_id */
 	struct fid_ep *srx;		/* where receives match (NULL: an

@@ -162,22 +162,6 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	}
 }
 
-/* Whether a CQ read should look at the probes' and reaping's timers: once
- * a tick by the coarse clock, however often the endpoint is polled. A
- * reader that spins polls thousands of times a tick; one blocked in
- * fi_cq_sread polls once a sleep slice (LFV_RDM_WAIT_TIMERS_MS), and
- * counting its polls instead put its probes 256 slices (12.8 s) apart.
- * ep->lock held (tick_at is its). */
-static bool lfv_rdm_tick_due(struct lfv_rdm_ep *ep)
-{
-	int64_t now = lfv_now_coarse_ns();
-
-	if (now < ep->tick_at)
-		return false;
-	ep->tick_at = now + LFV_RDM_TICK_NS;
-	return true;
-}
-
 /* What one CQ read does for one of its RDM endpoints besides polling:
  * the aborted rendezvous reads reported, the timers run when something
  * waits on them. All of it read under ep->lock (issue 15: these fields
@@ -188,9 +172,8 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	bool drain;
 
 	lfv_spin_lock(&ep->lock);
-	if (ep->handshakes ||
-	    ((ep->rndv_out || ep->reap_due) && lfv_rdm_tick_due(ep)))
-		lfv_rdm_timers(ep, true);
+	if (ep->handshakes || ep->rndv_out || ep->reap_due)
+		lfv_rdm_timers(ep);
 	/* After the timers: a handshake they gave up on aborts reads. */
 	drain = !lfv_list_empty(&ep->aborted);
 	lfv_spin_unlock(&ep->lock);

@@ -302,7 +302,7 @@ struct lfv_rdm_req *lfv_rdm_take_tx(struct lfv_rdm_ep *ep, fi_addr_t dest,
 	 * connection stale for the fast path. */
 	uint64_t seen = lfv_av_removals(ep->base.av) + 1;
 
-	lfv_rdm_timers(ep, false);
+	lfv_rdm_timers(ep);
 	if (lfv_list_empty(&ep->tx_free)) {
 		lfv_spin_unlock(&ep->lock);
 		lfv_vcq_progress(ep->tx_vcq);

@@ -160,6 +160,14 @@ void lfv_vcq_progress(struct lfv_vcq *vcq)
 	lfv_spin_unlock(&vcq->lock);
 }
 
+void lfv_vcq_progress_pair(struct lfv_vcq *tx, struct lfv_vcq *rx)
+{
+	if (tx)
+		lfv_vcq_progress(tx);
+	if (rx && rx != tx)
+		lfv_vcq_progress(rx);
+}
+
 static inline struct lfv_vcq *lfv_vcq_next(struct lfv_vcq *vcq)
 {
 	/* Acquire: pairs with the release that linked it (lfv_vcq_create). */

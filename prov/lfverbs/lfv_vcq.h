@@ -75,6 +75,8 @@ int lfv_vcq_get(struct lfv_domain *domain, struct lfv_cq *cq, int size,
 		struct lfv_vcq **vcq);
 void lfv_vcq_put(struct lfv_vcq *vcq, int size);
 void lfv_vcq_progress(struct lfv_vcq *vcq);
+/* An endpoint's two verbs CQs (either NULL, or both the same one). */
+void lfv_vcq_progress_pair(struct lfv_vcq *tx, struct lfv_vcq *rx);
 void lfv_domain_progress(void *domain);
 /* The progress thread's work on one vcq: take the channel's events,
  * re-arm, move completions into the ring. */
