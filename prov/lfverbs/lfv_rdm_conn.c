@@ -653,6 +653,9 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 {
 	lfv_spin_assert_held(&ep->lock);
+	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: connection to %x failed (qp %x): "
+		 "%s\n", ep->name.qpn, c->name.qpn, c->qp ? c->qp->qp_num : 0,
+		 fi_strerror(-err));
 	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
 	lfv_rdm_conn_set_failed(ep, c);

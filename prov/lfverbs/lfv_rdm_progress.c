@@ -87,6 +87,10 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	struct lfv_rdm_ctrl_buf *cb;
 	bool ok = wc->status == IBV_WC_SUCCESS;
 
+	if (!ok && wc->status != IBV_WC_WR_FLUSH_ERR)
+		LFV_INFO(FI_LOG_CQ, "RDM %x: work request of kind %d failed on "
+			 "qp %x: %s\n", ep->name.qpn, (int)r->kind,
+			 wc->qp_num, ibv_wc_status_str(wc->status));
 	switch (r->kind) {
 	case LFV_RDM_K_TX:
 		lfv_rdm_tx_completion(ep, r, wc);
