@@ -213,10 +213,14 @@ tally
 # Across two VMs joined by one link (tests/bed/README.md, two nodes):
 # fi_pingpong with data checks, lfverbs on both nodes and against
 # Debian's verbs (tests/nodes/pingpong.sh). Two vCPUs a node: the ping-
-# pongs poll, and with one vCPU they starve rxe's own work.
-step "two nodes: ping-pongs across the link (tests/nodes)"
+# pongs poll, and with one vCPU they starve rxe's own work. Then, in the
+# same boot, the network faults (tests/nodes/faults.sh: netem loss, delay,
+# reordering, duplication, the link down, the receiver and an MPI rank
+# killed; about 5 minutes, the 10 % loss case with 20 messages).
+step "two nodes: ping-pongs and network faults across the link (tests/nodes)"
 tap_step build/nodes.log env LFV_BED_CPUS=2 \
-	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/pingpong.sh
+	tests/bed/rxe-bed --nodes 2 --workdir "$top" --env LFV_FAULTS_CRAWL_N=20 -- \
+	sh -c 'tests/nodes/pingpong.sh; s=$?; tests/nodes/faults.sh || s=1; exit $s'
 # The MPI suite with its ranks on both nodes in turn (2 a node); the
 # ping-pong up to 1 MiB (its 16 and 64 MiB sizes take minutes across the
 # bed's link).
