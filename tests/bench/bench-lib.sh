@@ -185,6 +185,7 @@ bench_host_deps() {
 # script's in-bed part), its output also in $out/$bench_pfx$TAG-bed.log,
 # the host's load average before and after and the session's length in
 # $out/$bench_pfx$TAG-load.txt. TAG is empty or a mode suffix (-sweep).
+# bench_bed_args: more options for rxe-bed (--nodes 2), none by default.
 bench_bed() {
 	btag=$1
 	shift
@@ -194,7 +195,8 @@ bench_bed() {
 	echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$load"
 	{
 		st=0
-		tests/bed/rxe-bed --workdir "$top" -- sh "$@" || st=$?
+		# shellcheck disable=SC2086 # a word list (--nodes 2)
+		tests/bed/rxe-bed ${bench_bed_args:-} --workdir "$top" -- sh "$@" || st=$?
 		echo "$st" >"$out/$bench_pfx$btag-bed.status"
 	} | tee "$out/$bench_pfx$btag-bed.log"
 	echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$load"

@@ -555,6 +555,8 @@ struct bench_opts {
 	const char *prov;	/* bench_msg, bench_rdm */
 	int check;		/* --check: verify every payload */
 	const char *addr;
+	const char *src;	/* --src: bench_rdm client's own address
+				 * across nodes (default addr) */
 	const char *port;
 	const char *dev;
 	int server;
@@ -576,6 +578,9 @@ static void bench_usage(const char *argv0, int flags)
 		"  -s / -c         server / client (the client prints results)\n"
 		"  -a, -d          address and device (default $LFV_BED_IP, "
 		"$LFV_BED_DEV)\n"
+		"  --src ADDR      the client's own address, when -a is the "
+		"server's on\n"
+		"                  another node (bench_rdm; default: -a)\n"
 		"  --lat N         64 B ping-pong iterations (0: none)\n"
 		"  --lat-size S    ping-pong message size instead of 64 B (at "
 		"most %zu)\n"
@@ -619,6 +624,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		{ "check", no_argument, NULL, 'k' },
 		{ "yield", no_argument, NULL, 'y' },
 		{ "desc", no_argument, NULL, 'D' },
+		{ "src", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = 0;
@@ -640,6 +646,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o,
 		case 's': mode = 's'; break;
 		case 'c': mode = 'c'; break;
 		case 'a': o->addr = optarg; break;
+		case 'A': o->src = optarg; break;
 		case 'P': o->port = optarg; break;
 		case 'd': o->dev = optarg; break;
 		case 'W': o->cfg.warmup = (uint32_t)strtoul(optarg, NULL, 0); break;

@@ -311,8 +311,8 @@ static struct fi_info *tp_getinfo(const struct bench_opts *o, bool *domain)
 
 	for (k = 0; k < sizeof(tries) / sizeof(tries[0]); k++) {
 		h = tp_hints(o, tries[k][0], tries[k][1]);
-		ret = fi_getinfo(FI_VERSION(1, 17), o->addr, NULL, FI_SOURCE,
-				 h, &info);
+		ret = fi_getinfo(FI_VERSION(1, 17), o->src ? o->src : o->addr,
+				 NULL, FI_SOURCE, h, &info);
 		fi_freeinfo(h);
 		if (ret != -FI_ENODATA)
 			break;
@@ -320,7 +320,7 @@ static struct fi_info *tp_getinfo(const struct bench_opts *o, bool *domain)
 	*domain = k < sizeof(tries) / sizeof(tries[0]) && tries[k][0];
 	if (ret == -FI_ENODATA) {
 		fprintf(stderr, "bench_rdm: no FI_EP_RDM from provider "
-			"\"%s\" on %s\n", o->prov, o->addr);
+			"\"%s\" on %s\n", o->prov, o->src ? o->src : o->addr);
 		exit(3);
 	}
 	if (ret)

@@ -10,6 +10,8 @@
 #
 #   tests/bench/run-endpoints.sh [--rounds R] [--quick]
 #   tests/bench/run-endpoints.sh --table-only    tables of the last run again
+#   tests/bench/run-endpoints.sh --nodes [...]  across the two-node bed:
+#       servers on lfv-a, clients on lfv-b (on-peer.sh), no callgrind
 #
 # Installs what it needs beyond tests/deps.sh (valgrind, perftest) when run
 # as root on Debian 12. Everything it writes goes to build/bench/.
@@ -39,7 +41,14 @@ in_bed() {
 	ip=${LFV_BED_IP:?not in the test bed}
 	# The IPv4-mapped RoCE v2 GID of the bed's device (tests/bed/README.md).
 	gid=1
-	bench_in_bed "$out/ep-results.txt"	# server on CPU 0, client on CPU 1
+	if [ "${nodes:-0}" = 1 ]; then
+		# --nodes: servers here (lfv-a), clients on lfv-b through
+		# on-peer.sh; no callgrind (one node's).
+		bench_in_bed "$out/ep-nodes.txt"
+		pin_s="" pin_c="$top/tests/bench/on-peer.sh"
+	else
+		bench_in_bed "$out/ep-results.txt"	# server on CPU 0, client on CPU 1
+	fi
 	port=47600
 
 	# pair TAG [VALGRIND...] -- PROGRAM ARGS...: server, then client.
@@ -98,7 +107,7 @@ in_bed() {
 	# Callgrind: the client only (the server runs natively). Dumps 2-5:
 	# K and 2K empty polls, N and 2N ping-pongs; bench_idle_wait (a sleep
 	# before each poll, so that polls are rarely empty) is not collected.
-	if command -v valgrind >/dev/null 2>&1; then
+	if [ "${nodes:-0}" = 0 ] && command -v valgrind >/dev/null 2>&1; then
 		client="--warmup 50 --callgrind $LFV_EPB_CG_N,$LFV_EPB_CG_K"
 		round=0
 		for impl in lfverbs verbs raw; do
@@ -114,21 +123,23 @@ in_bed() {
 	fi
 }
 
-if [ "${1:-}" = "--in-bed" ]; then
-	in_bed
-	exit 0
-fi
+case ${1:-} in
+--in-bed) in_bed; exit 0 ;;
+--in-bed-nodes) nodes=1; in_bed; exit 0 ;;
+esac
 
 table_only=0
+nodes=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) LFV_EPB_ROUNDS=$2; shift 2 ;;
 	--table-only) table_only=1; shift ;;
+	--nodes) nodes=1; shift ;;
 	--quick)
 		LFV_EPB_ROUNDS=1 LFV_EPB_PT_ROUNDS=1 LFV_EPB_LAT=200
 		LFV_EPB_RATE=2048 LFV_EPB_BW=8 LFV_EPB_CG_N=50 LFV_EPB_CG_K=200
 		shift ;;
-	*) bench_help_or_usage "$1" 2,14 "[--rounds R] [--quick] [--table-only]" ;;
+	*) bench_help_or_usage "$1" 2,16 "[--rounds R] [--quick] [--table-only] [--nodes]" ;;
 	esac
 done
 
@@ -137,10 +148,23 @@ if [ "$table_only" = 0 ]; then
 	bench_host_deps
 	bench_cc_fi bench_msg
 	bench_cc_raw bench_raw
-	rm -f "$out"/ep-*
-
-	bench_bed "" tests/bench/run-endpoints.sh --in-bed
+	if [ "$nodes" = 1 ]; then
+		rm -f "$out"/ep-nodes*
+		bench_bed_args="--nodes 2"
+		LFV_BED_CPUS=${LFV_BED_CPUS:-2}
+		export LFV_BED_CPUS
+		bench_bed -nodes tests/bench/run-endpoints.sh --in-bed-nodes
+	else
+		for f in "$out"/ep-*; do
+			case $f in "$out"/ep-nodes*) ;; *) rm -f "$f" ;; esac
+		done
+		bench_bed "" tests/bench/run-endpoints.sh --in-bed
+	fi
 fi
 
 # The table (tests/bench/ep-table.awk).
+if [ "$nodes" = 1 ]; then
+	awk -v cgfile=/dev/null -f tests/bench/bench-lib.awk -f tests/bench/ep-table.awk "$out/ep-nodes.txt" | tee "$out/ep-nodes-table.txt"
+	exit 0
+fi
 bench_cg_table lfverbs verbs raw

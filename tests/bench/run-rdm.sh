@@ -17,6 +17,10 @@
 #       256 KiB, under several FI_LFVERBS_RDM_EAGER values (rdm-sweep-*)
 #   tests/bench/run-rdm.sh --mpi           Open MPI ping-pong latency and
 #       bandwidth (bench_mpi) over lfverbs, verbs;ofi_rxm and ob1 (rdm-mpi-*)
+#   tests/bench/run-rdm.sh --nodes         the same programs across the
+#       two-node bed (tests/bed/rxe-bed --nodes 2): servers on lfv-a,
+#       clients on lfv-b (tests/bench/on-peer.sh); no tcp;ofi_rxm column,
+#       no callgrind (rdm-nodes-*)
 #
 # lfverbs runs only when its own RDM endpoint exists (fi_info -p lfverbs
 # -t FI_EP_RDM answers "provider: lfverbs", not "lfverbs;ofi_rxm");
@@ -66,7 +70,16 @@ in_bed() {
 	dev=${LFV_BED_DEV:?not in the test bed}
 	ip=${LFV_BED_IP:?not in the test bed}
 	gid=1	# the IPv4-mapped RoCE v2 GID (tests/bed/README.md)
-	bench_in_bed "$out/rdm-results.txt"	# server on CPU 0, client on CPU 1
+	if [ "${nodes:-0}" = 1 ]; then
+		# --nodes: servers here (lfv-a), clients on lfv-b through
+		# on-peer.sh; no tcp;ofi_rxm and no callgrind (one node's).
+		bench_in_bed "$out/rdm-nodes.txt"
+		pin_s="" pin_c="$top/tests/bench/on-peer.sh"
+		csrc="--src ${LFV_BED_PEER_IP:?not on a two-node bed}"
+		LFV_RDB_TCP=0
+	else
+		bench_in_bed "$out/rdm-results.txt"	# server on CPU 0, client on CPU 1
+	fi
 	port=47700
 
 	# lfverbs' own RDM endpoint, not rxm layered over its MSG one.
@@ -104,7 +117,7 @@ in_bed() {
 			return 1
 		fi
 		# shellcheck disable=SC2086 # word lists
-		if ! env $penv timeout 600 $pin_c $vg "$@" -c -P "$port" $both $client >"$clog" 2>&1; then
+		if ! env $penv timeout 600 $pin_c $vg "$@" -c -P "$port" $both $client ${csrc:-} >"$clog" 2>&1; then
 			echo "run-rdm: client $tag failed:" >&2
 			cat "$clog" "$slog" >&2
 			kill "$spid" 2>/dev/null || true
@@ -170,7 +183,7 @@ in_bed() {
 	# libfabric's start-up, every provider's included, takes minutes
 	# when simulated under TCG. Raw: bench_raw (the same loops as
 	# bench_raw_big, and a 12 MiB region instead of 256 MiB).
-	if command -v valgrind >/dev/null 2>&1; then
+	if [ "${nodes:-0}" = 0 ] && command -v valgrind >/dev/null 2>&1; then
 		client="--warmup 50 --callgrind $LFV_RDB_CG_N,$LFV_RDB_CG_K"
 		round=0
 		raw="$out/bench_raw"
@@ -257,6 +270,7 @@ in_bed_mpi() {
 
 case ${1:-} in
 --in-bed) in_bed; exit 0 ;;
+--in-bed-nodes) nodes=1; in_bed; exit 0 ;;
 --in-bed-sweep) in_bed_sweep; exit 0 ;;
 --in-bed-mpi) in_bed_mpi; exit 0 ;;
 esac
@@ -269,12 +283,13 @@ while [ $# -gt 0 ]; do
 	--table-only) table_only=1; shift ;;
 	--eager-sweep) mode=-sweep; shift ;;
 	--mpi) mode=-mpi; shift ;;
+	--nodes) mode=-nodes; shift ;;
 	--quick)
 		LFV_RDB_ROUNDS=1 LFV_RDB_PT_ROUNDS=1 LFV_RDB_PT_BIG=0
 		LFV_RDB_LAT=200 LFV_RDB_RATE=2048 LFV_RDB_BW=8 LFV_RDB_BIG=2
 		LFV_RDB_CG_N=50 LFV_RDB_CG_K=200
 		shift ;;
-	*) bench_help_or_usage "$1" 2,25 "[--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi]" ;;
+	*) bench_help_or_usage "$1" 2,29 "[--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi | --nodes]" ;;
 	esac
 done
 
@@ -292,11 +307,16 @@ if [ "$table_only" = 0 ]; then
 	# Each mode keeps the other modes' files.
 	for f in "$out"/rdm-*; do
 		case $f in
-		"$out"/rdm-sweep* | "$out"/rdm-mpi*) [ "${f#"$out"/rdm"$mode"}" = "$f" ] || rm -f "$f" ;;
+		"$out"/rdm-sweep* | "$out"/rdm-mpi* | "$out"/rdm-nodes*) [ "${f#"$out"/rdm"$mode"}" = "$f" ] || rm -f "$f" ;;
 		*) [ -n "$mode" ] || rm -f "$f" ;;
 		esac
 	done
 
+	if [ "$mode" = -nodes ]; then
+		bench_bed_args="--nodes 2"
+		LFV_BED_CPUS=${LFV_BED_CPUS:-2}
+		export LFV_BED_CPUS
+	fi
 	bench_bed "$mode" tests/bench/run-rdm.sh --in-bed"$mode"
 fi
 
@@ -306,6 +326,9 @@ case $mode in
 	exit 0 ;;
 -mpi)
 	awk -f tests/bench/bench-lib.awk -f tests/bench/mpi-table.awk "$out/rdm-mpi.txt" | tee "$out/rdm-mpi-table.txt"
+	exit 0 ;;
+-nodes)
+	awk -v cgfile=/dev/null -f tests/bench/bench-lib.awk -f tests/bench/rdm-table.awk "$out/rdm-nodes.txt" | tee "$out/rdm-nodes-table.txt"
 	exit 0 ;;
 esac
 
