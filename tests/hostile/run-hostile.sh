@@ -15,6 +15,20 @@ bin=tests/hostile
 [ -x "$bin/lfv_hostile" ] || bin=$here
 hostile=$bin/lfv_hostile
 victim=$bin/lfv_victim
+# LFV_HOSTILE_HOST=HOST: the hostile peer runs on HOST (the two-node bed's
+# other node, through ssh: tests/nodes/hostile.sh), so that what it sends
+# crosses the wire; the victims stay here.
+# LFV_HOSTILE_IP is then HOST's address, where the hostile MSG server
+# listens.
+hip=$ip
+if [ -n "${LFV_HOSTILE_HOST:-}" ]; then
+	hip=${LFV_HOSTILE_IP:?LFV_HOSTILE_HOST needs LFV_HOSTILE_IP}
+	case $hostile in /*) ;; *) hostile=$PWD/$hostile ;; esac
+	printf '#!/bin/sh\nexec ssh -o BatchMode=yes %s %s "$@"\n' \
+		"$LFV_HOSTILE_HOST" "$hostile" >"$log/hostile.sh"
+	chmod +x "$log/hostile.sh"
+	hostile=$log/hostile.sh
+fi
 # LFV_VICTIM_ASAN=DIR:RUNTIME: the victims load the lfverbs in DIR, built
 # with AddressSanitizer, and preload its RUNTIME (libasan.so); nothing
 # else here does (the leak checker would judge the other programs).
@@ -144,11 +158,11 @@ echo "1..11"
 # counts one drop, and then talks to a well-behaved server.
 msg_reply_case() {
 	hport=$((port + 1)) gport=$((port + 2))
-	timeout 60 "$hostile" cm-accept-oversize "$ip" $hport >"$log/hostile" 2>&1 &
+	timeout 60 "$hostile" cm-accept-oversize "$hip" $hport >"$log/hostile" 2>&1 &
 	hpid=$!
 	msg_server $gport 1
 	wait_listening "$log/hostile" $hpid && wait_listening "$log/server" $spid
-	timeout 60 "$victim" msg-client --drops 1 "$ip:$hport:aborted" \
+	timeout 60 "$victim" msg-client --drops 1 "$hip:$hport:aborted" \
 		"$ip:$gport:ok" >"$log/client" 2>&1
 	crc=$?
 	wait $hpid; hrc=$?
