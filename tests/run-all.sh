@@ -235,10 +235,13 @@ tap_step build/nodes-mpi.log env LFV_BED_CPUS=2 \
 # index on the other node (tests/nodes/rdm.sh; 7 pass and 1 skip, 169 s on
 # 2026-11-27). Its first CI run once printed nothing for 10 minutes and
 # was stopped, not understood: now each case has 120 s and the bed 600 s,
-# so a hang fails the step instead of eating CI's time.
-step "two nodes: RDM tests with peers on the other node (tests/nodes/rdm.sh)"
-tap_step build/nodes-rdm.log env LFV_BED_CPUS=2 LFV_BED_TIMEOUT=600 \
-	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- tests/nodes/rdm.sh
+# so a hang fails the step instead of eating CI's time. Then, in the same
+# boot, the hostile peer's cases with the hostile peer on the other node
+# (tests/nodes/hostile.sh: 11 cases, about 40 s).
+step "two nodes: RDM tests with peers on the other node, hostile peer there (tests/nodes/rdm.sh, hostile.sh)"
+tap_step build/nodes-rdm.log env LFV_BED_CPUS=2 LFV_BED_TIMEOUT=720 \
+	tests/bed/rxe-bed --nodes 2 --workdir "$top" -- \
+	sh -c 'tests/nodes/rdm.sh; s=$?; tests/nodes/hostile.sh || s=1; exit $s'
 # fabtests across the nodes: servers on lfv-a, clients on lfv-b (the 12
 # tests of tests/fabtests/lfverbs-nodes.tests, about 4.5 minutes; fabtests
 # built here first, cached). A line saying why where ../shared is absent.

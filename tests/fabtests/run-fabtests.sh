@@ -600,6 +600,54 @@ print_comparison() {
 		}' "${files[@]}"
 }
 
+# --nodes: MSG between lfverbs and Debian's verbs provider, each test of
+# tests/fabtests/interop-nodes.tests ("TEST ARGS" a line) both ways: the
+# server here over one provider, the client on the other node over the
+# other (runfabtests takes one provider for both sides). A TAP line each;
+# a failure fails the run. LFV_FABTESTS_INTEROP=0 skips them.
+interop_one() {
+	local sprov=$1 cprov=$2 t=$3 name log spid src crc
+	shift 3
+	name="interop: $t $* (server $sprov, client $cprov)"
+	log=$logroot/interop/$(printf '%s' "$t $* $sprov $cprov" | tr -c 'A-Za-z0-9_.-' '_').log
+	timeout "$timeout" "$bin/$t" "$@" -p "$sprov" -s "$ip" >"$log.server" 2>&1 &
+	spid=$!
+	sleep "$wait"
+	# shellcheck disable=SC2029 # expanded here on purpose
+	ssh -n "${hosts[1]}" "FI_PROVIDER_PATH=$FI_PROVIDER_PATH FI_UNIVERSE_SIZE=16 timeout $timeout $bin/$t $* -p '$cprov' -s ${hosts[1]} $ip" >"$log.client" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	if [ $src = 0 ] && [ $crc = 0 ]; then
+		n_pass=$((n_pass + 1))
+		tap_line PASS "$name"
+	else
+		n_fail=$((n_fail + 1))
+		tap_line FAIL "$name"
+		echo "#   server exit $src, client exit $crc; logs ${log#"$top"/}.{server,client}"
+		grep -h -i -m2 -E 'error|fail|refused|timed? ?out|mismatch' "$log.server" "$log.client" | sed 's/^/#   /'
+	fi
+}
+
+interop_nodes() {
+	local line words
+	[ $nodes = 1 ] && [ "${LFV_FABTESTS_INTEROP:-1}" != 0 ] || return 0
+	[ -f "$here/interop-nodes.tests" ] || return 0
+	mkdir -p "$logroot/interop"
+	n_pass=0 n_fail=0
+	export FI_PROVIDER_PATH=$builddir/.libs FI_UNIVERSE_SIZE=16
+	echo "--- MSG interoperation with verbs across the nodes (interop-nodes.tests)"
+	while IFS= read -r line; do
+		line=${line%%#*}
+		read -ra words <<<"$line"
+		[ ${#words[@]} -gt 0 ] || continue
+		interop_one verbs lfverbs "${words[@]}"
+		interop_one lfverbs verbs "${words[@]}"
+	done <"$here/interop-nodes.tests"
+	echo "interop: $n_pass passed, $n_fail failed"
+	[ $n_fail = 0 ]
+}
+
 set -f # provider names are words, never patterns
 status=0
 for prov in $provs; do
@@ -608,6 +656,9 @@ for prov in $provs; do
 	lfverbs*) [ $((n_fail + n_xpass)) -eq 0 ] || status=1 ;;
 	esac
 done
+case " $provs " in
+*" lfverbs "*) interop_nodes || status=1 ;;
+esac
 if [ "$(echo "$provs" | wc -w)" -gt 1 ]; then
 	echo "--- comparison (also in ${logroot#"$top"/}/comparison.md)"
 	print_comparison | tee "$logroot/comparison.md"
