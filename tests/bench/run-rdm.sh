@@ -21,6 +21,10 @@
 #       two-node bed (tests/bed/rxe-bed --nodes 2): servers on lfv-a,
 #       clients on lfv-b (tests/bench/on-peer.sh); no tcp;ofi_rxm column,
 #       no callgrind (rdm-nodes-*)
+#   tests/bench/run-rdm.sh --scale         the cost of scale across the two
+#       nodes (bench_scale): connection time and memory per peer for 1, 8
+#       and 64 peer endpoints on lfv-b, lfverbs and verbs;ofi_rxm
+#       (rdm-scale-*)
 #
 # lfverbs runs only when its own RDM endpoint exists (fi_info -p lfverbs
 # -t FI_EP_RDM answers "provider: lfverbs", not "lfverbs;ofi_rxm");
@@ -53,6 +57,9 @@ bench_pfx=rdm
 : "${LFV_RDB_SWEEP_EAGER:=2048 4096 8192 16384 32768 65536}"
 : "${LFV_RDB_SWEEP_ITERS:=300}"
 : "${LFV_RDB_SWEEP_ARGS:=}"	# more bench_rdm options for both sides (--desc)
+# --scale: rounds, peer endpoints.
+: "${LFV_RDB_SCALE_ROUNDS:=2}"
+: "${LFV_RDB_SCALE_PEERS:=1 8 64}"
 # --mpi: rounds, ping-pong iterations, bandwidth messages, sizes.
 : "${LFV_RDB_MPI_ROUNDS:=2}"
 : "${LFV_RDB_MPI_LAT:=200}"
@@ -62,7 +69,8 @@ export LFV_RDB_ROUNDS LFV_RDB_WARMUP LFV_RDB_LAT LFV_RDB_RATE LFV_RDB_BW \
 	LFV_RDB_BIG LFV_RDB_PT_ROUNDS LFV_RDB_PT_BIG LFV_RDB_CG_N LFV_RDB_CG_K LFV_RDB_TCP \
 	LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
 	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_SWEEP_ARGS LFV_RDB_MPI_ROUNDS \
-	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL
+	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL \
+	LFV_RDB_SCALE_ROUNDS LFV_RDB_SCALE_PEERS
 bench_stall_secs=$LFV_RDB_STALL
 
 # ---- inside the bed: run everything, write build/bench/rdm-*.txt -----------
@@ -268,8 +276,45 @@ in_bed_mpi() {
 	done
 }
 
+# ---- inside the two-node bed, --scale: build/bench/rdm-scale.txt -----------
+# bench_scale: its server here (lfv-a), its client with N peer endpoints on
+# lfv-b (on-peer.sh), for lfverbs and verbs;ofi_rxm, N in
+# LFV_RDB_SCALE_PEERS, LFV_RDB_SCALE_ROUNDS rounds.
+in_bed_scale() {
+	bench_in_bed "$out/rdm-scale.txt"
+	pin_s="" pin_c="$top/tests/bench/on-peer.sh"
+	port=47900
+	round=1
+	while [ "$round" -le "$LFV_RDB_SCALE_ROUNDS" ]; do
+		for n in $LFV_RDB_SCALE_PEERS; do
+			for impl in $(bench_rotate $(((round - 1) % 2)) lfverbs "verbs;ofi_rxm"); do
+				echo "--- scale $impl $n peers, round $round ($(date +%T))"
+				port=$((port + 1))
+				penv=""
+				[ "$impl" = lfverbs ] || penv=$LFV_RDB_RXM_ENV
+				slog=$out/rdm-scale-server.log clog=$out/rdm-scale-client.log
+				# shellcheck disable=SC2086 # word lists
+				env $penv timeout 300 "$out/bench_scale" -p "$impl" -s -P "$port" >"$slog" 2>&1 &
+				spid=$!
+				# shellcheck disable=SC2086 # word lists
+				if ! bench_wait_listening "$slog" "$spid" 1200 ||
+					! env $penv timeout 300 $pin_c "$out/bench_scale" -p "$impl" -c -n "$n" \
+						--src "$LFV_BED_PEER_IP" -P "$port" >"$clog" 2>&1; then
+					echo "fail impl=$impl peers=$n round=$round" | tee -a "$res"
+					cat "$clog" "$slog" >&2
+					kill "$spid" 2>/dev/null || true
+				fi
+				wait "$spid" || true
+				grep '^result ' "$clog" | sed "s/\$/ round=$round/" | tee -a "$res"
+			done
+		done
+		round=$((round + 1))
+	done
+}
+
 case ${1:-} in
 --in-bed) in_bed; exit 0 ;;
+--in-bed-scale) in_bed_scale; exit 0 ;;
 --in-bed-nodes) nodes=1; in_bed; exit 0 ;;
 --in-bed-sweep) in_bed_sweep; exit 0 ;;
 --in-bed-mpi) in_bed_mpi; exit 0 ;;
@@ -284,12 +329,13 @@ while [ $# -gt 0 ]; do
 	--eager-sweep) mode=-sweep; shift ;;
 	--mpi) mode=-mpi; shift ;;
 	--nodes) mode=-nodes; shift ;;
+	--scale) mode=-scale; shift ;;
 	--quick)
 		LFV_RDB_ROUNDS=1 LFV_RDB_PT_ROUNDS=1 LFV_RDB_PT_BIG=0
 		LFV_RDB_LAT=200 LFV_RDB_RATE=2048 LFV_RDB_BW=8 LFV_RDB_BIG=2
 		LFV_RDB_CG_N=50 LFV_RDB_CG_K=200
 		shift ;;
-	*) bench_help_or_usage "$1" 2,29 "[--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi | --nodes]" ;;
+	*) bench_help_or_usage "$1" 2,33 "[--rounds R] [--quick] [--table-only] [--eager-sweep | --mpi | --nodes | --scale]" ;;
 	esac
 done
 
@@ -307,12 +353,13 @@ if [ "$table_only" = 0 ]; then
 	# Each mode keeps the other modes' files.
 	for f in "$out"/rdm-*; do
 		case $f in
-		"$out"/rdm-sweep* | "$out"/rdm-mpi* | "$out"/rdm-nodes*) [ "${f#"$out"/rdm"$mode"}" = "$f" ] || rm -f "$f" ;;
+		"$out"/rdm-sweep* | "$out"/rdm-mpi* | "$out"/rdm-nodes* | "$out"/rdm-scale*) [ "${f#"$out"/rdm"$mode"}" = "$f" ] || rm -f "$f" ;;
 		*) [ -n "$mode" ] || rm -f "$f" ;;
 		esac
 	done
 
-	if [ "$mode" = -nodes ]; then
+	[ "$mode" != -scale ] || bench_cc_fi bench_scale
+	if [ "$mode" = -nodes ] || [ "$mode" = -scale ]; then
 		bench_bed_args="--nodes 2"
 		LFV_BED_CPUS=${LFV_BED_CPUS:-2}
 		export LFV_BED_CPUS
@@ -326,6 +373,9 @@ case $mode in
 	exit 0 ;;
 -mpi)
 	awk -f tests/bench/bench-lib.awk -f tests/bench/mpi-table.awk "$out/rdm-mpi.txt" | tee "$out/rdm-mpi-table.txt"
+	exit 0 ;;
+-scale)
+	awk -f tests/bench/bench-lib.awk -f tests/bench/scale-table.awk "$out/rdm-scale.txt" | tee "$out/rdm-scale-table.txt"
 	exit 0 ;;
 -nodes)
 	awk -v cgfile=/dev/null -f tests/bench/bench-lib.awk -f tests/bench/rdm-table.awk "$out/rdm-nodes.txt" | tee "$out/rdm-nodes-table.txt"
