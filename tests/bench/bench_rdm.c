@@ -67,6 +67,7 @@
 
 #define BENCH_PROG "bench_rdm"
 #include "bench_fi.h"
+#include "bench_sock.h"
 
 /* The big phase of bench_ep.h: 64 MiB messages, two in flight. */
 #define BENCH_BIG_SIZE ((size_t)64 << 20)
@@ -391,60 +392,6 @@ static void tp_open(struct tp *t, struct fi_info *info, struct bench *b,
 
 /* ---- out-of-band address exchange ---------------------------------------- */
 
-static void tp_sock_fail(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static int tp_sock(const struct bench_opts *o)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM,
-				  .ai_flags = o->server ? AI_PASSIVE : 0 }, *res;
-	int one = 1, fd, c, ret;
-
-	ret = getaddrinfo(o->addr, o->port, &hints, &res);
-	if (ret) {
-		fprintf(stderr, "bench_rdm: %s:%s: %s\n", o->addr, o->port,
-			gai_strerror(ret));
-		exit(1);
-	}
-	fd = socket(res->ai_family, SOCK_STREAM, 0);
-	if (fd < 0)
-		tp_sock_fail("socket");
-	if (!o->server) {
-		if (connect(fd, res->ai_addr, res->ai_addrlen))
-			tp_sock_fail("connect");
-		freeaddrinfo(res);
-		return fd;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1))
-		tp_sock_fail("bind/listen");
-	freeaddrinfo(res);
-	printf("listening impl=%s\n", o->prov);
-	c = accept(fd, NULL, NULL);
-	if (c < 0)
-		tp_sock_fail("accept");
-	close(fd);
-	return c;
-}
-
-static void tp_sock_io(int fd, void *buf, size_t len, bool out)
-{
-	char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = out ? write(fd, p, len) : read(fd, p, len);
-		if (n <= 0)
-			bench_die("address exchange: connection lost");
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
 /*
  * Both sides send their name (after its length and their --check flag:
  * either side's --check turns it on for both) and read the peer's, insert
@@ -463,24 +410,24 @@ static void tp_exchange(struct tp *t, struct bench *b,
 	ret = fi_getname(&t->ep->fid, name, &len);
 	if (ret)
 		tp_fail("fi_getname", ret);
-	fd = tp_sock(o);
+	fd = bench_sock_open(o->addr, o->port, o->server, o->prov);
 	hdr[0] = htonl((uint32_t)len);
 	hdr[1] = htonl((uint32_t)t->check);
-	tp_sock_io(fd, hdr, sizeof(hdr), true);
-	tp_sock_io(fd, name, len, true);
-	tp_sock_io(fd, hdr, sizeof(hdr), false);
+	bench_sock_io(fd, hdr, sizeof(hdr), true);
+	bench_sock_io(fd, name, len, true);
+	bench_sock_io(fd, hdr, sizeof(hdr), false);
 	len = ntohl(hdr[0]);
 	t->check = t->check || ntohl(hdr[1]);
 	if (len > sizeof(peer))
 		bench_die("address exchange: name too long");
-	tp_sock_io(fd, peer, len, false);
+	bench_sock_io(fd, peer, len, false);
 
 	ret = fi_av_insert(t->av, peer, 1, &t->peer, 0, NULL);
 	if (ret != 1 || t->peer == FI_ADDR_NOTAVAIL)
 		tp_fail("fi_av_insert", ret < 0 ? ret : -FI_EADDRNOTAVAIL);
 	t->src = (info->caps & FI_DIRECTED_RECV) ? t->peer : FI_ADDR_UNSPEC;
 	bench_pre_connect(b, o);
-	tp_sock_io(fd, &ready, 1, o->server);
+	bench_sock_io(fd, &ready, 1, o->server);
 	close(fd);
 }
 

@@ -37,6 +37,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "bench_fi.h"
+#include "bench_sock.h"
 
 #define SCALE_MAX 1024
 #define SCALE_MSG 64
@@ -88,53 +89,6 @@ static long rss_kib(void)
 		tp_fail("/proc/self/statm", -FI_EIO);
 	fclose(f);
 	return res * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static void sock_io(int fd, void *buf, size_t len, bool out)
-{
-	char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = out ? write(fd, p, len) : read(fd, p, len);
-		if (n <= 0)
-			tp_fail(out ? "write" : "read", -FI_EIO);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-/* The out-of-band socket: the server listens at ADDR:PORT for one
- * client. */
-static int sock_open(const struct scale_opts *o)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = o->server ? AI_PASSIVE : 0 };
-	struct addrinfo *res;
-	int one = 1, fd, c;
-
-	if (getaddrinfo(o->addr, o->port, &hints, &res))
-		tp_fail("getaddrinfo", -FI_EINVAL);
-	fd = socket(res->ai_family, SOCK_STREAM, 0);
-	if (fd < 0)
-		tp_fail("socket", -FI_EIO);
-	if (!o->server) {
-		if (connect(fd, res->ai_addr, res->ai_addrlen))
-			tp_fail("connect", -FI_ECONNREFUSED);
-		freeaddrinfo(res);
-		return fd;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1))
-		tp_fail("bind/listen", -FI_EADDRINUSE);
-	freeaddrinfo(res);
-	printf("listening impl=%s\n", o->prov);
-	fflush(stdout);
-	c = accept(fd, NULL, NULL);
-	if (c < 0)
-		tp_fail("accept", -FI_EIO);
-	close(fd);
-	return c;
 }
 
 /* Fabric, domain, one AV and one CQ for every endpoint, count endpoints,
@@ -259,27 +213,27 @@ static void run_server(const struct scale_opts *o)
 	scale_open(&s, o, 1, 2 * SCALE_MAX);
 	if (fi_getname(&s.ep[0]->fid, name, &len))
 		tp_fail("fi_getname", -FI_EINVAL);
-	fd = sock_open(o);
-	sock_io(fd, &n, sizeof(n), false);
+	fd = bench_sock_open(o->addr, o->port, o->server, o->prov);
+	bench_sock_io(fd, &n, sizeof(n), false);
 	if (!n || n > SCALE_MAX)
 		tp_fail("peers", -FI_EINVAL);
-	sock_io(fd, &len, sizeof(len), true);
-	sock_io(fd, name, len, true);
+	bench_sock_io(fd, &len, sizeof(len), true);
+	bench_sock_io(fd, name, len, true);
 	/* The peers' names, inserted in their order: peer k is s.peer[k]. */
 	for (k = 0; k < n; k++) {
 		size_t plen;
 
-		sock_io(fd, &plen, sizeof(plen), false);
+		bench_sock_io(fd, &plen, sizeof(plen), false);
 		if (plen > sizeof(name))
 			tp_fail("peer name", -FI_EINVAL);
-		sock_io(fd, name, plen, false);
+		bench_sock_io(fd, name, plen, false);
 		if (fi_av_insert(s.av, name, 1, &s.peer[k], 0, NULL) != 1)
 			tp_fail("fi_av_insert", -FI_EINVAL);
 	}
 	for (k = 0; k < 2 * n; k++)
 		scale_recv(&s, s.ep[0], &s.slot[k]);
 	rss0 = rss_kib();
-	sock_io(fd, &rss0, sizeof(rss0), true);	/* ready */
+	bench_sock_io(fd, &rss0, sizeof(rss0), true);	/* ready */
 	while (answered < 2 * n || sent < 2 * n) {
 		ctx = scale_poll(&s);
 		if (!ctx)
@@ -298,8 +252,8 @@ static void run_server(const struct scale_opts *o)
 	}
 	rss1 = rss_kib();
 	per = (double)(rss1 - rss0) / n;
-	sock_io(fd, &per, sizeof(per), true);
-	sock_io(fd, &rss1, sizeof(rss1), false);	/* the client is done */
+	bench_sock_io(fd, &per, sizeof(per), true);
+	bench_sock_io(fd, &rss1, sizeof(rss1), false);	/* the client is done */
 	close(fd);
 	tp_close(s.ep[0], s.mr, s.cq, s.av, s.domain, s.fabric);
 	fi_freeinfo(s.info);
@@ -361,28 +315,28 @@ static void run_client(const struct scale_opts *o)
 	if (!t1 || !t2)
 		tp_fail("calloc", -FI_ENOMEM);
 	scale_open(&s, o, o->n, o->n);
-	fd = sock_open(o);
-	sock_io(fd, (void *)&o->n, sizeof(o->n), true);
-	sock_io(fd, &len, sizeof(len), false);
+	fd = bench_sock_open(o->addr, o->port, o->server, o->prov);
+	bench_sock_io(fd, (void *)&o->n, sizeof(o->n), true);
+	bench_sock_io(fd, &len, sizeof(len), false);
 	if (len > sizeof(name))
 		tp_fail("server name", -FI_EINVAL);
-	sock_io(fd, name, len, false);
+	bench_sock_io(fd, name, len, false);
 	if (fi_av_insert(s.av, name, 1, &server, 0, NULL) != 1)
 		tp_fail("fi_av_insert", -FI_EINVAL);
 	for (k = 0; k < o->n; k++) {
 		len = sizeof(name);
 		if (fi_getname(&s.ep[k]->fid, name, &len))
 			tp_fail("fi_getname", -FI_EINVAL);
-		sock_io(fd, &len, sizeof(len), true);
-		sock_io(fd, name, len, true);
+		bench_sock_io(fd, &len, sizeof(len), true);
+		bench_sock_io(fd, name, len, true);
 	}
-	sock_io(fd, &srv_rss, sizeof(srv_rss), false);	/* ready */
+	bench_sock_io(fd, &srv_rss, sizeof(srv_rss), false);	/* ready */
 	rss0 = rss_kib();
 	all = exchange(&s, o->n, server, t1);
 	rss1 = rss_kib();
 	exchange(&s, o->n, server, t2);
-	sock_io(fd, &per, sizeof(per), false);
-	sock_io(fd, &rss1, sizeof(rss1), true);
+	bench_sock_io(fd, &per, sizeof(per), false);
+	bench_sock_io(fd, &rss1, sizeof(rss1), true);
 	close(fd);
 	qsort(t1, o->n, sizeof(double), cmp_double);
 	qsort(t2, o->n, sizeof(double), cmp_double);

@@ -9,7 +9,7 @@
 /^result / && kv($0, "test") == "scale" {
 	c = kv($0, "impl") == "verbs;ofi_rxm" ? "rxm" : kv($0, "impl")
 	n = kv($0, "peers") + 0
-	if (!(n in seen)) { seen[n] = 1; nn++; peers[nn] = n }
+	if (!(n in seen)) { seen[n] = 1; add("", "peers", n) }
 	add(c SUBSEP n, "first", kv($0, "first_median_us") / 1e3)
 	add(c SUBSEP n, "all", kv($0, "all_first_ms"))
 	add(c SUBSEP n, "second", kv($0, "second_median_us") / 1e3)
@@ -35,19 +35,15 @@ function mcell(c, n, m, fmt,    k, lo, hi) {
 }
 
 END {
-	for (i = 2; i <= nn; i++) {
-		t = peers[i]
-		for (j = i - 1; j >= 1 && peers[j] > t; j--)
-			peers[j + 1] = peers[j]
-		peers[j + 1] = t
-	}
+	sortlist("", "peers")
+	nn = cnt["", "peers"]
 	print ""
 	print "| peers | impl | first exchange, median (ms) | all first exchanges (ms) | second exchange, median (ms) | server KiB per peer | client KiB per peer |"
 	print "| --- | --- | --- | --- | --- | --- | --- |"
 	for (i = 1; i <= nn; i++) {
 		for (ci = 1; ci <= 2; ci++) {
 			c = ci == 1 ? "lfverbs" : "rxm"
-			n = peers[i]
+			n = list["", "peers", i]
 			printf "| %d | %s | %s | %s | %s | %s | %s |\n", n, c,
 				mcell(c, n, "first", "%.2f"), mcell(c, n, "all", "%.1f"),
 				mcell(c, n, "second", "%.2f"), mcell(c, n, "srv", "%.1f"),
