@@ -30,10 +30,13 @@
 #   10  an mpirun job across both nodes whose rank on lfv-b is killed
 #       ends with an error, not a hang (within LFV_FAULTS_MPI_LIMIT s)
 #
-# A CI step (tests/run-all.sh, with the two-node ping-pongs), every case:
-# 6 min 19 s with the bed's start on 2026-11-27, case 3 94 s of it (CI
-# runs it with 20 messages). A failing case shows both sides' output and
-# the non-zero soft-RoCE counters of each node.
+# A CI step (tests/run-all.sh, with the two-node ping-pongs), every case
+# but 8 (case 3 with 20 messages). Every case passed together in 6 min 19
+# s with the bed's start on 2026-11-27, case 3 94 s of it. Since the bed's
+# ssh keeps one connection per peer, case 8's stream went through whole
+# with no error in both runs (the outage missed it, or did not happen):
+# under investigation, not in CI meanwhile. A failing case shows both
+# sides' output and the non-zero soft-RoCE counters of each node.
 #   LFV_FAULTS_LOG       FI_LOG_LEVEL for lfverbs on both sides (default
 #                        none)
 #   LFV_FAULTS_CRAWL_N   messages per stream of cases 3 and 5 (default 60)
