@@ -65,6 +65,13 @@ static int fail(const char *what)
 	return 1;
 }
 
+/* A work request that completed in error: its verbs status, not errno. */
+static int fail_wc(const char *what, enum ibv_wc_status st)
+{
+	fprintf(stderr, "lfv_hostile: %s: %s\n", what, ibv_wc_status_str(st));
+	return 1;
+}
+
 static int resolve(const char *ip, const char *port, struct addrinfo **ai)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -541,9 +548,13 @@ static int rc_qp_connect(struct rc_peer *p, const struct lfv_ud_name *victim,
 		return fail("RTR");
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = 1;
+	/* As lfverbs' own RC QPs: a loaded bed (a victim under ASan, two
+	 * busy-polling processes on its two vCPUs) may answer late or have
+	 * no receive posted for a moment; a peer that gave up after one
+	 * retry would fail for that, not for what the victim did. */
 	attr.timeout = 14;
-	attr.retry_cnt = 1;
-	attr.rnr_retry = 1;
+	attr.retry_cnt = 6;
+	attr.rnr_retry = 7;
 	attr.max_rd_atomic = 1;
 	if (ibv_modify_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
@@ -607,16 +618,23 @@ static int rc_peer_open(struct rc_peer *p, const struct lfv_ud_name *victim)
 		if (ud_received(&p->u, 100))
 			break;
 	}
-	if (tries == 100)
-		return fail("no REP");
+	if (tries == 100) {
+		fprintf(stderr, "lfv_hostile: no answer to %d REQs\n", tries);
+		return 1;
+	}
 	memcpy(&m, p->buf + 40, sizeof(m));
-	if (m.op != LFV_RDM_CTRL_REP)
-		return fail("no REP");
+	if (m.op != LFV_RDM_CTRL_REP) {
+		fprintf(stderr, "lfv_hostile: the answer to a REQ is op %u, "
+			"not a REP\n", m.op);
+		return 1;
+	}
 	if (rc_qp_connect(p, victim, m.qpn, m.psn))
 		return 1;
 	memcpy(p->buf, &rtu, sizeof(rtu));
-	if (rc_send(p, sizeof(rtu), &st) || st != IBV_WC_SUCCESS)
-		return fail("RTU");
+	if (rc_send(p, sizeof(rtu), &st))
+		return 1;
+	if (st != IBV_WC_SUCCESS)
+		return fail_wc("RTU", st);
 	return 0;
 }
 
@@ -812,7 +830,7 @@ static int rc_send_msg(struct rc_peer *p, const struct lfv_rdm_hdr *h,
 		memset(p->buf + sizeof(*h), 0, len);
 	if (rc_send(p, sizeof(*h) + len, &st))
 		return 1;
-	return st == IBV_WC_SUCCESS ? 0 : fail("RC send failed");
+	return st == IBV_WC_SUCCESS ? 0 : fail_wc("RC send", st);
 }
 
 /* A rendezvous request for len bytes at p->buf + 4096 (readable). */
@@ -846,8 +864,10 @@ static int rdm_bad_msg(const char *victim_hex)
 	if (rc_peer_open(&p, &victim) || rc_post_slots(&p))
 		return 1;
 	for (k = 0; k < ROUNDS; k++) {
-		if (rc_write_imm(&p, &st) || st != IBV_WC_SUCCESS)
-			return fail("write with immediate data");
+		if (rc_write_imm(&p, &st))
+			return 1;
+		if (st != IBV_WC_SUCCESS)
+			return fail_wc("write with immediate data", st);
 		h = (struct lfv_rdm_hdr){ .op = 0x7f };
 		if (rc_send_msg(&p, &h, NULL, 0))
 			return 1;

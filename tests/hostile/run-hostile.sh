@@ -111,9 +111,13 @@ msg_server() {
 }
 
 # rdm_case DESCRIPTION CASE_ARGS DROPS...: an RDM victim server and a
-# well-behaved RDM client in echo sessions for CLIENT_MS; meanwhile
-# lfv_hostile runs CASE (VICTIM and OTHER in its arguments become the
-# server's and the client's names); the server's drops must reach DROPS.
+# well-behaved RDM client in echo sessions; meanwhile lfv_hostile runs
+# CASE (VICTIM and OTHER in its arguments become the server's and the
+# client's names); the server's drops must reach DROPS. The client goes
+# on (at least CLIENT_MS) until the hostile peer is done and QPS_AFTER
+# checked: the server ends with the client's bye, and must be there for
+# every hostile send, however long the hostile peer takes to start (its
+# first ssh to the other node takes seconds under load).
 rdm_case() {
 	desc=$1 hcase=$2
 	shift 2
@@ -124,8 +128,9 @@ rdm_case() {
 		2>"$log/server.err" &
 	spid=$!
 	sname=$(name_of "$log/server" $spid)
-	timeout 60 nice -n 10 "$victim" rdm-client "$sname" \
-		"${CLIENT_MS:-4000}" \
+	rm -f "$log/hostile.done"
+	LFV_VICTIM_UNTIL=$log/hostile.done timeout 60 nice -n 10 \
+		"$victim" rdm-client "$sname" "${CLIENT_MS:-1000}" \
 		>"$log/client" 2>&1 &
 	cpid=$!
 	cname=$(name_of "$log/client" $cpid)
@@ -145,6 +150,7 @@ rdm_case() {
 			>>"$log/hostile"
 		[ "$qps" -le "${QPS_AFTER#* }" ] || qrc=1
 	fi
+	touch "$log/hostile.done"
 	wait $cpid; crc=$?
 	( sleep 60; kill $spid 2>/dev/null ) &
 	[ -n "$sname" ] && [ -n "$cname" ] && [ $qrc -eq 0 ]
@@ -196,7 +202,7 @@ rdm_case "truncated, other-version and malformed handshakes are dropped" \
 # The handshakes it accepted time out (5 s without the requester's RTU)
 # and their QPs are given back: 8 s later the server has one RC QP left,
 # the good client's.
-CLIENT_MS=12000 QPS_AFTER="8 1" FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
+QPS_AFTER="8 1" FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
 	"a flood of handshakes from new names stops at the limit, its QPs given back" \
 	"rdm-flood VICTIM 16" limit=12
 # Eight receive buffers, twelve messages longer than one: each must come
@@ -244,7 +250,7 @@ rdm_case "a FIN from another connection and an unasked HELD are refused" \
 # (LFV_VICTIM_RECV_ERRORS; an echo of the hostile's bytes would fail the
 # server), and is counted (8 MALFORMED). The client's sessions run on
 # after the last round.
-CLIENT_MS=8000 LFV_VICTIM_RECV_ERRORS=8 rdm_case \
+LFV_VICTIM_RECV_ERRORS=8 rdm_case \
 	"rendezvous requests of lying length, wrapping or outside any registration are refused" \
 	"rdm-bad-rts VICTIM" malformed=32
 

@@ -22,6 +22,9 @@
  *   lfv_victim rdm-client SERVER_HEX MS
  *	an RDM endpoint that prints "name HEX", then runs echo sessions with
  *	the server for MS milliseconds, every byte checked, and says bye.
+ *	LFV_VICTIM_UNTIL=FILE: past MS, on until FILE exists (the script
+ *	makes it when the hostile peer is done, so that the server, which
+ *	ends with the client's bye, is there for all the hostile sends);
  *	LFV_VICTIM_SIZE sets the payload (default 4096; up to 65536);
  *	LFV_VICTIM_CLIENT_DROPS=REASON=N what the client must have dropped.
  *
@@ -33,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -635,12 +639,26 @@ static int rdm_server(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+/* Whether the client may say bye: MS have passed since T0 and the file
+ * LFV_VICTIM_UNTIL names, if any, exists. */
+static bool rdm_client_done(const struct timespec *t0, long ms)
+{
+	const char *until = getenv("LFV_VICTIM_UNTIL");
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if ((t.tv_sec - t0->tv_sec) * 1000 +
+	    (t.tv_nsec - t0->tv_nsec) / 1000000 < ms)
+		return false;
+	return !until || access(until, F_OK) == 0;
+}
+
 static int rdm_client(const char *server_hex, long ms)
 {
 	size_t size = rdm_size();
 	struct rdm r;
 	uint8_t server[NAME_LEN];
-	struct timespec t0, t;
+	struct timespec t0;
 	fi_addr_t to;
 	unsigned seed = 0;
 	size_t len;
@@ -670,9 +688,7 @@ static int rdm_client(const char *server_hex, long ms)
 			fprintf(stderr, "lfv_victim: echo %u differs\n", seed);
 			ret = -1;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (!ret && (t.tv_sec - t0.tv_sec) * 1000 +
-			 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	} while (!ret && !rdm_client_done(&t0, ms));
 	if (!ret) {
 		memcpy(r.buf[0], "bye", 3);
 		ret = rdm_send(&r, to, 3);
