@@ -217,14 +217,11 @@ tally
 # same boot, the network faults (tests/nodes/faults.sh: netem loss, delay,
 # reordering, duplication, the link down, the receiver and an MPI rank
 # killed; the 10 % loss case with 20 messages; 4 min 22 s with the ping-
-# pongs on 2026-11-27). Not case 8 (the link down 12 s) for now: since
-# the bed's ssh keeps one connection per peer (336021d) its stream went
-# through whole, with no error at all, in both runs (so the outage missed
-# it, or did not happen); under investigation (issue 17).
+# pongs on 2026-11-27, without case 8, which came back once its stream
+# was paced).
 step "two nodes: ping-pongs and network faults across the link (tests/nodes)"
 tap_step build/nodes.log env LFV_BED_CPUS=2 \
-	tests/bed/rxe-bed --nodes 2 --workdir "$top" --env LFV_FAULTS_CRAWL_N=20 \
-	--env LFV_FAULTS_CASES="1 2 3 4 5 6 7 9 10" -- \
+	tests/bed/rxe-bed --nodes 2 --workdir "$top" --env LFV_FAULTS_CRAWL_N=20 -- \
 	sh -c 'tests/nodes/pingpong.sh; s=$?; tests/nodes/faults.sh || s=1; exit $s'
 # The MPI suite with its ranks on both nodes in turn (2 a node); the
 # ping-pong up to 1 MiB (its 16 and 64 MiB sizes take minutes across the
@@ -401,8 +398,12 @@ compat_21() {
 	cat build-fi2.1.0/core-swap.log
 	tally_tap build-fi2.1.0/core-swap.log || ok=1
 	rm -f build-fi2.1.0/test-suite.log
+	# Not the hostile peer's cases (2.5 minutes): what they check is
+	# lfverbs' reading of the wire, the same under any core; they run
+	# under ASan and across the nodes above.
 	LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
-		make -C build-fi2.1.0 -s check-func || ok=1
+		make -C build-fi2.1.0 -s check-func \
+		FUNC_SKIP=tests/hostile/run-hostile.sh || ok=1
 	tally build-fi2.1.0
 	if [ "${LFV_SKIP_FABTESTS:-}" != 1 ]; then
 		export LFV_BUILD_DIR=build-fi2.1.0 LFV_FABTESTS_LISTS=-2.1

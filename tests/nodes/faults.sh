@@ -29,13 +29,14 @@
 #       host and port) then gets a whole stream from the same sender
 #   10  an mpirun job across both nodes whose rank on lfv-b is killed
 #       ends with an error, not a hang (within LFV_FAULTS_MPI_LIMIT s)
+#   11  the receiver killed while the sender's only pending sends are
+#       rendezvous ones waiting for its reads (nothing on the wire, so no
+#       RC retry): the probes of those connections must fail them within
+#       the bound; a restarted receiver then gets a whole stream
 #
-# A CI step (tests/run-all.sh, with the two-node ping-pongs), every case
-# but 8 (case 3 with 20 messages). Every case passed together in 6 min 19
-# s with the bed's start on 2026-11-27, case 3 94 s of it. Since the bed's
-# ssh keeps one connection per peer, case 8's stream went through whole
-# with no error in both runs (the outage missed it, or did not happen):
-# under investigation, not in CI meanwhile. A failing case shows both
+# A CI step (tests/run-all.sh, with the two-node ping-pongs; case 3 with
+# 20 messages). Every case passed together in 6 min 19 s with the bed's
+# start on 2026-11-27, case 3 94 s of it. A failing case shows both
 # sides' output and the non-zero soft-RoCE counters of each node.
 #   LFV_FAULTS_LOG       FI_LOG_LEVEL for lfverbs on both sides (default
 #                        none)
@@ -62,7 +63,7 @@ mpi_limit=${LFV_FAULTS_MPI_LIMIT:-60}
 crawl_n=${LFV_FAULTS_CRAWL_N:-60}
 crawl_w=${LFV_FAULTS_CRAWL_W:-4}
 log=$(mktemp -d)
-NCASES=10
+NCASES=11
 
 if [ "${LFV_BED_NODES:-1}" != 2 ]; then
 	echo "1..0 # SKIP not on a two-node bed (tests/bed/rxe-bed --nodes 2)"
@@ -255,7 +256,7 @@ crawl() {
 	recv_wait
 	rrc=$?
 	gone=$(lost 0 | tr '\n' ' ')
-	echo "# $(since "$t0") s: $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-12)"
+	echo "# $(since "$t0") s: $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-16)"
 	echo "# epoch 1: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
 	[ -z "$gone" ] || echo "# sent well but never received: $gone"
 	[ $src = 0 ] && [ $rrc = 0 ] && [ -z "$gone" ] &&
@@ -295,8 +296,12 @@ case_outage() {
 	local ok=0 src rrc t0 errs gone
 	recv_start 7478 -n "$n" -E 2 -t 60 || { result 8 "outage" 0; return; }
 	t0=$(date +%s.%N)
+	# 20 ms between sends: epoch 0 lasts at least 4 s. Unpaced, its 200
+	# messages could all be through before the link went down (the
+	# outage starts a poll and a tc after the first one), and epoch 1,
+	# started within the outage, outlived it on RC's retries: no error.
 	timeout 120 "$stream" send -a "$peer_ip" -p 7478 -n "$n" -w 4 -E 2 \
-		-g $((outage - 4)) -b "$bound" -T 40 >"$log/send" 2>&1 &
+		-i 20 -g $((outage - 4)) -b "$bound" -T 40 >"$log/send" 2>&1 &
 	local spid=$!
 	# Mid-stream: an outage during the address's resolution (rdma_cm,
 	# before any message) fails the resolution instead.
@@ -308,7 +313,7 @@ case_outage() {
 	rrc=$?
 	errs=$(field "$log/send" send 0 errors)
 	gone=$(lost 0 | tr '\n' ' ')
-	echo "# $(since "$t0") s: $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-12)"
+	echo "# $(since "$t0") s: $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-16)"
 	echo "# epoch 1: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
 	[ -z "$gone" ] || echo "# sent well but never received: $gone"
 	[ $src = 0 ] && [ $rrc = 0 ] && [ "${errs:-0}" -gt 0 ] && [ -z "$gone" ] &&
@@ -339,6 +344,38 @@ case_kill() {
 	echo "# epoch 1 to the restarted receiver: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
 	[ $src = 0 ] && [ $rrc2 = 0 ] && [ "${errs:-0}" -gt 0 ] && ok=1
 	result 9 "receiver killed mid-rendezvous: pending sends fail within $bound ms; a restarted one is reachable" $ok
+}
+
+# The receiver killed while the sender only waits for it: the whole
+# stream is posted at once (as many in flight as messages), its eager
+# messages complete, its rendezvous ones wait for the receiver's reads;
+# the receiver dies after its first message, with nothing of the sender's
+# on the wire, so RC's own retries never start (unlike case 9, where the
+# sender goes on posting). Only the probes of connections that a
+# rendezvous send waits on find the peer gone: without them the sends
+# wait for ever (the sender's -T limit then calls it a hang). They must
+# fail within the bound; a restarted receiver then gets a whole stream.
+case_kill_waiting() {
+	local ok=0 src rrc rrc2 t0 errs m=10
+	recv_start 7480 -n $m -k 1 -t 30 || { result 11 "kill waiting" 0; return; }
+	t0=$(date +%s.%N)
+	timeout 120 "$stream" send -a "$peer_ip" -p 7480 -n $m -w $m -E 2 \
+		-g 2 -R -b "$bound" -T 40 >"$log/send" 2>&1 &
+	local spid=$!
+	recv_wait
+	rrc=$?
+	mv "$log/recv" "$log/recv.killed"
+	recv_start 7480 -n $m -e 1 -t 60 || { result 11 "kill waiting" 0; kill $spid; return; }
+	wait $spid
+	src=$?
+	recv_wait
+	rrc2=$?
+	cat "$log/recv.killed" "$log/recv" >"$log/recv.all" && mv "$log/recv.all" "$log/recv"
+	errs=$(field "$log/send" send 0 errors)
+	echo "# $(since "$t0") s, receiver killed (exit $rrc): $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-16)"
+	echo "# epoch 1 to the restarted receiver: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
+	[ $src = 0 ] && [ $rrc2 = 0 ] && [ "${errs:-0}" -gt 0 ] && ok=1
+	result 11 "receiver killed while the sender only waits for its reads: the probes find it gone within $bound ms; a restarted one is reachable" $ok
 }
 
 # An MPI job across the nodes whose rank on lfv-b (rank 1: ranks by node)
@@ -386,6 +423,7 @@ for num in $(seq 1 $NCASES); do
 	8) case_outage ;;
 	9) case_kill ;;
 	10) case_mpi ;;
+	11) case_kill_waiting ;;
 	esac
 	netem_clear
 done

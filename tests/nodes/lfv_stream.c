@@ -6,13 +6,14 @@
  *   lfv_stream recv [-a IP] [-p PORT] [-n N] [-e FIRST] [-E EPOCHS]
  *                   [-t IDLE_S] [-k K]
  *   lfv_stream send -a PEER_IP [-p PORT] [-n N] [-e FIRST] [-E EPOCHS]
- *                   [-g GAP_S] [-R] [-w WINDOW] [-b BOUND_MS] [-T LIMIT_S]
- *                   [-x flip|dup|swap|skip]
+ *                   [-g GAP_S] [-R] [-w WINDOW] [-i INTERVAL_MS]
+ *                   [-b BOUND_MS] [-T LIMIT_S] [-x flip|dup|swap|skip]
  *
  * The receiver listens at IP:PORT (a service name, so the sender needs
  * nothing but the address). The sender sends EPOCHS streams ("epochs",
  * numbered from FIRST) of N messages each, sizes cycling through eager
- * and rendezvous ones, at most WINDOW in flight, all with one tag: lfverbs
+ * and rendezvous ones, at most WINDOW in flight (with -i, INTERVAL_MS
+ * between one send and the next), all with one tag: lfverbs
  * promises tagged messages in order per peer (FI_ORDER_SAS), so the
  * receives, posted in order, must match the messages in the order sent.
  * Each message carries {epoch, sequence number, length, checksum of the
@@ -29,7 +30,7 @@
  *
  * Output, one line per epoch on each side (tests/nodes/faults.sh reads
  * them), and the sender's "streaming" once its first message went through:
- *   send epoch E: sent S ok O errors X (first ERR) max_error_delay_ms D ok_seqs RANGES
+ *   send epoch E: sent S ok O errors X (first ERR) max_error_delay_ms D ms T ok_seqs RANGES
  *   recv epoch E: got G dups U bad B order R recv_errors X got_seqs RANGES
  * Exit status 0 when every check passed and the last epoch was complete
  * (every message sent and received), 1 otherwise, 2 on a setup failure.
@@ -86,6 +87,7 @@ struct stream_opts {
 	const char *addr;
 	const char *port;
 	unsigned n, first, epochs, window, idle_s, die_after, gap_s, limit_s;
+	unsigned interval_ms;	/* -i: pause before each send but the first */
 	unsigned bound_ms;
 	bool reresolve;
 	const char *fault;
@@ -353,6 +355,22 @@ static int send_one(struct stream *s, struct send_epoch *ep,
 	return 0;
 }
 
+/* Waits ms, taking the completions that come meanwhile (-i: a stream
+ * spread over time, so that a fault starting after its first message
+ * still meets sends in flight). */
+static void send_pause(struct stream *s, struct send_epoch *ep, unsigned ms)
+{
+	double until = now_ms() + ms;
+	int slot, err;
+	size_t len;
+
+	while (now_ms() < until) {
+		while (stream_poll(s, &slot, &err, &len) == 0)
+			send_done(s, ep, slot, err);
+		usleep(200);
+	}
+}
+
 /* One epoch; false on a hang. */
 static bool send_epoch(struct stream *s, const struct stream_opts *o,
 		       unsigned epoch, struct send_epoch *ep)
@@ -362,6 +380,8 @@ static bool send_epoch(struct stream *s, const struct stream_opts *o,
 
 	ep->last_ok = now_ms();
 	for (i = 0; i < o->n && !ep->errors; i++) {
+		if (i && o->interval_ms)
+			send_pause(s, ep, o->interval_ms);
 		seq = send_order(o, i);
 		if (o->fault && !strcmp(o->fault, "skip") && seq == 9)
 			continue;
@@ -378,6 +398,7 @@ static int run_sender(struct stream *s, const struct stream_opts *o)
 {
 	struct send_epoch ep;
 	unsigned e;
+	double t0;
 	bool hung = false, fail = false;
 	int ret;
 
@@ -394,11 +415,13 @@ static int run_sender(struct stream *s, const struct stream_opts *o)
 		ep.ok_seqs = calloc(o->n, sizeof(bool));
 		if (!ep.ok_seqs)
 			return 2;
+		t0 = now_ms();
 		hung = !send_epoch(s, o, e, &ep);
 		printf("send epoch %u: sent %u ok %u errors %u (%s) "
-		       "max_error_delay_ms %.0f ok_seqs ", e, ep.sent, ep.ok,
-		       ep.errors, ep.errors ? fi_strerror(ep.first_err) : "-",
-		       ep.max_delay);
+		       "max_error_delay_ms %.0f ms %.0f ok_seqs ", e, ep.sent,
+		       ep.ok, ep.errors,
+		       ep.errors ? fi_strerror(ep.first_err) : "-",
+		       ep.max_delay, now_ms() - t0);
 		print_ranges(ep.ok_seqs, o->n);
 		fflush(stdout);
 		free(ep.ok_seqs);
@@ -609,7 +632,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: lfv_stream recv|send [-a IP] [-p PORT] [-n N] "
 		"[-e FIRST] [-E EPOCHS] [-w WINDOW] [-t IDLE_S] [-k K] "
-		"[-g GAP_S] [-R] [-b BOUND_MS] [-T LIMIT_S] "
+		"[-g GAP_S] [-i INTERVAL_MS] [-R] [-b BOUND_MS] [-T LIMIT_S] "
 		"[-x flip|dup|swap|skip]\n");
 	exit(2);
 }
@@ -622,7 +645,7 @@ static void parse(int argc, char **argv, struct stream_opts *o)
 		usage();
 	o->sender = !strcmp(argv[1], "send");
 	optind = 2;
-	while ((c = getopt(argc, argv, "a:p:n:e:E:w:t:k:g:Rb:T:x:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:n:e:E:w:t:k:g:i:Rb:T:x:")) != -1) {
 		switch (c) {
 		case 'a': o->addr = optarg; break;
 		case 'p': o->port = optarg; break;
@@ -633,6 +656,7 @@ static void parse(int argc, char **argv, struct stream_opts *o)
 		case 't': o->idle_s = (unsigned)atoi(optarg); break;
 		case 'k': o->die_after = (unsigned)atoi(optarg); break;
 		case 'g': o->gap_s = (unsigned)atoi(optarg); break;
+		case 'i': o->interval_ms = (unsigned)atoi(optarg); break;
 		case 'R': o->reresolve = true; break;
 		case 'b': o->bound_ms = (unsigned)atoi(optarg); break;
 		case 'T': o->limit_s = (unsigned)atoi(optarg); break;
