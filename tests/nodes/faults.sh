@@ -321,51 +321,23 @@ case_outage() {
 	result 8 "link down ${outage} s: error completions within $bound ms, none lost, no hang; then a whole stream" $ok
 }
 
-# The receiver killed mid-rendezvous: the sender's pending sends fail
-# within the bound; a restarted receiver gets a whole stream.
-case_kill() {
-	local ok=0 src rrc rrc2 t0 errs
-	recv_start 7479 -n "$n" -k $((n / 4)) -t 30 || { result 9 "kill" 0; return; }
+# kill_and_restart NUM PORT M K SEND_ARGS DESCRIPTION: a receiver of M
+# messages dies (SIGKILL) once it has K; the sender's pending sends must
+# fail, each within the bound; after its gap, the same sender must get
+# its second epoch whole to a receiver restarted at the same port.
+kill_and_restart() {
+	local num=$1 port=$2 m=$3 k=$4 sargs=$5 desc=$6
+	local ok=0 src rrc rrc2 t0 errs spid
+	recv_start "$port" -n "$m" -k "$k" -t 30 || { result "$num" "$desc" 0; return; }
 	t0=$(date +%s.%N)
-	timeout 120 "$stream" send -a "$peer_ip" -p 7479 -n "$n" -E 2 -g 2 -R \
-		-b "$bound" -T 40 >"$log/send" 2>&1 &
-	local spid=$!
+	# shellcheck disable=SC2086 # SEND_ARGS are words
+	timeout 120 "$stream" send -a "$peer_ip" -p "$port" -n "$m" $sargs \
+		-E 2 -g 2 -R -b "$bound" -T 40 >"$log/send" 2>&1 &
+	spid=$!
 	recv_wait
 	rrc=$?
 	mv "$log/recv" "$log/recv.killed"
-	recv_start 7479 -n "$n" -e 1 -t 40 || { result 9 "kill" 0; kill $spid; return; }
-	wait $spid
-	src=$?
-	recv_wait
-	rrc2=$?
-	cat "$log/recv.killed" "$log/recv" >"$log/recv.all" && mv "$log/recv.all" "$log/recv"
-	errs=$(field "$log/send" send 0 errors)
-	echo "# $(since "$t0") s, receiver killed (exit $rrc): $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-12)"
-	echo "# epoch 1 to the restarted receiver: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
-	[ $src = 0 ] && [ $rrc2 = 0 ] && [ "${errs:-0}" -gt 0 ] && ok=1
-	result 9 "receiver killed mid-rendezvous: pending sends fail within $bound ms; a restarted one is reachable" $ok
-}
-
-# The receiver killed while the sender only waits for it: the whole
-# stream is posted at once (as many in flight as messages), its eager
-# messages complete, its rendezvous ones wait for the receiver's reads;
-# the receiver dies after its first message, with nothing of the sender's
-# on the wire, so RC's own retries never start (unlike case 9, where the
-# sender goes on posting). Only the probes of connections that a
-# rendezvous send waits on find the peer gone: without them the sends
-# wait for ever (the sender's -T limit then calls it a hang). They must
-# fail within the bound; a restarted receiver then gets a whole stream.
-case_kill_waiting() {
-	local ok=0 src rrc rrc2 t0 errs m=10
-	recv_start 7480 -n $m -k 1 -t 30 || { result 11 "kill waiting" 0; return; }
-	t0=$(date +%s.%N)
-	timeout 120 "$stream" send -a "$peer_ip" -p 7480 -n $m -w $m -E 2 \
-		-g 2 -R -b "$bound" -T 40 >"$log/send" 2>&1 &
-	local spid=$!
-	recv_wait
-	rrc=$?
-	mv "$log/recv" "$log/recv.killed"
-	recv_start 7480 -n $m -e 1 -t 60 || { result 11 "kill waiting" 0; kill $spid; return; }
+	recv_start "$port" -n "$m" -e 1 -t 60 || { result "$num" "$desc" 0; kill $spid; return; }
 	wait $spid
 	src=$?
 	recv_wait
@@ -375,7 +347,27 @@ case_kill_waiting() {
 	echo "# $(since "$t0") s, receiver killed (exit $rrc): $(grep '^send epoch 0' "$log/send" | cut -d' ' -f1-16)"
 	echo "# epoch 1 to the restarted receiver: $(grep '^send epoch 1' "$log/send" | cut -d' ' -f4-8)"
 	[ $src = 0 ] && [ $rrc2 = 0 ] && [ "${errs:-0}" -gt 0 ] && ok=1
-	result 11 "receiver killed while the sender only waits for its reads: the probes find it gone within $bound ms; a restarted one is reachable" $ok
+	result "$num" "$desc" $ok
+}
+
+# The receiver killed mid-rendezvous, a quarter into the stream, the
+# sender still posting: its new sends fail on RC's retries.
+case_kill() {
+	kill_and_restart 9 7479 "$n" $((n / 4)) "" \
+		"receiver killed mid-rendezvous: pending sends fail within $bound ms; a restarted one is reachable"
+}
+
+# The receiver killed while the sender only waits for it: the whole
+# stream is posted at once (as many in flight as messages), its eager
+# messages complete, its rendezvous ones wait for the receiver's reads;
+# the receiver dies after its first message, with nothing of the sender's
+# on the wire, so RC's own retries never start (unlike case 9). Only the
+# probes of connections that a rendezvous send waits on find the peer
+# gone: without them the sends wait for ever (the sender's -T limit then
+# calls it a hang).
+case_kill_waiting() {
+	kill_and_restart 11 7480 10 1 "-w 10" \
+		"receiver killed while the sender only waits for its reads: the probes find it gone within $bound ms; a restarted one is reachable"
 }
 
 # An MPI job across the nodes whose rank on lfv-b (rank 1: ranks by node)

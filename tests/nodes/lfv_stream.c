@@ -284,18 +284,25 @@ static void send_done(struct stream *s, struct send_epoch *ep, int slot,
 		ep->max_delay = t - ep->last_ok;
 }
 
+/* Takes the send completions there are now. */
+static void send_take(struct stream *s, struct send_epoch *ep)
+{
+	int slot, err;
+	size_t len;
+
+	while (stream_poll(s, &slot, &err, &len) == 0)
+		send_done(s, ep, slot, err);
+}
+
 /* Reaps completions until fewer than `keep` sends are in flight or the
  * limit passes; false on the limit (a hang). */
 static bool send_reap(struct stream *s, struct send_epoch *ep,
 		      const struct stream_opts *o, unsigned keep, double limit)
 {
 	unsigned busy, i;
-	int slot, err;
-	size_t len;
 
 	for (;;) {
-		while (stream_poll(s, &slot, &err, &len) == 0)
-			send_done(s, ep, slot, err);
+		send_take(s, ep);
 		for (busy = 0, i = 0; i < o->window; i++)
 			busy += s->busy[i];
 		if (busy < keep || (keep == 0 && busy == 0))
@@ -335,13 +342,8 @@ static int send_one(struct stream *s, struct send_epoch *ep,
 	do {
 		ret = fi_tsend(s->r.ep, s->bufs[slot], stream_size(seq), NULL,
 			       s->peer, STREAM_TAG, (void *)(intptr_t)slot);
-		if (ret == -FI_EAGAIN) {
-			int sl, err;
-			size_t len;
-
-			while (stream_poll(s, &sl, &err, &len) == 0)
-				send_done(s, ep, sl, err);
-		}
+		if (ret == -FI_EAGAIN)
+			send_take(s, ep);
 	} while (ret == -FI_EAGAIN && now_ms() < limit);
 	if (ret) {
 		/* Refused at once: counted like an error completion. */
@@ -361,12 +363,9 @@ static int send_one(struct stream *s, struct send_epoch *ep,
 static void send_pause(struct stream *s, struct send_epoch *ep, unsigned ms)
 {
 	double until = now_ms() + ms;
-	int slot, err;
-	size_t len;
 
 	while (now_ms() < until) {
-		while (stream_poll(s, &slot, &err, &len) == 0)
-			send_done(s, ep, slot, err);
+		send_take(s, ep);
 		usleep(200);
 	}
 }
