@@ -211,7 +211,7 @@ LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" -- \
 tally
 
 # Across two VMs joined by one link (tests/bed/README.md, two nodes), in
-# one boot (tests/nodes/all.sh; a two-node boot costs about a minute):
+# one boot (tests/nodes/all.sh; a two-node boot costs about 30 s):
 # - fi_pingpong with data checks, lfverbs on both nodes and against
 #   Debian's verbs (tests/nodes/pingpong.sh);
 # - the network faults (tests/nodes/faults.sh: netem loss, delay,
@@ -227,7 +227,8 @@ tally
 # - the hostile peer's cases with the hostile peer on the other node
 #   (tests/nodes/hostile.sh).
 # Two vCPUs a node: the ping-pongs poll, and with one vCPU they starve
-# rxe's own work. About 11 minutes on 2026-11-27 in three boots.
+# rxe's own work. 11 min 42 s in one boot on 2026-11-27 (12 min 40 s in
+# three boots the run before).
 step "two nodes: ping-pongs, network faults, MPI suite, RDM tests, hostile peer (tests/nodes/all.sh)"
 tap_step build/nodes.log env LFV_BED_CPUS=2 LFV_BED_TIMEOUT=1800 \
 	tests/bed/rxe-bed --nodes 2 --workdir "$top" --env LFV_FAULTS_CRAWL_N=20 -- \

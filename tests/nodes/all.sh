@@ -5,7 +5,7 @@
 # suite with ranks on both nodes, the RDM tests with peers on the other
 # node, the hostile peer there. Their TAP one after the other, a comment
 # line before each part saying when it starts; exit status 1 when a part
-# failed. One boot instead of three: a two-node boot costs about a minute
+# failed. One boot instead of three: a two-node boot costs about 30 s
 # under TCG.
 #
 #   tests/bed/rxe-bed --nodes 2 -- tests/nodes/all.sh
