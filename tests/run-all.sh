@@ -233,8 +233,8 @@ step "two nodes: ping-pongs, network faults, MPI suite, RDM tests, hostile peer 
 tap_step build/nodes.log env LFV_BED_CPUS=2 LFV_BED_TIMEOUT=1800 \
 	tests/bed/rxe-bed --nodes 2 --workdir "$top" --env LFV_FAULTS_CRAWL_N=20 -- \
 	tests/nodes/all.sh
-# fabtests across the nodes: servers on lfv-a, clients on lfv-b (the 12
-# tests of tests/fabtests/lfverbs-nodes.tests, about 4.5 minutes; fabtests
+# fabtests across the nodes: servers on lfv-a, clients on lfv-b (the 14
+# tests of tests/fabtests/lfverbs-nodes.tests, about 5 minutes; fabtests
 # built here first, cached). A line saying why where ../shared is absent.
 step "two nodes: fabtests across the link (tests/fabtests/run-fabtests.sh --nodes)"
 tap_step build/nodes-fabtests.log tests/fabtests/run-fabtests.sh --nodes

@@ -118,7 +118,8 @@ if ! in_bed; then
 		bed=(--nodes 2)
 		# Each node polls: with one vCPU rxe's own work starves.
 		export LFV_BED_CPUS=${LFV_BED_CPUS:-2}
-		# Two VMs: the nodes' list has no fi_rdm_atomic.
+		# Two VMs: the nodes' list runs fi_rdm_atomic with -S 4096
+		# (its sizes up to 4 KiB), not the 3 GiB of its default sizes.
 		export LFV_BED_MEM=${LFV_BED_MEM:-4096}
 	fi
 	# fi_rdm_atomic allocates about 3 GiB per process for its largest
