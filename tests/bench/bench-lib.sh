@@ -265,6 +265,9 @@ bench_cg_table() {
 # benchmarks' Open MPI settings (tests/func/func_mpi.sh has the tests'):
 #   lfverbs  pml cm, mtl ofi over lfverbs' own RDM endpoint (the utility
 #            providers left out, as in func_mpi.sh: not lfverbs;ofi_rxm)
+#   lfverbs-eN  lfverbs with FI_LFVERBS_RDM_EAGER=N (every rank has it:
+#            the handshake wants the same eager size on both sides), to
+#            measure another eager/rendezvous switch point
 #   rxm      the same over "verbs;ofi_rxm", with $LFV_RDB_RXM_ENV
 #   ob1      pml ob1, btl self,vader: Open MPI's shared memory, no
 #            libfabric
@@ -284,6 +287,9 @@ bench_mpi() {
 	# shellcheck disable=SC2086 # $mcm is a word list
 	case $mimpl in
 	lfverbs) menv="FI_PROVIDER=^ofi_rxm,ofi_rxd,ofi_mrail"
+		set -- $mcm lfverbs "$@" ;;
+	lfverbs-e[0-9]*)
+		menv="FI_PROVIDER=^ofi_rxm,ofi_rxd,ofi_mrail FI_LFVERBS_RDM_EAGER=${mimpl#lfverbs-e}"
 		set -- $mcm lfverbs "$@" ;;
 	rxm) menv=$LFV_RDB_RXM_ENV
 		set -- $mcm "verbs;ofi_rxm" "$@" ;;

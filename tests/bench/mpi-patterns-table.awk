@@ -8,9 +8,11 @@
 # rounds of the per-round medians, lfverbs/rxm of those, per
 # implementation the spread between rounds (largest / smallest per-round
 # median), and which implementations had a repetition above twice its
-# round's median (the largest such max / median).
+# round's median (the largest such max / median). -v impls="A B ...": the
+# implementations' columns, in that order (default "lfverbs rxm ob1"); a
+# ratio to rxm for each of the others (lfverbs-eN variants too).
 BEGIN {
-	nimpl = split("lfverbs rxm ob1", impl, " ")
+	nimpl = split(impls != "" ? impls : "lfverbs rxm ob1", impl, " ")
 	npat = split("pingpong exchange ring allreduce alltoall bcast barrier", pname, " ")
 	for (i = 1; i <= npat; i++)
 		porder[pname[i]] = i
@@ -76,19 +78,34 @@ function flags(m,    i, f) {
 
 END {
 	sortlist("", "rows")
+	head = "| ranks | pattern | size |"
+	for (j = 1; j <= nimpl; j++)
+		head = head " " impl[j] " (us) |"
+	for (j = 1; j <= nimpl; j++)
+		if (impl[j] != "rxm" && impl[j] != "ob1")
+			head = head " " impl[j] "/rxm |"
+	for (j = 1; j <= nimpl; j++)
+		head = head " spread " impl[j] " |"
+	head = head " rep > 2x median |"
 	print ""
-	print "| ranks | pattern | size | lfverbs (us) | rxm (us) | ob1 (us) | lfverbs/rxm | spread lfverbs | spread rxm | spread ob1 | rep > 2x median |"
-	print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	print head
+	rule = head
+	gsub(/[^|]+/, " --- ", rule)
+	print rule
 	for (i = 1; i <= cnt["", "rows"]; i++) {
 		m = row_of[sprintf("%.0f", list["", "rows", i])]
 		split(m, key, SUBSEP)
-		for (j = 1; j <= nimpl; j++)
+		line = sprintf("| %d | %s | %s |", key[1], key[2], human(key[3]))
+		for (j = 1; j <= nimpl; j++) {
 			sortlist(impl[j], m)
-		printf "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			key[1], key[2], human(key[3]), us("lfverbs", m), us("rxm", m),
-			us("ob1", m), ratio(median("lfverbs", m), median("rxm", m)),
-			spread("lfverbs", m), spread("rxm", m), spread("ob1", m),
-			flags(m)
+			line = line " " us(impl[j], m) " |"
+		}
+		for (j = 1; j <= nimpl; j++)
+			if (impl[j] != "rxm" && impl[j] != "ob1")
+				line = line " " ratio(median(impl[j], m), median("rxm", m)) " |"
+		for (j = 1; j <= nimpl; j++)
+			line = line " " spread(impl[j], m) " |"
+		print line " " flags(m) " |"
 	}
 	printf "\nus: the time of one repetition (ping-pong: a whole round trip), slowest rank, median over the repetitions of a round, then median over rounds; spread: largest / smallest of the rounds' medians; last column: a round in which some repetition took more than twice that round's median (the largest max / median).\n"
 	printf "runs (rounds, mean seconds per mpirun):"

@@ -111,5 +111,5 @@ if [ "$table_only" = 0 ]; then
 	bench_bed "" tests/bench/run-mpi-patterns.sh --in-bed
 fi
 
-awk -f tests/bench/bench-lib.awk -f tests/bench/mpi-patterns-table.awk \
-	"$out/mpp-results.txt" | tee "$out/mpp-table.txt"
+awk -v impls="$LFV_MPP_IMPLS" -f tests/bench/bench-lib.awk \
+	-f tests/bench/mpi-patterns-table.awk "$out/mpp-results.txt" | tee "$out/mpp-table.txt"
