@@ -267,7 +267,9 @@ bench_cg_table() {
 #            providers left out, as in func_mpi.sh: not lfverbs;ofi_rxm)
 #   lfverbs-eN  lfverbs with FI_LFVERBS_RDM_EAGER=N (every rank has it:
 #            the handshake wants the same eager size on both sides), to
-#            measure another eager/rendezvous switch point
+#            measure another eager switch point
+#   lfverbs-sN  lfverbs with FI_LFVERBS_RDM_SAR=N: segmented eager up to
+#            N bytes (0: none, rendezvous above the eager size)
 #   rxm      the same over "verbs;ofi_rxm", with $LFV_RDB_RXM_ENV
 #   ob1      pml ob1, btl self,vader: Open MPI's shared memory, no
 #            libfabric
@@ -290,6 +292,9 @@ bench_mpi() {
 		set -- $mcm lfverbs "$@" ;;
 	lfverbs-e[0-9]*)
 		menv="FI_PROVIDER=^ofi_rxm,ofi_rxd,ofi_mrail FI_LFVERBS_RDM_EAGER=${mimpl#lfverbs-e}"
+		set -- $mcm lfverbs "$@" ;;
+	lfverbs-s[0-9]*)
+		menv="FI_PROVIDER=^ofi_rxm,ofi_rxd,ofi_mrail FI_LFVERBS_RDM_SAR=${mimpl#lfverbs-s}"
 		set -- $mcm lfverbs "$@" ;;
 	rxm) menv=$LFV_RDB_RXM_ENV
 		set -- $mcm "verbs;ofi_rxm" "$@" ;;

@@ -14,8 +14,9 @@
 #   tests/bench/run-mpi-patterns.sh --table-only   the last run's table
 #
 # --quick: 1 round, 2 ranks, sizes 0, 64 B, 4 KiB, 64 KiB, 1 MiB.
-# --impls: bench_mpi's names (bench-lib.sh), lfverbs-eN among them
-# (lfverbs with an eager size of N bytes).
+# --impls: bench_mpi's names (bench-lib.sh), lfverbs-eN and lfverbs-sN
+# among them (lfverbs with an eager size, or a segmented eager limit, of N
+# bytes).
 # Everything it writes goes to build/bench/mpp-*.
 set -eu
 bench_pfx=mpp
