@@ -19,6 +19,7 @@ struct lfv_params {
 	size_t buffered_recv;	/* 1: every MSG endpoint buffers receives */
 	size_t rdm;		/* 1: offer FI_EP_RDM */
 	size_t rdm_eager;	/* RDM: largest message sent eagerly */
+	size_t rdm_sar;		/* RDM: largest sent eagerly in segments */
 	size_t rdm_rx_bufs;	/* RDM: receive buffers on the SRQ */
 	size_t mr_cache;	/* RDM: cached registrations; 0: none */
 	size_t svc_timeout;	/* ms an AV waits for a service name */

@@ -15,6 +15,7 @@ struct lfv_params lfv_params = {
 	.buffered_recv = 0,
 	.rdm = 1,
 	.rdm_eager = 16384,
+	.rdm_sar = 131072,
 	.rdm_rx_bufs = 256,
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 	.svc_timeout = 5000,
@@ -83,6 +84,10 @@ static const struct lfv_size_param lfv_size_params[] = {
 	LFV_SIZE_PARAM(rdm_eager,
 		       "RDM: payload bytes of the largest message sent eagerly "
 		       "through provider buffers"),
+	LFV_SIZE_PARAM(rdm_sar,
+		       "RDM: payload bytes of the largest message sent "
+		       "eagerly in segments of the eager size (above it: "
+		       "rendezvous); at or below FI_LFVERBS_RDM_EAGER: none"),
 	LFV_SIZE_PARAM(rdm_rx_bufs,
 		       "RDM: provider receive buffers each endpoint keeps on "
 		       "its shared receive queue"),

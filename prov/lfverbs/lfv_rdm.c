@@ -171,6 +171,21 @@ static const struct lfv_rx_only_ops lfv_rdm_isrx_ops = {
 /* The endpoint and an SRX of ours need their locks only when the
  * domain's calls are not serialised by the application, or a progress
  * thread makes them too. */
+/* The largest payload sent as segmented eager: FI_LFVERBS_RDM_SAR, cut
+ * so that one message takes at most half the transmit requests (a send
+ * takes all of its segments' at once); 0 (none) at or below the eager
+ * size. */
+static size_t lfv_rdm_sar_limit(const struct lfv_rdm_ep *ep)
+{
+	size_t segs = ep->ntx / 2, max;
+
+	if (lfv_params.rdm_sar <= ep->eager || segs < 2 ||
+	    ep->eager <= sizeof(struct lfv_rdm_sar))
+		return 0;
+	max = ep->eager - sizeof(struct lfv_rdm_sar) + (segs - 1) * ep->eager;
+	return lfv_params.rdm_sar < max ? lfv_params.rdm_sar : max;
+}
+
 static bool lfv_rdm_needs_locks(const struct lfv_domain *domain)
 {
 	return domain->locked || domain->progress_auto;
@@ -652,6 +667,7 @@ static int lfv_rdm_close(struct fid *fid)
 		lfv_rdm_shm_ep_close(ep);
 		/* Before the connections: closing the SRX (or our export of
 		 * it) discards what we queued there, which names them. */
+		lfv_rdm_sar_close(ep);
 		lfv_rdm_srx_close(ep);
 		lfv_rdm_drop_all(ep);
 		lfv_rdm_qps_destroy(ep);
@@ -729,6 +745,7 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 			       (size_t)dev->attr.max_srq_wr);
 	ep->max_inline = dev->max_inline;
 	ep->max_rdma = dev->port_attr.max_msg_sz;
+	ep->sar_max = lfv_rdm_sar_limit(ep);
 	if (!ep->base.info->tx_attr->iov_limit)
 		ep->base.info->tx_attr->iov_limit = 1;
 	if (!ep->base.info->rx_attr->iov_limit)
@@ -740,6 +757,7 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	lfv_list_init(&ep->ctl_free);
 	lfv_list_init(&ep->conns);
 	lfv_list_init(&ep->aborted);
+	lfv_list_init(&ep->sar_aborted);
 	lfv_list_init(&ep->held_rts);
 	lfv_list_init(&ep->reading);
 	*ep_fid = &ep->base.ep_fid;

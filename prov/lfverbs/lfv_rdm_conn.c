@@ -659,6 +659,7 @@ void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
 	lfv_rdm_conn_set_failed(ep, c);
+	lfv_rdm_sar_abandon(ep, c);
 	lfv_rdm_fail_pending(ep, c, err);
 	lfv_rdm_fail_rndv(ep, c, err);
 }

@@ -187,6 +187,15 @@ void lfv_rdm_conn_lookup_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 						      c->name.qpn));
 }
 
+void lfv_rdm_sar_abandon(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	lfv_spin_assert_held(&ep->lock);
+	if (!c->sar_rx)
+		return;
+	lfv_list_insert_tail(&ep->sar_aborted, &c->sar_rx->node);
+	c->sar_rx = NULL;
+}
+
 /* Takes a connection out of every table (it stays on ep->conns until the
  * endpoint closes: completions may still name its requests). */
 void lfv_rdm_conn_retire(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
@@ -198,6 +207,7 @@ void lfv_rdm_conn_retire(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		       offsetof(struct lfv_rdm_conn, next_name));
 	c->retired = true;
 	ep->reap_due = true;
+	lfv_rdm_sar_abandon(ep, c);
 	if (lfv_rdm_in_handshake(c))
 		ep->handshakes--;
 }

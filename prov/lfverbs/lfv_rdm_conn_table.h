@@ -29,6 +29,10 @@ bool lfv_rdm_conn_addr_live(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 bool lfv_rdm_conn_forget_addr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 
 void lfv_rdm_conn_retire(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
+/* A connection going down (failed, replaced) hands the segmented message
+ * it was receiving, if any, to ep->sar_aborted, for lfv_rdm_sar_drain
+ * (lfv_rdm_rx.h) to fail outside the lock (ep->lock held). */
+void lfv_rdm_sar_abandon(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_conn_set_failed(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_conns_reap(struct lfv_rdm_ep *ep, int64_t now);
 /* Closing, quiesced: every connection and its QP freed. */

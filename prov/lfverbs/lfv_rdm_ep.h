@@ -69,6 +69,8 @@ enum lfv_rdm_kind {
 	LFV_RDM_K_PING,			/* a probe of an idle connection */
 	LFV_RDM_K_RTU,			/* a requester's RTU: unsignaled, so
 					 * only its failure or flush comes */
+	LFV_RDM_K_SEG,			/* a segment of a SAR send but its
+					 * last: no completion, no count */
 };
 
 /* Local memory of a transfer that may be posted in chunks (an SGE's
@@ -217,6 +219,23 @@ struct lfv_rdm_conn {
 	uint32_t rreqs;			/* rendezvous receives naming it */
 	int64_t reap_at;		/* down and idle: its QP in error since,
 					 * freed after LFV_RDM_REAP_NS; 0: not */
+	/* The segmented message it is receiving (ep->lock; the receive
+	 * handler takes it off while it works on it), or NULL. */
+	struct lfv_rdm_sar_rx *sar_rx;
+};
+
+/* A segmented (SAR) message being received on a connection
+ * (lfv_rdm_proto.h). */
+struct lfv_rdm_sar_rx {
+	struct lfv_list node;		/* ep->sar_aborted: its connection
+					 * went down before its last segment */
+	struct lfv_rdm_unexp *m;	/* the message (op as EAGER_*, len its
+					 * total); gathered in m->data when
+					 * no receive took it */
+	struct fi_peer_rx_entry *e;	/* the receive that took it, or NULL */
+	bool drop;			/* neither: past the limits */
+	size_t got;			/* bytes arrived */
+	size_t put;			/* of them, in e's buffer */
 };
 
 /* A handshake the endpoint's timers watch (ep->handshakes counts them). */
@@ -294,6 +313,9 @@ struct lfv_rdm_ep {
 	int64_t reap_next;		/* not before: the next look */
 	struct lfv_list aborted;	/* rendezvous reads of failed
 					 * connections, to report */
+	struct lfv_list sar_aborted;	/* segmented receives of connections
+					 * that went down, to report */
+	size_t sar_max;			/* SAR: largest payload; 0: none */
 	uint32_t handshakes;		/* connections in REQ_SENT, ACCEPTED */
 	/* What the receive side holds (ep->lock): unexpected messages
 	 * (copies queued in the SRX), and which RTS it may still answer. */

@@ -95,6 +95,9 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	case LFV_RDM_K_TX:
 		lfv_rdm_tx_completion(ep, r, wc);
 		return;
+	case LFV_RDM_K_SEG:
+		lfv_rdm_seg_completion(ep, r, wc);
+		return;
 	case LFV_RDM_K_RX:
 		if (!ep->rx_live)
 			return; /* flushed at close: the SRQ goes with it */
@@ -179,11 +182,14 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	if (ep->handshakes || ep->rndv_out || ep->reap_due)
 		lfv_rdm_timers(ep);
 	/* After the timers: a handshake they gave up on aborts reads. */
-	drain = !lfv_list_empty(&ep->aborted);
+	drain = !lfv_list_empty(&ep->aborted) ||
+		!lfv_list_empty(&ep->sar_aborted);
 	lfv_spin_unlock(&ep->lock);
 	/* Outside the lock: the reports free SRX entries. */
-	if (drain)
+	if (drain) {
 		lfv_rdm_aborted_drain(ep);
+		lfv_rdm_sar_drain(ep, true);
+	}
 	lfv_rdm_shm_progress(ep);
 }
 

@@ -77,6 +77,22 @@
  * order (queued behind a connection still being made), so FI_ORDER_SAS
  * holds per peer for tagged and untagged messages alike.
  *
+ * Segmented eager (SAR). A message above the eager size and up to
+ * FI_LFVERBS_RDM_SAR goes as eager segments through the same provider
+ * buffers, no registration and no round trip: the first {op SAR_MSG or
+ * SAR_TAG, tag, data; struct lfv_rdm_sar {total}; payload}, then SEG
+ * {tag: the offset; payload} for the rest, each segment the eager size
+ * (the first 8 bytes less). A sender posts a message's segments together
+ * and in call order behind anything queued on the connection, so they
+ * arrive back to back, with no other data message of that peer between
+ * them. The receiver matches on the first: a receive found takes every
+ * segment at its offset; none, the message gathers in a copy (counted
+ * against the unexpected limits) that is matched, or queued, when its
+ * last segment is in. A segment that is not the next one of the
+ * message under way (no message, another offset, past the total) is
+ * dropped, and so is the rest of that message: its receive completes in
+ * error (FI_EIO). The sender's completion is its last segment's.
+ *
  * Failure. A QP in error (the peer exited: 7 tries of about 1 s without
  * an acknowledgement) fails the connection: the request that saw it
  * completes with the verbs status as error (FI_ETIMEDOUT for exhausted
@@ -111,8 +127,9 @@ struct lfv_rdm_ctrl {
 	struct lfv_ud_name name;	/* the sender's control QP */
 };
 
-/* 3: the eager size in the handshake, the service QKEY, ASK and HELD. */
-#define LFV_RDM_WIRE_VERSION 3
+/* 3: the eager size in the handshake, the service QKEY, ASK and HELD;
+ * 4: segmented eager (SAR_MSG, SAR_TAG, SEG). */
+#define LFV_RDM_WIRE_VERSION 4
 
 /* Data messages on RC QPs. */
 enum lfv_rdm_op {
@@ -126,6 +143,9 @@ enum lfv_rdm_op {
 	LFV_RDM_EVENT = 8,		/* an RMA to an FI_RMA_EVENT region */
 	LFV_RDM_ASK = 9,		/* rendezvous: do you hold my RTS? */
 	LFV_RDM_HELD = 10,		/* the answer: yes, or (ERR) no */
+	LFV_RDM_SAR_MSG = 11,		/* segmented eager: the first */
+	LFV_RDM_SAR_TAG = 12,
+	LFV_RDM_SEG = 13,		/* the next one (tag: its offset) */
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */
@@ -150,6 +170,11 @@ struct lfv_rdm_rts {
 	uint64_t cookie;		/* the sender's request, echoed in FIN */
 	uint32_t rkey;
 	uint32_t pad;
+};
+
+/* Follows the header of a SAR_MSG or SAR_TAG, before its payload. */
+struct lfv_rdm_sar {
+	uint64_t total;			/* the message's bytes */
 };
 
 /* Follows the header of an EVENT. */

@@ -461,6 +461,67 @@ static bool lfv_rdm_unexp_unknown(const struct lfv_rdm_unexp *m)
 	return m->src == FI_ADDR_NOTAVAIL && m->conn;
 }
 
+/* A copy of message m to hold unexpected, with room for keep bytes of its
+ * data (left to the caller), counted against the limits; NULL, with
+ * -FI_ENOSPC past the limits or -FI_ENOMEM, when there is none. */
+static struct lfv_rdm_unexp *lfv_rdm_unexp_new(struct lfv_rdm_ep *ep,
+					       const struct lfv_rdm_unexp *m,
+					       size_t keep, int *err)
+{
+	struct lfv_rdm_unexp *copy;
+	bool room;
+
+	lfv_spin_lock(&ep->lock);
+	room = lfv_rdm_unexp_room(ep, m->conn, sizeof(*copy) + keep);
+	lfv_spin_unlock(&ep->lock);
+	copy = room ? malloc(sizeof(*copy) + keep) : NULL;
+	if (!copy) {
+		*err = room ? -FI_ENOMEM : -FI_ENOSPC;
+		return NULL;
+	}
+	*copy = *m;
+	copy->cost = sizeof(*copy) + keep;
+	lfv_spin_lock(&ep->lock);
+	lfv_rdm_unexp_count(ep, copy, 1);
+	lfv_spin_unlock(&ep->lock);
+	if (lfv_rdm_unexp_unknown(copy))
+		lfv_fetch_add64(&ep->unexp_unknown, 1);
+	return copy;
+}
+
+/* Hands a copy to the SRX as an unexpected message, in the entry e that
+ * get_msg/get_tag gave with -FI_ENOENT. */
+static void lfv_rdm_unexp_queue(struct lfv_rdm_ep *ep,
+				struct fi_peer_rx_entry *e,
+				struct lfv_rdm_unexp *copy)
+{
+	struct fid_peer_srx *srx = ep->peer_srx;
+
+	e->peer_context = copy;
+	lfv_peer_entry_set_size(e, copy->len);
+	/* From 1.19 the entry carries the CQ data for the owner's peeks
+	 * (lfv_rdm_peek_data answers ours in every layout). */
+	if (copy->flags & LFV_RDM_HDR_DATA) {
+		lfv_peer_entry_set_cq_data(e, copy->cq_data);
+		if (LFV_PEER_ENTRY_HAS_CQ_DATA)
+			e->flags |= FI_REMOTE_CQ_DATA;
+	}
+	e->srx = srx;
+	if (lfv_rdm_is_tagged(copy->op))
+		srx->owner_ops->queue_tag(e);
+	else
+		srx->owner_ops->queue_msg(e);
+}
+
+/* The drop of a message past the unexpected limits (or without memory
+ * for its copy). */
+static void lfv_rdm_unexp_dropped(struct lfv_rdm_ep *ep)
+{
+	lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
+		 "an RDM message past FI_LFVERBS_RDM_UNEXP_MAX or _BYTES, "
+		 "or without memory for its copy");
+}
+
 /* Queues a copy of a message no receive matched (the SRX entry e is
  * ours to fill); within the limits, else dropped or refused. */
 static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
@@ -468,50 +529,21 @@ static void lfv_rdm_queue_unexp(struct lfv_rdm_ep *ep,
 				const struct lfv_rdm_unexp *m,
 				const uint8_t *data)
 {
-	struct fid_peer_srx *srx = ep->peer_srx;
 	bool rts = lfv_rdm_is_rts(m->op);
 	size_t keep = rts ? 0 : m->len;
 	struct lfv_rdm_unexp *copy;
-	bool room;
-	int err = -FI_ENOSPC;
+	int err;
 
-	lfv_spin_lock(&ep->lock);
-	room = lfv_rdm_unexp_room(ep, m->conn, sizeof(*copy) + keep);
-	lfv_spin_unlock(&ep->lock);
-	copy = room ? malloc(sizeof(*copy) + keep) : NULL;
+	copy = lfv_rdm_unexp_new(ep, m, keep, &err);
 	if (!copy) {
-		if (room)
-			err = -FI_ENOMEM;
-		srx->owner_ops->free_entry(e);
-		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_LIMIT,
-			 "an RDM message past FI_LFVERBS_RDM_UNEXP_MAX or "
-			 "_BYTES, or without memory for its copy");
+		ep->peer_srx->owner_ops->free_entry(e);
+		lfv_rdm_unexp_dropped(ep);
 		if (rts)
 			lfv_rdm_refuse_rts(ep, m->conn, &m->rts, err);
 		return;
 	}
-	*copy = *m;
-	copy->cost = sizeof(*copy) + keep;
 	memcpy(copy->data, data, keep);
-	lfv_spin_lock(&ep->lock);
-	lfv_rdm_unexp_count(ep, copy, 1);
-	lfv_spin_unlock(&ep->lock);
-	if (lfv_rdm_unexp_unknown(copy))
-		lfv_fetch_add64(&ep->unexp_unknown, 1);
-	e->peer_context = copy;
-	lfv_peer_entry_set_size(e, m->len);
-	/* From 1.19 the entry carries the CQ data for the owner's peeks
-	 * (lfv_rdm_peek_data answers ours in every layout). */
-	if (m->flags & LFV_RDM_HDR_DATA) {
-		lfv_peer_entry_set_cq_data(e, m->cq_data);
-		if (LFV_PEER_ENTRY_HAS_CQ_DATA)
-			e->flags |= FI_REMOTE_CQ_DATA;
-	}
-	e->srx = srx;
-	if (lfv_rdm_is_tagged(m->op))
-		srx->owner_ops->queue_tag(e);
-	else
-		srx->owner_ops->queue_msg(e);
+	lfv_rdm_unexp_queue(ep, e, copy);
 }
 
 /* An RTS that must not be read, refused at once: longer than
@@ -540,6 +572,10 @@ static bool lfv_rdm_rts_refused(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	}
 	return false;
 }
+
+static void lfv_rdm_on_sar(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			   struct lfv_rdm_unexp *m, uint64_t off,
+			   const uint8_t *data, size_t h_len);
 
 /* A message landed in a bounce buffer: match it or queue a copy (of the
  * data, or of the RTS). */
@@ -581,6 +617,11 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 	}
 	if (h.op == LFV_RDM_EVENT) {
 		lfv_rdm_on_event(ep, &h, data, m.src);
+		return;
+	}
+	if (h.op == LFV_RDM_SAR_MSG || h.op == LFV_RDM_SAR_TAG ||
+	    h.op == LFV_RDM_SEG) {
+		lfv_rdm_on_sar(ep, c, &m, h.tag, data, h.len);
 		return;
 	}
 	if (lfv_rdm_is_rts(h.op)) {
@@ -774,4 +815,274 @@ void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 	lfv_tsan_posted(wr.wr_id);
 	if (ibv_post_recv(ep->ctl_qp, &wr, &bad))
 		LFV_WARN(FI_LOG_EP_CTRL, "RDM: a control buffer was lost\n");
+}
+
+/* ---- segmented eager (SAR), the receiving side ----------------------------- */
+
+/* Copies len bytes to offset off of the receive's buffer; what fits. */
+static size_t lfv_rdm_scatter_at(const struct fi_peer_rx_entry *e, size_t off,
+				 const uint8_t *src, size_t len)
+{
+	size_t i, n, done = 0;
+
+	for (i = 0; i < e->count && done < len; i++) {
+		if (off >= e->iov[i].iov_len) {
+			off -= e->iov[i].iov_len;
+			continue;
+		}
+		n = e->iov[i].iov_len - off < len - done ?
+		    e->iov[i].iov_len - off : len - done;
+		memcpy((uint8_t *)e->iov[i].iov_base + off, src + done, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+/* Gives a SAR receive's memory back; no report (ep->lock not held). */
+static void lfv_rdm_sar_free(struct lfv_rdm_ep *ep, struct lfv_rdm_sar_rx *sar)
+{
+	if (sar->e)
+		ep->peer_srx->owner_ops->free_entry(sar->e);
+	if (sar->e || sar->drop)
+		free(sar->m);
+	else
+		lfv_rdm_unexp_free(sar->m);
+	free(sar);
+}
+
+/* A SAR message that will not be whole: the receive that took it
+ * completes in error, a copy is dropped (ep->lock not held). */
+static void lfv_rdm_sar_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_sar_rx *sar,
+			     int err)
+{
+	if (sar->e)
+		lfv_rdm_report(ep, sar->e, sar->m, sar->put, err);
+	lfv_rdm_sar_free(ep, sar);
+}
+
+/* Its last segment is in: the receive that took it is reported; a copy
+ * meets a receive posted since its first segment, or is queued. */
+static void lfv_rdm_sar_done(struct lfv_rdm_ep *ep, struct lfv_rdm_sar_rx *sar)
+{
+	struct lfv_rdm_unexp *m = sar->m;
+	struct lfv_peer_match match;
+	struct fi_peer_rx_entry *e;
+	int ret;
+
+	if (sar->e) {
+		lfv_rdm_report(ep, sar->e, m, sar->put, 0);
+		lfv_rdm_sar_free(ep, sar);
+		return;
+	}
+	if (sar->drop) {
+		lfv_rdm_sar_free(ep, sar);
+		return;
+	}
+	free(sar);
+	match = (struct lfv_peer_match){
+		.addr = m->src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : m->src,
+		.msg_size = m->len, .tag = m->tag,
+	};
+	if (lfv_rdm_is_tagged(m->op))
+		ret = lfv_peer_get_tag(ep->peer_srx, &match, &e);
+	else
+		ret = lfv_peer_get_msg(ep->peer_srx, &match, &e);
+	if (!ret) {
+		lfv_rdm_matched(ep, e, m, m->data);
+		lfv_rdm_unexp_free(m);
+	} else if (ret == -FI_ENOENT) {
+		lfv_rdm_unexp_queue(ep, e, m);
+	} else {
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: no receive side: %s\n",
+			 fi_strerror(-ret));
+		lfv_rdm_unexp_free(m);
+	}
+}
+
+/* Places a segment's n bytes (at sar->got); true when it was the last. */
+static bool lfv_rdm_sar_take(struct lfv_rdm_sar_rx *sar, const uint8_t *data,
+			     size_t n)
+{
+	if (sar->e)
+		sar->put += lfv_rdm_scatter_at(sar->e, sar->got, data, n);
+	else if (!sar->drop)
+		memcpy(sar->m->data + sar->got, data, n);
+	sar->got += n;
+	return sar->got == sar->m->len;
+}
+
+/* A first segment: the message is matched now (its receive takes every
+ * segment), or gathered in a copy matched when whole. NULL when it must
+ * be dropped (counted); the caller places the segment. */
+static struct lfv_rdm_sar_rx *lfv_rdm_sar_begin(struct lfv_rdm_ep *ep,
+						const struct lfv_rdm_unexp *hdr)
+{
+	struct lfv_rdm_sar_rx *sar = calloc(1, sizeof(*sar));
+	struct lfv_peer_match match = {
+		.addr = hdr->src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : hdr->src,
+		.msg_size = hdr->len, .tag = hdr->tag,
+	};
+	struct fi_peer_rx_entry *e;
+	int ret, err;
+
+	if (!sar) {
+		lfv_rdm_unexp_dropped(ep);
+		return NULL;
+	}
+	if (lfv_rdm_is_tagged(hdr->op))
+		ret = lfv_peer_get_tag(ep->peer_srx, &match, &e);
+	else
+		ret = lfv_peer_get_msg(ep->peer_srx, &match, &e);
+	if (!ret) {
+		sar->e = e;
+	} else if (ret == -FI_ENOENT) {
+		/* Matched again when whole: the entry is not held while the
+		 * segments come (the owner may be another provider's). */
+		ep->peer_srx->owner_ops->free_entry(e);
+		sar->m = lfv_rdm_unexp_new(ep, hdr, hdr->len, &err);
+		if (!sar->m)
+			lfv_rdm_unexp_dropped(ep);
+	} else {
+		LFV_WARN(FI_LOG_EP_DATA, "RDM: no receive side: %s\n",
+			 fi_strerror(-ret));
+	}
+	if (!sar->m) {
+		/* A header to count the segments by. */
+		sar->m = malloc(sizeof(*sar->m));
+		if (!sar->m) {
+			if (sar->e)
+				lfv_rdm_report(ep, sar->e, hdr, 0, -FI_ENOMEM);
+			lfv_rdm_sar_free(ep, sar);
+			lfv_rdm_unexp_dropped(ep);
+			return NULL;
+		}
+		*sar->m = *hdr;
+		sar->drop = !sar->e;
+	}
+	return sar;
+}
+
+/* A segment that breaks the order of segments, dropped, and with it the
+ * message under way on that connection, if any (ep->lock not held). */
+static void lfv_rdm_sar_malformed(struct lfv_rdm_ep *ep,
+				  struct lfv_rdm_sar_rx *sar, const char *why)
+{
+	lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_MALFORMED,
+		 why);
+	if (sar)
+		lfv_rdm_sar_fail(ep, sar, -FI_EIO);
+}
+
+/* The connection's SAR message, taken off it while the handler works on
+ * it (the connection may go down meanwhile, on another thread). */
+static struct lfv_rdm_sar_rx *lfv_rdm_sar_detach(struct lfv_rdm_ep *ep,
+						 struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_sar_rx *sar;
+
+	lfv_spin_lock(&ep->lock);
+	sar = c->sar_rx;
+	c->sar_rx = NULL;
+	lfv_spin_unlock(&ep->lock);
+	return sar;
+}
+
+/* Puts an unfinished SAR message back on its connection, or fails it
+ * when the connection went down meanwhile (no segment will come). */
+static void lfv_rdm_sar_attach(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			       struct lfv_rdm_sar_rx *sar)
+{
+	bool down;
+
+	lfv_spin_lock(&ep->lock);
+	down = lfv_rdm_conn_is_down(c);
+	if (!down)
+		c->sar_rx = sar;
+	lfv_spin_unlock(&ep->lock);
+	if (down)
+		lfv_rdm_sar_fail(ep, sar, -FI_EIO);
+}
+
+/* A SAR_MSG, SAR_TAG or SEG from connection c (m: its header, op and
+ * length as sent; data: what follows the header, h_len bytes). */
+static void lfv_rdm_on_sar(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			   struct lfv_rdm_unexp *m, uint64_t off,
+			   const uint8_t *data, size_t h_len)
+{
+	struct lfv_rdm_sar_rx *sar;
+	struct lfv_rdm_sar first;
+	size_t n = h_len;
+
+	if (!c) {
+		lfv_rdm_sar_malformed(ep, NULL, "an RDM message segment from "
+				      "no connection");
+		return;
+	}
+	sar = lfv_rdm_sar_detach(ep, c);
+	if (m->op == LFV_RDM_SEG) {
+		if (!sar || off != sar->got || n > sar->m->len - sar->got) {
+			lfv_rdm_sar_malformed(ep, sar, "an RDM message segment "
+					      "that is not the next one of a "
+					      "message");
+			return;
+		}
+	} else {
+		if (sar)	/* the last one never finished */
+			lfv_rdm_sar_malformed(ep, sar, "an RDM segmented "
+					      "message cut short");
+		memcpy(&first, data, sizeof(first));
+		data += sizeof(first);
+		n -= sizeof(first);
+		/* More than this segment, within max_msg_size. */
+		if (first.total <= n ||
+		    first.total > ep->base.info->ep_attr->max_msg_size) {
+			lfv_rdm_sar_malformed(ep, NULL, "an RDM segmented "
+					      "message whose total is not past "
+					      "its first segment, or past "
+					      "max_msg_size");
+			return;
+		}
+		m->op = m->op == LFV_RDM_SAR_TAG ? LFV_RDM_EAGER_TAG :
+						   LFV_RDM_EAGER_MSG;
+		m->len = first.total;
+		sar = lfv_rdm_sar_begin(ep, m);
+		if (!sar)
+			return;
+	}
+	if (lfv_rdm_sar_take(sar, data, n))
+		lfv_rdm_sar_done(ep, sar);
+	else
+		lfv_rdm_sar_attach(ep, c, sar);
+}
+
+void lfv_rdm_sar_drain(struct lfv_rdm_ep *ep, bool report)
+{
+	struct lfv_list todo, *item;
+	struct lfv_rdm_sar_rx *sar;
+
+	lfv_list_init(&todo);
+	lfv_spin_lock(&ep->lock);
+	while ((item = lfv_list_pop_head(&ep->sar_aborted)))
+		lfv_list_insert_tail(&todo, item);
+	lfv_spin_unlock(&ep->lock);
+	while ((item = lfv_list_pop_head(&todo))) {
+		sar = lfv_container_of(item, struct lfv_rdm_sar_rx, node);
+		if (report)
+			lfv_rdm_sar_fail(ep, sar, -FI_EIO);
+		else
+			lfv_rdm_sar_free(ep, sar);
+	}
+}
+
+void lfv_rdm_sar_close(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item;
+
+	lfv_spin_lock(&ep->lock);
+	lfv_list_foreach(item, &ep->conns)
+		lfv_rdm_sar_abandon(ep, lfv_container_of(item,
+					struct lfv_rdm_conn, node));
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sar_drain(ep, false);
 }

@@ -28,6 +28,13 @@ struct lfv_av;
 void lfv_rdm_av_inserted(struct lfv_av *av);
 
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
+/* Segmented (SAR) receives: a connection going down (failed, replaced)
+ * hands its unfinished one to ep->sar_aborted (lfv_rdm_sar_abandon,
+ * lfv_rdm_conn_table.h), which lfv_rdm_sar_drain completes in error
+ * (report), or frees, outside ep->lock; lfv_rdm_sar_close frees them all
+ * at close (quiesced, before the SRX closes: they hold its entries). */
+void lfv_rdm_sar_drain(struct lfv_rdm_ep *ep, bool report);
+void lfv_rdm_sar_close(struct lfv_rdm_ep *ep);
 void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_rreq_free(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 

@@ -68,15 +68,16 @@ static inline uint64_t lfv_rdm_send_cflags(const struct lfv_rdm_ep *ep,
  * what the completion reports.
  */
 static inline __attribute__((always_inline)) struct lfv_rdm_hdr *
-lfv_rdm_build(struct lfv_rdm_req *r, const struct lfv_rdm_send *s, bool rndv,
-	      uint32_t body, size_t len, uint64_t cflags)
+lfv_rdm_build(struct lfv_rdm_req *r, const struct lfv_rdm_send *s,
+	      uint8_t op_msg, uint8_t op_tag, uint32_t body, size_t len,
+	      uint64_t cflags)
 {
 	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
+	bool rndv = op_msg == LFV_RDM_RTS_MSG;
 
 	/* Field by field, every one (the header has no padding): a
 	 * compound literal would zero it first. */
-	h->op = rndv ? (s->tagged ? LFV_RDM_RTS_TAG : LFV_RDM_RTS_MSG) :
-		       (s->tagged ? LFV_RDM_EAGER_TAG : LFV_RDM_EAGER_MSG);
+	h->op = s->tagged ? op_tag : op_msg;
 	h->flags = (s->flags & FI_REMOTE_CQ_DATA) ? LFV_RDM_HDR_DATA : 0;
 	h->reserved = 0;
 	h->len = body;
@@ -94,8 +95,9 @@ lfv_rdm_build(struct lfv_rdm_req *r, const struct lfv_rdm_send *s, bool rndv,
 static void lfv_rdm_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			 const struct lfv_rdm_send *s, size_t len)
 {
-	struct lfv_rdm_hdr *h = lfv_rdm_build(r, s, false, (uint32_t)len, len,
-					      lfv_rdm_send_cflags(ep, s));
+	struct lfv_rdm_hdr *h = lfv_rdm_build(r, s, LFV_RDM_EAGER_MSG,
+					      LFV_RDM_EAGER_TAG, (uint32_t)len,
+					      len, lfv_rdm_send_cflags(ep, s));
 
 	lfv_rdm_gather((uint8_t *)(h + 1), s->iov, s->count);
 }
@@ -117,7 +119,8 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			     const struct lfv_rdm_src *src)
 {
 	struct lfv_rdm_rts *rts = (struct lfv_rdm_rts *)
-		(lfv_rdm_build(r, s, true, sizeof(*rts), len,
+		(lfv_rdm_build(r, s, LFV_RDM_RTS_MSG, LFV_RDM_RTS_TAG,
+			       sizeof(*rts), len,
 			       lfv_rdm_send_cflags(ep, s)) + 1);
 
 	++r->gen;
@@ -135,6 +138,113 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->asked = false;
 	r->own_reg = src->own_reg;
 	r->own_copy = src->own_copy;
+}
+
+/* ---- segmented eager (SAR) ------------------------------------------------ */
+
+/* Payload bytes of a SAR message's first segment (behind its total). */
+static inline size_t lfv_rdm_sar_first(const struct lfv_rdm_ep *ep)
+{
+	return ep->eager - sizeof(struct lfv_rdm_sar);
+}
+
+/* Whether a send goes as segmented eager: above the eager size, within
+ * ep->sar_max, and not FI_DELIVERY_COMPLETE (a rendezvous: its FIN says
+ * the data is in the receive buffer). */
+static inline bool lfv_rdm_by_sar(const struct lfv_rdm_ep *ep,
+				  const struct lfv_rdm_send *s, size_t len)
+{
+	return len > ep->eager && len <= ep->sar_max &&
+	       !(s->flags & FI_DELIVERY_COMPLETE);
+}
+
+/* A SAR segment after the first: {SEG, tag: its offset; payload}. It
+ * carries the send's completion (the last one's is reported). */
+static void lfv_rdm_fill_seg(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct lfv_rdm_send *s, size_t off,
+			     size_t n, size_t len)
+{
+	struct lfv_rdm_hdr *h = (struct lfv_rdm_hdr *)r->buf;
+
+	*h = (struct lfv_rdm_hdr){
+		.op = LFV_RDM_SEG, .len = (uint32_t)n, .tag = off,
+	};
+	lfv_rdm_gather_at((uint8_t *)(h + 1), s->iov, s->count, off, n);
+	r->len = (uint32_t)(sizeof(*h) + n);
+	r->paylen = len;
+	r->context = s->context;
+	r->cflags = lfv_rdm_send_cflags(ep, s);
+	r->rndv = false;
+}
+
+/* The first segment: {SAR_MSG or SAR_TAG, tag, data; total; payload}. */
+static void lfv_rdm_fill_sar(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct lfv_rdm_send *s, size_t len)
+{
+	size_t n = lfv_rdm_sar_first(ep);
+	struct lfv_rdm_sar *sar = (struct lfv_rdm_sar *)
+		(lfv_rdm_build(r, s, LFV_RDM_SAR_MSG, LFV_RDM_SAR_TAG,
+			       (uint32_t)(sizeof(*sar) + n), len,
+			       lfv_rdm_send_cflags(ep, s)) + 1);
+
+	sar->total = len;
+	lfv_rdm_gather_at((uint8_t *)(sar + 1), s->iov, s->count, 0, n);
+}
+
+/* Gives back requests taken for a SAR send that will not go (ep->lock). */
+static void lfv_rdm_sar_untake(struct lfv_rdm_ep *ep, struct lfv_list *taken)
+{
+	struct lfv_list *item;
+
+	while ((item = lfv_list_pop_head(taken)))
+		lfv_list_insert_head(&ep->tx_free, item);
+}
+
+/* A SAR send: a transmit request for each segment, all taken (on one
+ * connection) before any is posted, then posted or queued back to back,
+ * so that nothing of ours comes between them on the QP; every segment
+ * but the last completes silently (K_SEG). -FI_EAGAIN, having sent
+ * nothing, without enough requests (ep->lock). */
+static int lfv_rdm_send_sar(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
+			    size_t len)
+{
+	size_t first = lfv_rdm_sar_first(ep), off, n;
+	size_t segs = 1 + (len - first + ep->eager - 1) / ep->eager, i;
+	struct lfv_rdm_req *r, *r0 = NULL;
+	struct lfv_list taken, *item;
+	int ret = 0;
+
+	lfv_list_init(&taken);
+	for (i = 0; i < segs; i++) {
+		r = lfv_rdm_take_tx(ep, s->dest, &ret);
+		if (!r)
+			break;
+		lfv_list_insert_tail(&taken, &r->node);
+		if (!r0)
+			r0 = r;
+		/* The lock dropped inside to free requests: a connection
+		 * replaced meanwhile would split the message. */
+		if (r->conn != r0->conn) {
+			ret = -FI_EAGAIN;
+			break;
+		}
+	}
+	if (ret) {
+		lfv_rdm_sar_untake(ep, &taken);
+		return ret;
+	}
+	lfv_rdm_fill_sar(ep, r0, s, len);
+	for (i = 0, off = 0; (item = lfv_list_pop_head(&taken)); i++) {
+		r = lfv_container_of(item, struct lfv_rdm_req, node);
+		n = i ? (len - off < ep->eager ? len - off : ep->eager) : first;
+		if (i)
+			lfv_rdm_fill_seg(ep, r, s, off, n, len);
+		if (i + 1 < segs)
+			r->kind = LFV_RDM_K_SEG;
+		off += n;
+		lfv_rdm_post_or_queue(ep, r);
+	}
+	return 0;
 }
 
 /* What the fast path takes: 1 + the largest payload that is eager, may be
@@ -181,6 +291,13 @@ ssize_t lfv_rdm_send(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s)
 		return ret;
 	if (ep->shm && lfv_rdm_shm_send(ep, s, &sret))
 		return sret;
+	if (lfv_rdm_by_sar(ep, s, len)) {
+		lfv_spin_lock(&ep->lock);
+		ep->tx_small = lfv_rdm_small_limit(ep);
+		ret = lfv_rdm_send_sar(ep, s, len);
+		lfv_spin_unlock(&ep->lock);
+		return ret;
+	}
 	rndv = lfv_rdm_by_rndv(ep, s, len);
 	if (rndv) {
 		/* Registration is a system call: not under ep->lock. */
@@ -288,8 +405,8 @@ lfv_rdm_small_try(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 	if (!c)
 		return false;
 	r = lfv_rdm_tx_pop(ep, c);
-	h = lfv_rdm_build(r, s, false, (uint32_t)len, len,
-			  lfv_rdm_send_cflags(ep, s));
+	h = lfv_rdm_build(r, s, LFV_RDM_EAGER_MSG, LFV_RDM_EAGER_TAG,
+			  (uint32_t)len, len, lfv_rdm_send_cflags(ep, s));
 	/* Last before the post: fewer values live across the call. */
 	if (len)
 		memcpy(h + 1, buf, len);

@@ -263,6 +263,9 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 	case LFV_RDM_K_FIN:
 		lfv_rdm_rreq_free_locked(ep, r);
 		return;
+	case LFV_RDM_K_SEG:	/* the last segment reports the send */
+		lfv_list_insert_head(&ep->tx_free, &r->node);
+		return;
 	case LFV_RDM_K_RMA:
 		if (!lfv_rdm_rma_abort(r, err))
 			return; /* its posted part's completions finish it */
@@ -350,6 +353,24 @@ void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 /* ---- rendezvous, the sending side ------------------------------------------- */
 
 /* The bytes of the iovs, one after the other, at dst. */
+void lfv_rdm_gather_at(uint8_t *dst, const struct iovec *iov, size_t count,
+		       size_t off, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < count && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = iov[i].iov_len - off < len ? iov[i].iov_len - off : len;
+		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
 void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov, size_t count)
 {
 	size_t i;
@@ -586,6 +607,20 @@ lfv_rdm_tx_completion_slow(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_list_insert_head(&ep->tx_free, &r->node);
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_sq_done(ep, c, ok);
+}
+
+/* A SAR segment but the last: nothing to report or count (the last one
+ * completes the send, in error too: the QP flushes it behind a failed
+ * one); its request and its room back. */
+void lfv_rdm_seg_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			    const struct ibv_wc *wc)
+{
+	struct lfv_rdm_conn *c = r->conn;
+
+	lfv_spin_lock(&ep->lock);
+	lfv_list_insert_head(&ep->tx_free, &r->node);
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, c, wc->status == IBV_WC_SUCCESS);
 }
 
 /* A successful eager send's bookkeeping (ep->lock): its request and its

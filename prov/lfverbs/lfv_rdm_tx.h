@@ -43,6 +43,9 @@ int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 		     size_t len, struct lfv_rdm_src *src);
 void lfv_rdm_src_free(struct lfv_rdm_ep *ep, struct lfv_reg *reg, void *copy);
 void lfv_rdm_gather(uint8_t *dst, const struct iovec *iov, size_t count);
+/* len bytes from offset off of the iovs (that many are there). */
+void lfv_rdm_gather_at(uint8_t *dst, const struct iovec *iov, size_t count,
+		       size_t off, size_t len);
 
 /* What names a rendezvous send in FIN, ASK and HELD: its request and the
  * use of it. */
@@ -136,6 +139,8 @@ int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs);
 void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			   const struct ibv_wc *wc);
+void lfv_rdm_seg_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			    const struct ibv_wc *wc);
 int lfv_rdm_slice(const struct lfv_rdm_seg *seg, int nseg, size_t off,
 		  size_t n, struct ibv_sge *sge);
 

@@ -62,6 +62,14 @@ int lfv_rdm_msg_parse(const void *buf, size_t len, struct lfv_rdm_hdr *out)
 	switch (h.op) {
 	case LFV_RDM_EAGER_MSG:
 	case LFV_RDM_EAGER_TAG:
+	case LFV_RDM_SEG:
+		*out = h;
+		return 0;
+	case LFV_RDM_SAR_MSG:
+	case LFV_RDM_SAR_TAG:
+		/* Its total, then at least one byte of payload. */
+		if (h.len <= sizeof(struct lfv_rdm_sar))
+			return -FI_EMSGSIZE;
 		*out = h;
 		return 0;
 	case LFV_RDM_RTS_MSG:

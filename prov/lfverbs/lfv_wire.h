@@ -47,7 +47,8 @@ int lfv_rdm_ctrl_parse(const void *buf, size_t len, const uint8_t src_gid[16],
 /* A message on an RDM connection, len bytes: its header (copied to *out),
  * whose length must be what follows it, and, for a known op, as long as
  * that op's payload (an RTS or EVENT descriptor; nothing for FIN, WDATA,
- * RTU, ASK, HELD). The payload is at buf + sizeof(*out). */
+ * RTU, ASK, HELD; a SAR's total and at least one byte). The payload is at
+ * buf + sizeof(*out). */
 int lfv_rdm_msg_parse(const void *buf, size_t len, struct lfv_rdm_hdr *out);
 
 #endif /* LFV_WIRE_H */

@@ -417,6 +417,125 @@ static void test_rendezvous(void **state)
 	free(dst2);
 }
 
+/* Sizes around the segmented eager path (FI_LFVERBS_RDM_SAR, default 128
+ * KiB, eager 16 KiB): one byte past eager, the first segment full and one
+ * past it, a few segments, the largest, and past it (rendezvous). */
+static const size_t sar_sizes[] = {
+	16385, 32760, 32761, 65536, 100003, 131072, 131073,
+};
+
+static void fill_pattern(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 13 + seed + (i >> 8));
+}
+
+/* Messages between the eager size and FI_LFVERBS_RDM_SAR go eagerly in
+ * segments: data, length, tag, CQ data and source right, received
+ * expected (tagged) and unexpected (untagged, into three iovs); an
+ * unexpected one truncated; eager and segmented messages kept in order.
+ * Segmented sends complete before any receive is posted (no rendezvous
+ * waits for a FIN), which FI_LFVERBS_RDM_SAR=0 fails. */
+static void test_segmented(void **state)
+{
+	size_t max = 131073, i, k, lens[4] = { 100, 65536, 200, 40000 };
+	uint8_t *src = malloc(max), *dst = malloc(4 * max);
+	struct fi_cq_tagged_entry e;
+	struct iovec iov[3];
+	struct bed b;
+	fi_addr_t from;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	bed_open(&b);
+	for (k = 0; k < sizeof(sar_sizes) / sizeof(sar_sizes[0]); k++) {
+		size_t len = sar_sizes[k];
+
+		/* Expected, tagged, with CQ data. */
+		fill_pattern(src, len, (unsigned int)k);
+		memset(dst, 0, len);
+		assert_int_equal(fi_trecv(b.s[1].ep, dst, len, NULL,
+					  FI_ADDR_UNSPEC, 77, 0, dst), 0);
+		assert_int_equal(fi_tsenddata(b.s[0].ep, src, len, NULL,
+					      0xda7a + k, b.s[0].peer, 77,
+					      src), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_ptr_equal(e.op_context, dst);
+		assert_int_equal(e.len, len);
+		assert_int_equal(e.tag, 77);
+		assert_int_equal(e.flags,
+				 FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+		assert_int_equal(e.data, 0xda7a + k);
+		assert_int_equal(from, b.s[1].peer);
+		assert_memory_equal(dst, src, len);
+		expect_send(&b, 0, src);
+
+		/* Unexpected, untagged, into three pieces. */
+		fill_pattern(src, len, (unsigned int)k + 100);
+		memset(dst, 0, len);
+		assert_int_equal(fi_send(b.s[0].ep, src, len, NULL,
+					 b.s[0].peer, src), 0);
+		if (len <= 131072)
+			expect_send(&b, 0, src); /* before any receive */
+		iov[0] = (struct iovec){ .iov_base = dst, .iov_len = 10 };
+		iov[1] = (struct iovec){ .iov_base = dst + 10,
+					 .iov_len = len / 2 - 10 };
+		iov[2] = (struct iovec){ .iov_base = dst + len / 2,
+					 .iov_len = len - len / 2 };
+		assert_int_equal(fi_recvv(b.s[1].ep, iov, NULL, 3,
+					  FI_ADDR_UNSPEC, dst), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_ptr_equal(e.op_context, dst);
+		assert_int_equal(e.len, len);
+		assert_int_equal(e.flags, FI_RECV | FI_MSG);
+		assert_memory_equal(dst, src, len);
+		if (len > 131072)
+			expect_send(&b, 0, src);
+	}
+
+	/* Unexpected and truncated: what fits, and FI_ETRUNC. */
+	fill_pattern(src, 65536, 7);
+	memset(dst, 0, 65536);
+	assert_int_equal(fi_tsend(b.s[0].ep, src, 65536, NULL, b.s[0].peer,
+				  3, src), 0);
+	expect_send(&b, 0, src);
+	assert_int_equal(fi_trecv(b.s[1].ep, dst, 50000, NULL, FI_ADDR_UNSPEC,
+				  3, 0, dst), 0);
+	assert_int_equal(read_one(&b, 1, &e, &from), -FI_EAVAIL);
+	{
+		struct fi_cq_err_entry err = { 0 };
+
+		assert_int_equal(fi_cq_readerr(b.s[1].cq, &err, 0), 1);
+		assert_int_equal(err.err, FI_ETRUNC);
+		assert_int_equal(err.olen, 65536 - 50000);
+		assert_ptr_equal(err.op_context, dst);
+	}
+	assert_memory_equal(dst, src, 50000);
+	assert_int_equal(dst[50000], 0);
+
+	/* Eager and segmented, one tag, all unexpected: in send order. */
+	for (i = 0; i < 4; i++) {
+		fill_pattern(dst + i * max, lens[i], (unsigned int)i + 50);
+		assert_int_equal(fi_tsend(b.s[0].ep, dst + i * max, lens[i],
+					  NULL, b.s[0].peer, 5, NULL), 0);
+	}
+	for (i = 0; i < 4; i++)
+		expect_send(&b, 0, NULL);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(fi_trecv(b.s[1].ep, src, max, NULL,
+					  FI_ADDR_UNSPEC, 5, 0, src), 0);
+		assert_int_equal(read_one(&b, 1, &e, &from), 1);
+		assert_int_equal(e.len, lens[i]);
+		assert_memory_equal(src, dst + i * max, lens[i]);
+	}
+	bed_close(&b);
+	free(src);
+	free(dst);
+}
+
 /* One message of FUNC_RDM_HUGE bytes (1 GiB by default), one way, with
  * spot checks of its contents. */
 static void test_huge(void **state)
@@ -1290,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_msg_both_orders),
 		cmocka_unit_test(test_tagged_matching),
 		cmocka_unit_test(test_rendezvous),
+		cmocka_unit_test(test_segmented),
 		cmocka_unit_test(test_srx_roles),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_rma),

@@ -101,7 +101,21 @@ struct fab {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	size_t eager;			/* inject_size: the eager limit */
+	size_t rndv;			/* the smallest rendezvous: past the
+					 * eager limit and the segmented eager
+					 * one (fab_rndv_size) */
 };
+
+/* Messages above the eager size go as segmented eager up to
+ * FI_LFVERBS_RDM_SAR (lfverbs' default 128 KiB), by rendezvous beyond:
+ * the smallest rendezvous, as this process's environment sets it. */
+static inline size_t fab_rndv_size(size_t eager)
+{
+	const char *env = getenv("FI_LFVERBS_RDM_SAR");
+	size_t sar = env ? strtoull(env, NULL, 0) : 131072;
+
+	return (sar > eager ? sar : eager) + 1;
+}
 
 /* tx_size 0: the provider's default; progress FI_PROGRESS_UNSPEC too. */
 static inline int fab_open_progress(struct fab *f, size_t tx_size,
@@ -119,6 +133,7 @@ static inline int fab_open_progress(struct fab *f, size_t tx_size,
 	if (ret)
 		return ret;
 	f->eager = f->info->tx_attr->inject_size;
+	f->rndv = fab_rndv_size(f->eager);
 	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
 	if (!ret)
 		ret = fi_domain(f->fabric, f->info, &f->domain, NULL);

@@ -5,7 +5,7 @@
  * queue sizes, all bound to one CQ, more requests in all than one verbs
  * CQ of soft-RoCE holds (32767). Every endpoint must enable, and messages
  * between endpoints far apart in opening order (the first and the last,
- * and others), eager and rendezvous, must arrive whole with exactly one
+ * and others), eager, segmented and rendezvous, must arrive whole with one
  * completion each. The same with the CQ's waiters on its fd, with the
  * domain's progress thread, and with counters instead of a CQ.
  */
@@ -146,7 +146,9 @@ static void msgs_init(struct many *m, struct msg *msgs)
 		pair_of(m->n, i / 4, &a, &b);
 		x->from = i % 2 ? b : a;
 		x->to = i % 2 ? a : b;
-		x->len = (i / 2) % 2 ? m->f.eager * 2 + 3 : SMALL;
+		/* Eager, segmented eager, eager, rendezvous. */
+		x->len = (i / 2) % 4 == 1 ? 2 * m->f.eager + 3 :
+			 (i / 2) % 4 == 3 ? m->f.rndv + 3 : SMALL;
 		x->src = malloc(x->len);
 		x->dst = calloc(1, x->len);
 		assert_non_null(x->src);

@@ -119,8 +119,8 @@ static int a2a_init(struct a2a *x, struct fab *f, struct node *nodes, int g,
 	x->addr = addr;
 	x->size[0] = 1;
 	x->size[1] = f->eager;		/* the largest eager message */
-	x->size[2] = f->eager + 1;	/* the smallest rendezvous */
-	x->size[3] = 2 * f->eager + 3;
+	x->size[2] = f->eager + 1;	/* the smallest segmented one */
+	x->size[3] = f->rndv + 2;	/* a rendezvous */
 	for (z = 0; z < NSIZES; z++) {
 		x->off[z] = total;
 		total += x->size[z];
@@ -634,7 +634,7 @@ static int peer_echo(int fd, int idx)
 	int stray = 0;
 
 	PCALL(fab_open(&f, 0));
-	echo_init(&e, 4 * f.eager + 64);
+	echo_init(&e, f.rndv + 2 * f.eager + 64);
 	PCALL(node_open(&f, NULL, &n));
 	PCALL(msg_put(fd, M_NAMES, n.name, NAME_LEN));
 	PCALL(msg_get(fd, M_NAMES, name, sizeof(name), &len, STEP_MS));
@@ -797,10 +797,11 @@ static void host_ping(struct host *h, fi_addr_t peer, size_t len)
 	pinger_fini(&p);
 }
 
-/* Pings of sizes on both sides of the eager limit. */
+/* Pings of sizes on both sides of the eager limit, and a rendezvous. */
 static void host_ping_sizes(struct host *h, fi_addr_t peer)
 {
-	size_t sizes[] = { 1, h->f.eager, h->f.eager + 1, 3 * h->f.eager };
+	size_t sizes[] = { 1, h->f.eager, h->f.eager + 1,
+			   h->f.rndv + 2 * h->f.eager };
 	size_t i;
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
@@ -939,7 +940,7 @@ static void test_send_to_self(void **state)
 	(void)state;
 	host_open(&h);
 	len[0] = 100;
-	len[1] = 2 * h.f.eager + 5;
+	len[1] = h.f.rndv + 5;
 	sbuf = malloc(len[1]);
 	rbuf = malloc(len[1]);
 	assert_non_null(sbuf);
@@ -1180,9 +1181,9 @@ static void test_peer_exit(void **state)
 	b = kid_spawn("echo", 1, 0);
 	c = kid_spawn("echo", 2, 0);
 	host_open(&h);
-	big = malloc(4 * h.f.eager);
+	big = malloc(h.f.rndv);
 	assert_non_null(big);
-	memset(big, 0xb1, 4 * h.f.eager);
+	memset(big, 0xb1, h.f.rndv);
 	memset(small, 0x5b, sizeof(small));
 	fb = host_meet(&h, b);
 	fc = host_meet(&h, c);
@@ -1210,7 +1211,7 @@ static void test_peer_exit(void **state)
 	t0 = now_ms();
 	for (i = 0; i < NLATE; i++)
 		host_send(&h, i == 3 ? big : small,
-			  i == 3 ? 4 * h.f.eager : sizeof(small), fb,
+			  i == 3 ? h.f.rndv : sizeof(small), fb,
 			  TAG_SINK | (uint64_t)(100 + i), &late[i]);
 	pinger_init(&pc, fc, 256, 256);
 	deadline = now_ms() + STEP_MS / 2;
@@ -1277,15 +1278,15 @@ static void test_peer_exit_rendezvous(void **state)
 	(void)state;
 	b = kid_spawn("echo", 1, 0);
 	host_open(&h);
-	big = malloc(4 * h.f.eager);
+	big = malloc(h.f.rndv);
 	assert_non_null(big);
-	memset(big, 0x3c, 4 * h.f.eager);
+	memset(big, 0x3c, h.f.rndv);
 	fb = host_meet(&h, b);
 	host_post_hello(&h, 1, &hb);
 	kid_put(b, M_GO, NULL, 0);
 	host_expect_hello(&h, &hb, fb);
 	host_ping(&h, fb, 64);
-	host_send(&h, big, 4 * h.f.eager, fb, TAG_SINK | 1, &rndv);
+	host_send(&h, big, h.f.rndv, fb, TAG_SINK | 1, &rndv);
 	deadline = now_ms() + 500;
 	while (now_ms() < deadline)
 		host_drain(&h);
@@ -1316,12 +1317,12 @@ static void test_failed_rendezvous_close(void **state)
 
 	(void)state;
 	host_open(&h);
-	big = calloc(1, 2 * h.f.eager + 5);
+	big = calloc(1, h.f.rndv + 5);
 	assert_non_null(big);
 	memcpy(nobody, h.n.name, NAME_LEN);
 	memcpy(nobody + 16, &qpn, sizeof(qpn));
 	assert_int_equal(fi_av_insert(h.n.av, nobody, 1, &ax, 0, NULL), 1);
-	host_send(&h, big, 2 * h.f.eager + 5, ax, 1, &op);
+	host_send(&h, big, h.f.rndv + 5, ax, 1, &op);
 	host_wait(&h, &op, WAIT_MS);
 	assert_int_equal(op.err, FI_EHOSTUNREACH);
 	host_close(&h);
@@ -1341,7 +1342,7 @@ static void test_close_with_rendezvous_pending(void **state)
 
 	(void)state;
 	pair_open(&p);
-	len = 2 * p.f.eager + 5;
+	len = p.f.rndv + 5;
 	big = calloc(1, len);
 	assert_non_null(big);
 	assert_int_equal(fi_tsend(p.a.ep, big, len, NULL, p.ab, 1, &op), 0);
@@ -1383,7 +1384,7 @@ static void test_peer_exit_unexpected_rendezvous(void **state)
 
 	(void)state;
 	fb = host_start_echo(&h, &b);
-	len = 4 * h.f.eager;
+	len = h.f.rndv;
 	sbuf = malloc(len);
 	rbuf = malloc(len);
 	assert_non_null(sbuf);
@@ -1425,7 +1426,7 @@ static void test_peer_exit_fin_wait(void **state)
 
 	(void)state;
 	fb = host_start_echo(&h, &b);
-	len = 4 * h.f.eager;
+	len = h.f.rndv;
 	sbuf = malloc(len);
 	assert_non_null(sbuf);
 	fill(sbuf, len, 6);
@@ -1621,7 +1622,7 @@ static void bad_sends(struct fab *f, struct node *n, fi_addr_t peer)
 	struct iovec iov[16];
 	struct fi_msg_tagged tmsg;
 	struct fi_msg msg;
-	uint8_t *buf = calloc(1, 2 * f->eager + 2);
+	uint8_t *buf = calloc(1, f->rndv + 2);
 	ssize_t room = func_tx_left(n->ep);
 	fi_addr_t bad[3] = { peer + 1000, FI_ADDR_NOTAVAIL, FI_ADDR_UNSPEC };
 
@@ -1676,7 +1677,7 @@ static void bad_sends(struct fab *f, struct node *n, fi_addr_t peer)
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(fi_send(n->ep, buf, 8, NULL, bad[i], NULL),
 				 -FI_EINVAL);
-		assert_int_equal(fi_tsend(n->ep, buf, 2 * f->eager + 2, NULL,
+		assert_int_equal(fi_tsend(n->ep, buf, f->rndv + 2, NULL,
 					  bad[i], 1, NULL), -FI_EINVAL);
 		assert_int_equal(fi_inject(n->ep, buf, 8, bad[i]), -FI_EINVAL);
 		msg.addr = bad[i];

@@ -396,9 +396,9 @@ static void sizes_init(struct sizes *s, size_t eager)
 {
 	s->len[0] = 1;
 	s->len[1] = eager;		/* the largest eager message */
-	s->len[2] = eager + 1;		/* the smallest rendezvous */
-	s->len[3] = 3 * eager + 5;
-	s->max = 4 * eager + 64;
+	s->len[2] = eager + 1;		/* the smallest segmented one */
+	s->len[3] = fab_rndv_size(eager) + 2 * eager + 5; /* a rendezvous */
+	s->max = s->len[3] + 64;
 }
 
 /* Says hello (TAG_HELLO | idx); B' also sends NSIZES TAG_DATA messages

@@ -16,7 +16,7 @@
 
 #include "func_rdm_common.h"
 
-#define NMSG 64				/* messages, every other a rendezvous */
+#define NMSG 64				/* eager, segmented, rendezvous */
 #define SMALL 100
 
 struct reader {
@@ -48,9 +48,11 @@ static void *reader_run(void *arg)
 	return NULL;
 }
 
+/* Eager, segmented eager and rendezvous in turn. */
 static size_t msg_len(const struct fab *f, int i)
 {
-	return i % 2 ? SMALL : f->eager * 2 + 3;
+	return i % 3 == 0 ? SMALL : i % 3 == 1 ? 2 * f->eager + 3 :
+	       f->rndv + 3;
 }
 
 /* Sends every message from a to b (whose receives are posted), b's CQ

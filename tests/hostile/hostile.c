@@ -846,10 +846,53 @@ static int rc_send_rts(struct rc_peer *p, uint64_t len, uint64_t cookie)
 	return rc_send_msg(p, &h, &rts, sizeof(rts));
 }
 
+/* A segmented message's first segment: total, then n bytes (zeros).
+ * Tagged, with a tag the victim never receives: a broken message that
+ * took one of its (untagged) receives would fail that receive (FI_EIO),
+ * which the victim counts as a failure of its own. */
+static int rc_send_sar(struct rc_peer *p, uint64_t total, size_t n)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_SAR_TAG, .tag = 0x5a5a,
+				 .len = (uint32_t)(sizeof(struct lfv_rdm_sar) +
+						   n) };
+	uint8_t body[sizeof(struct lfv_rdm_sar) + 64] = { 0 };
+	struct lfv_rdm_sar first = { .total = total };
+
+	memcpy(body, &first, sizeof(first));
+	return rc_send_msg(p, &h, body, sizeof(first) + n);
+}
+
+/* A segment of n bytes (zeros) at offset off. */
+static int rc_send_seg(struct rc_peer *p, uint64_t off, size_t n)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_SEG, .len = (uint32_t)n,
+				 .tag = off };
+
+	return rc_send_msg(p, &h, NULL, n);
+}
+
+/* Segmented messages that break their rules, five drops (MALFORMED): a
+ * segment with no message under way; a first segment whose total is past
+ * max_msg_size, and one whose total is its own payload; a first segment
+ * while a message is under way (the one under way is dropped), then a
+ * segment at the wrong offset (the new one is dropped). None of them
+ * reaches a receive: the one first segment that is right waits
+ * unexpected, gathered in a copy, until it is dropped. */
+static int bad_sar_round(struct rc_peer *p)
+{
+	return rc_send_seg(p, 0, 16) ||
+	       rc_send_sar(p, 1ULL << 50, 16) ||
+	       rc_send_sar(p, 16, 16) ||
+	       rc_send_sar(p, 64, 16) ||
+	       rc_send_sar(p, 64, 16) ||
+	       rc_send_seg(p, 0, 16);
+}
+
 /* Each round: an RDMA write with immediate data, a message of an unknown
  * op, one whose length field lies, a FIN with a payload, a HELD nobody
- * asked for, and a rendezvous longer than any receive, which the victim
- * must refuse at once (a FIN flagged ERR saying FI_EMSGSIZE). */
+ * asked for, the segmented messages of bad_sar_round, and a rendezvous
+ * longer than any receive, which the victim must refuse at once (a FIN
+ * flagged ERR saying FI_EMSGSIZE). */
 static int rdm_bad_msg(const char *victim_hex)
 {
 	struct lfv_ud_name victim;
@@ -879,6 +922,8 @@ static int rdm_bad_msg(const char *victim_hex)
 			return 1;
 		h = (struct lfv_rdm_hdr){ .op = LFV_RDM_HELD, .tag = 1ULL << 32 };
 		if (rc_send_msg(&p, &h, NULL, 0))
+			return 1;
+		if (bad_sar_round(&p))
 			return 1;
 		if (rc_send_rts(&p, 1ULL << 50, 0x5eed + (uint64_t)k))
 			return 1;

@@ -210,34 +210,39 @@ QPS_AFTER="8 1" FI_LFVERBS_RDM_HANDSHAKES_MAX=4 rdm_case \
 FI_LFVERBS_RDM_RX_BUFS=8 rdm_case \
 	"messages longer than a receive buffer give the buffer back" \
 	"rdm-oversize VICTIM 12 20000" too_long=1
-# The client's messages go by rendezvous (32 KiB); a hostile peer
+# The client's messages go by rendezvous (32 KiB, segmented eager off:
+# FI_LFVERBS_RDM_SAR=0, as in the next two cases); a hostile peer
 # connected to the client sends FINs with guessed cookies: the client must
 # take a FIN only from the server its request went to, or it would reuse
 # its buffer while the server still reads it (the echo then differs). The
 # guesses hit a waiting rendezvous in most runs, not all: the client's
 # FORGED count is shown, not required.
-LFV_VICTIM_SIZE=32768 rdm_case \
+LFV_VICTIM_SIZE=32768 FI_LFVERBS_RDM_SAR=0 rdm_case \
 	"FINs from a peer a rendezvous did not go to are dropped" \
 	"rdm-fin OTHER 2500"
 # Eight rounds on a connection made by a real handshake: a write with
 # immediate data into the shared receive queue, an unknown op, a length
 # that lies, a FIN with a payload (all MALFORMED), a HELD nobody asked
-# for, and a rendezvous of 2^50 bytes, which the server must refuse at
+# for, five segmented messages that break their rules (a segment with no
+# message, totals past max_msg_size and not past the first segment, a
+# first segment cutting one short, a segment out of place: MALFORMED
+# each), and a rendezvous of 2^50 bytes, which the server must refuse at
 # once with a FIN saying FI_EMSGSIZE (TOO_LONG); the hostile peer checks
 # that it got all eight refusals.
 rdm_case "bad messages on a connection are dropped, an impossible rendezvous refused" \
-	"rdm-bad-msg VICTIM" malformed=32 too_long=8
-# A rendezvous the server reads and echoes back by rendezvous to a peer
+	"rdm-bad-msg VICTIM" malformed=72 too_long=8
+# A rendezvous the server reads and echoes back by rendezvous (its 20000
+# bytes would go as segmented eager otherwise) to a peer
 # that never answers: the server asks after the timeout (2 s here) and,
 # with no answer, fails that send (FI_ETIMEDOUT) instead of holding it for
 # ever; its echo sessions with the good client go on.
-FI_LFVERBS_RDM_RNDV_TIMEOUT=2 LFV_VICTIM_TIMEOUTS=1 rdm_case \
+FI_LFVERBS_RDM_RNDV_TIMEOUT=2 LFV_VICTIM_TIMEOUTS=1 FI_LFVERBS_RDM_SAR=0 rdm_case \
 	"a rendezvous whose receiver never answers fails after its timeout" \
 	"rdm-no-fin VICTIM 9000"
 # The same echo, whose cookie the hostile peer now knows: a FIN for it
 # from a second connection and a HELD nobody asked for are refused (two
 # FORGED, every time), the real FIN then finishes the send.
-rdm_case "a FIN from another connection and an unasked HELD are refused" \
+FI_LFVERBS_RDM_SAR=0 rdm_case "a FIN from another connection and an unasked HELD are refused" \
 	"rdm-fin-forged VICTIM" forged=2
 # rdm-bad-rts: eight rounds, each on a fresh connection, of rendezvous
 # requests that cannot be followed: one cut short and one with bytes past

@@ -59,12 +59,13 @@ struct world {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct node a, b;
-	size_t big;			/* a rendezvous size */
+	size_t big;			/* a rendezvous size (a SAR size
+					 * with world_opts.sar) */
 	uint8_t *src, *dst;		/* big bytes each */
 	/* Receive buffers live here, not on a case's stack: a case that
 	 * fails leaves its receives posted, and teardown still delivers. */
 	char small_a[SMALL], small_b[SMALL];
-	size_t saved_rx_bufs;
+	size_t saved_rx_bufs, saved_sar;
 	size_t min_multi_recv;		/* set before enable; 0: not */
 	bool split_cqs;			/* a CQ per direction */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
@@ -319,6 +320,8 @@ struct world_opts {
 	size_t min_multi_recv;		/* set before enable; 0: not */
 	enum fi_threading threading;	/* 0: FI_THREAD_DOMAIN */
 	bool split_cqs;			/* a CQ per direction */
+	bool sar;			/* segmented eager on (else off:
+					 * big goes by rendezvous) */
 };
 
 /* Two nodes of an RDM domain. */
@@ -342,6 +345,9 @@ static int world_setup(void **state, const struct world_opts *o)
 	w->info->tx_attr->size = 16;	/* few buffers: quick to open */
 	w->saved_rx_bufs = lfv_params.rdm_rx_bufs;
 	lfv_params.rdm_rx_bufs = 32;
+	w->saved_sar = lfv_params.rdm_sar;
+	if (!o->sar)
+		lfv_params.rdm_sar = 0;
 	assert_int_equal(lfv_fabric_open(w->info->fabric_attr, &w->fabric,
 					 NULL), 0);
 	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
@@ -392,6 +398,14 @@ static int setup_multi_recv(void **state)
 	return world_setup(state, &o);
 }
 
+/* Segmented eager on: big (4 eager buffers) goes as SAR segments. */
+static int setup_sar(void **state)
+{
+	static const struct world_opts o = { .sar = true };
+
+	return world_setup(state, &o);
+}
+
 /* FI_THREAD_COMPLETION, and a CQ per direction. */
 static int setup_split_completion(void **state)
 {
@@ -413,6 +427,7 @@ static int teardown(void **state)
 	assert_int_equal(fi_close(&w->fabric->fid), 0);
 	fi_freeinfo(w->info);
 	lfv_params.rdm_rx_bufs = w->saved_rx_bufs;
+	lfv_params.rdm_sar = w->saved_sar;
 	fake_net_fini();
 	assert_int_equal(fake_open.qp, 0);
 	assert_int_equal(fake_open.srq, 0);
@@ -945,6 +960,183 @@ static void test_connect_reading_tx_cq(void **state)
 	assert_got(&w->b, rx2, w->small_b, from_a);
 }
 
+/* ---- segmented eager (SAR) ------------------------------------------------- */
+
+/* SAR segments of big on the wire: its first (SAR_MSG) and its SEGs. */
+static void assert_sar_on_wire(struct world *w)
+{
+	size_t first = rdm(&w->a)->eager - sizeof(struct lfv_rdm_sar);
+	size_t segs = (w->big - first + rdm(&w->a)->eager - 1) /
+		      rdm(&w->a)->eager;
+
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_SAR_MSG, 0),
+			 1);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_SEG, 0),
+			 segs);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_READ, -1, 0), 0);
+}
+
+/* A message of 4 eager buffers goes in SAR segments, no rendezvous:
+ * received expected, then unexpected (its send completing before the
+ * receive is posted), the right bytes, one completion each side. */
+static void test_sar_both_orders(void **state)
+{
+	struct world *w = *state;
+	const struct fi_cq_tagged_entry *e;
+
+	connect_a_to_b(w);
+	assert_true(rdm(&w->a)->sar_max >= w->big);
+	post_recv(&w->b, w->dst, w->big, rx1);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	assert_sar_on_wire(w);
+	pump(w);
+	e = ok_of(&w->b, rx1);
+	assert_non_null(e);
+	assert_int_equal(e->len, w->big);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1), 1);
+
+	memset(w->dst, 0, w->big);
+	send_to_peer(&w->a, w->src, w->big, tx2);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	pump(w);
+	e = ok_of(&w->b, rx2);
+	assert_non_null(e);
+	assert_int_equal(e->len, w->big);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
+/* A and B connected, B's receive rx1 posted, A's SAR send of big (tx1)
+ * on the wire: the index of its first SEG, not yet delivered. */
+static size_t sar_under_way(struct world *w)
+{
+	int i;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx1);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = fake_net_find(0, FAKE_PKT_SEND, LFV_RDM_SEG, 0);
+	assert_true(i > 0);
+	return (size_t)i;
+}
+
+/* A segment that is not the next one (a forged offset): dropped and
+ * counted, the receive that took the message fails with FI_EIO (never
+ * with the wrong bytes), the rest of the message is dropped, and the
+ * next message arrives. */
+static void test_sar_bad_offset(void **state)
+{
+	struct world *w = *state;
+	static const char after[] = "after";
+	const struct fi_cq_err_entry *err;
+	struct lfv_rdm_hdr *h;
+	struct fake_pkt *p;
+	size_t i;
+
+	i = sar_under_way(w);
+	p = fake_net_take(i);
+	h = (struct lfv_rdm_hdr *)p->data;
+	h->tag += 8;
+	/* In its place: the segments after it stay behind it. */
+	fake_net_deliver_all();
+	fake_net_put(p);
+	pump(w);
+	err = err_of(&w->b, rx1);
+	assert_non_null(err);
+	assert_int_equal(err->err, FI_EIO);
+	assert_int_equal(oks(&w->b, rx1), 0);
+	assert_true(drops_for(w, FI_LFVERBS_DROP_MALFORMED) >= 1);
+	assert_int_equal(oks(&w->a, tx1), 1);	/* delivered, as far as RC knows */
+
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, after, sizeof(after), tx2);
+	pump(w);
+	assert_got(&w->b, rx2, w->small_b, after);
+}
+
+/* Sends big and rewrites its first segment's total before it arrives. */
+static void send_sar_total(struct world *w, uint64_t total, void *ctx)
+{
+	struct lfv_rdm_sar *first;
+	int i;
+
+	send_to_peer(&w->a, w->src, w->big, ctx);
+	i = fake_net_find(0, FAKE_PKT_SEND, LFV_RDM_SAR_MSG, 0);
+	assert_true(i >= 0);
+	first = (struct lfv_rdm_sar *)((struct lfv_rdm_hdr *)
+				       fake_net_peek((size_t)i)->data + 1);
+	first->total = total;
+	pump(w);
+}
+
+/* Totals a peer may lie about: below what the message sends (a segment
+ * past it is dropped, the receive fails with FI_EIO), not past the first
+ * segment, past max_msg_size (the message is dropped before it is matched:
+ * nothing is queued, no receive is taken). Each is counted; the next
+ * message arrives. */
+static void test_sar_bad_total(void **state)
+{
+	struct world *w = *state;
+	static const char after[] = "after";
+	size_t first = rdm(&w->a)->eager - sizeof(struct lfv_rdm_sar);
+	const struct fi_cq_err_entry *err;
+	uint64_t before;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx1);
+	before = drops_for(w, FI_LFVERBS_DROP_MALFORMED);
+	send_sar_total(w, first + 8, tx1);
+	err = err_of(&w->b, rx1);
+	assert_non_null(err);
+	assert_int_equal(err->err, FI_EIO);
+	assert_true(drops_for(w, FI_LFVERBS_DROP_MALFORMED) > before);
+
+	before = drops_for(w, FI_LFVERBS_DROP_MALFORMED);
+	send_sar_total(w, first, tx2);
+	assert_true(drops_for(w, FI_LFVERBS_DROP_MALFORMED) > before);
+	before = drops_for(w, FI_LFVERBS_DROP_MALFORMED);
+	send_sar_total(w, w->info->ep_attr->max_msg_size + 1, tx2);
+	assert_true(drops_for(w, FI_LFVERBS_DROP_MALFORMED) > before);
+
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, after, sizeof(after), tx2);
+	pump(w);
+	assert_got(&w->b, rx2, w->small_b, after);
+}
+
+/* A segment's delivery fails at the sender (its retries exhausted): the
+ * send completes in error, once; the receiver's connection is replaced
+ * when the sender connects again, and the receive that had the first
+ * segment fails with FI_EIO; the next message arrives. */
+static void test_sar_segment_fails(void **state)
+{
+	struct world *w = *state;
+	static const char again[] = "again";
+	const struct fi_cq_err_entry *err;
+	size_t i;
+
+	i = sar_under_way(w);
+	fake_net_fail(i, IBV_WC_RETRY_EXC_ERR);
+	pump(w);
+	err = err_of(&w->a, tx1);
+	assert_non_null(err);
+	assert_int_equal(oks(&w->a, tx1), 0);
+	assert_int_equal(w->a.nerr, 1);
+	assert_int_equal(oks(&w->b, rx1), 0);
+
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, again, sizeof(again), tx2);
+	pump(w);
+	assert_got(&w->b, rx2, w->small_b, again);
+	err = err_of(&w->b, rx1);
+	assert_non_null(err);
+	assert_int_equal(err->err, FI_EIO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -976,6 +1168,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connect_reading_tx_cq,
 						setup_split_completion,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_sar_both_orders,
+						setup_sar, teardown),
+		cmocka_unit_test_setup_teardown(test_sar_bad_offset,
+						setup_sar, teardown),
+		cmocka_unit_test_setup_teardown(test_sar_bad_total,
+						setup_sar, teardown),
+		cmocka_unit_test_setup_teardown(test_sar_segment_fails,
+						setup_sar, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
