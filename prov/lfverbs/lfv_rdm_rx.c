@@ -340,6 +340,24 @@ static bool lfv_rdm_is_tagged(uint8_t op)
 	return op == LFV_RDM_EAGER_TAG || op == LFV_RDM_RTS_TAG;
 }
 
+/* Asks the SRX for the receive that takes message m: 0 with it in *e, or
+ * -FI_ENOENT with an entry to fill (and queue, or free). A sender the AV
+ * does not know is FI_ADDR_UNSPEC to the SRX (fi_peer(3)): an AV insert
+ * names it later (lfv_rdm_av_inserted). */
+static int lfv_rdm_get_entry(struct lfv_rdm_ep *ep,
+			     const struct lfv_rdm_unexp *m,
+			     struct fi_peer_rx_entry **e)
+{
+	struct lfv_peer_match match = {
+		.addr = m->src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : m->src,
+		.msg_size = m->len, .tag = m->tag,
+	};
+
+	if (lfv_rdm_is_tagged(m->op))
+		return lfv_peer_get_tag(ep->peer_srx, &match, e);
+	return lfv_peer_get_msg(ep->peer_srx, &match, e);
+}
+
 /* A message found its receive: copy it, or start reading it. */
 static void lfv_rdm_matched(struct lfv_rdm_ep *ep, struct fi_peer_rx_entry *e,
 			    const struct lfv_rdm_unexp *m, const uint8_t *data)
@@ -583,8 +601,6 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		     const uint8_t *buf)
 {
 	const uint8_t *data = buf + sizeof(struct lfv_rdm_hdr);
-	struct fid_peer_srx *srx = ep->peer_srx;
-	struct lfv_peer_match match;
 	struct fi_peer_rx_entry *e;
 	struct lfv_rdm_unexp m;
 	struct lfv_rdm_conn *c;
@@ -632,16 +648,7 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 			return;
 		m.len = m.rts.len;
 	}
-	/* A sender the AV does not know is FI_ADDR_UNSPEC to the SRX
-	 * (fi_peer(3)): an AV insert names it later (lfv_rdm_av_inserted). */
-	match = (struct lfv_peer_match){
-		.addr = m.src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : m.src,
-		.msg_size = m.len, .tag = m.tag,
-	};
-	if (lfv_rdm_is_tagged(h.op))
-		ret = lfv_peer_get_tag(srx, &match, &e);
-	else
-		ret = lfv_peer_get_msg(srx, &match, &e);
+	ret = lfv_rdm_get_entry(ep, &m, &e);
 	if (!ret) {
 		lfv_rdm_matched(ep, e, &m, data);
 		return;
@@ -866,7 +873,6 @@ static void lfv_rdm_sar_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_sar_rx *sar,
 static void lfv_rdm_sar_done(struct lfv_rdm_ep *ep, struct lfv_rdm_sar_rx *sar)
 {
 	struct lfv_rdm_unexp *m = sar->m;
-	struct lfv_peer_match match;
 	struct fi_peer_rx_entry *e;
 	int ret;
 
@@ -880,14 +886,7 @@ static void lfv_rdm_sar_done(struct lfv_rdm_ep *ep, struct lfv_rdm_sar_rx *sar)
 		return;
 	}
 	free(sar);
-	match = (struct lfv_peer_match){
-		.addr = m->src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : m->src,
-		.msg_size = m->len, .tag = m->tag,
-	};
-	if (lfv_rdm_is_tagged(m->op))
-		ret = lfv_peer_get_tag(ep->peer_srx, &match, &e);
-	else
-		ret = lfv_peer_get_msg(ep->peer_srx, &match, &e);
+	ret = lfv_rdm_get_entry(ep, m, &e);
 	if (!ret) {
 		lfv_rdm_matched(ep, e, m, m->data);
 		lfv_rdm_unexp_free(m);
@@ -919,10 +918,6 @@ static struct lfv_rdm_sar_rx *lfv_rdm_sar_begin(struct lfv_rdm_ep *ep,
 						const struct lfv_rdm_unexp *hdr)
 {
 	struct lfv_rdm_sar_rx *sar = calloc(1, sizeof(*sar));
-	struct lfv_peer_match match = {
-		.addr = hdr->src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : hdr->src,
-		.msg_size = hdr->len, .tag = hdr->tag,
-	};
 	struct fi_peer_rx_entry *e;
 	int ret, err;
 
@@ -930,10 +925,7 @@ static struct lfv_rdm_sar_rx *lfv_rdm_sar_begin(struct lfv_rdm_ep *ep,
 		lfv_rdm_unexp_dropped(ep);
 		return NULL;
 	}
-	if (lfv_rdm_is_tagged(hdr->op))
-		ret = lfv_peer_get_tag(ep->peer_srx, &match, &e);
-	else
-		ret = lfv_peer_get_msg(ep->peer_srx, &match, &e);
+	ret = lfv_rdm_get_entry(ep, hdr, &e);
 	if (!ret) {
 		sar->e = e;
 	} else if (ret == -FI_ENOENT) {
