@@ -1307,6 +1307,83 @@ static void test_trywait_split_cqs(void **state)
 	func_domain_close(info, fabric, domain);
 }
 
+/* ---- idle waits sleep (issue 18, oversubscription) ---------------------- */
+
+static int64_t clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The CPU time this thread spent in a wait that found nothing, checked
+ * under a quarter of the wait's length (it sleeps in the kernel, waking
+ * each LFV_RDM_WAIT_TIMERS_MS for the endpoint's timers). */
+#define IDLE_WAIT_MS 1000
+#define EXPECT_IDLE(what, call, want) do {				\
+	int64_t wall = clock_ms(CLOCK_MONOTONIC);			\
+	int64_t cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID);		\
+									\
+	assert_int_equal((call), (want));				\
+	wall = clock_ms(CLOCK_MONOTONIC) - wall;			\
+	cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu;			\
+	print_message("# %s: %lld ms on the CPU in %lld ms\n", what,	\
+		      (long long)cpu, (long long)wall);			\
+	assert_true(wall >= IDLE_WAIT_MS - 10);				\
+	assert_true(cpu * 4 < wall);					\
+} while (0)
+
+/*
+ * A rank that waits for a message on a core it shares with the rank that
+ * will send it must not take that core: fi_cq_sread (on an fd, and on the
+ * default wait object) and fi_cntr_wait on an RDM endpoint with nothing to
+ * do sleep, and give the CPU back. (fi_cq_read never spins inside: with
+ * nothing to report it returns -FI_EAGAIN at once.)
+ */
+static void test_idle_waits_sleep(void **state)
+{
+	struct fi_info *hints = func_hints(FI_EP_RDM), *info = NULL;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
+					  .wait_obj = FI_WAIT_UNSPEC };
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fi_cq_tagged_entry e;
+	struct split_side s;
+	struct fid_cntr *cntr;
+	struct fid_cq *cq;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	hints->caps = FI_MSG;
+	func_domain_open(hints, &info, &fabric, &domain);
+	split_open(domain, info, &s);	/* its CQs wait on fds */
+	EXPECT_IDLE("fi_cq_sread, FI_WAIT_FD",
+		    fi_cq_sread(s.rxcq, &e, 1, NULL, IDLE_WAIT_MS),
+		    -FI_EAGAIN);
+	split_close(&s);
+
+	assert_int_equal(fi_endpoint(domain, info, &s.ep, NULL), 0);
+	assert_int_equal(fi_cq_open(domain, &cq_attr, &cq, NULL), 0);
+	assert_int_equal(fi_cntr_open(domain, &cntr_attr, &cntr, NULL), 0);
+	assert_int_equal(fi_av_open(domain, &(struct fi_av_attr){
+					    .type = FI_AV_TABLE }, &s.av, NULL),
+			 0);
+	assert_int_equal(fi_ep_bind(s.ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(s.ep, &cntr->fid, FI_RECV), 0);
+	assert_int_equal(fi_ep_bind(s.ep, &s.av->fid, 0), 0);
+	assert_int_equal(fi_enable(s.ep), 0);
+	assert_int_equal(fi_recv(s.ep, s.buf, LEN, NULL, 0, NULL), 0);
+	EXPECT_IDLE("fi_cq_sread, FI_WAIT_UNSPEC",
+		    fi_cq_sread(cq, &e, 1, NULL, IDLE_WAIT_MS), -FI_EAGAIN);
+	EXPECT_IDLE("fi_cntr_wait", fi_cntr_wait(cntr, 1, IDLE_WAIT_MS),
+		    -FI_ETIMEDOUT);
+	test_close(s.ep, s.av, cntr, cq);
+	func_domain_close(info, fabric, domain);
+}
+
 static uint64_t drops_of(struct bed *b, unsigned reason)
 {
 	struct fi_lfverbs_drops d;
@@ -1421,6 +1498,7 @@ int main(void)
 		cmocka_unit_test(test_mr_cache_remap),
 		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_trywait_split_cqs),
+		cmocka_unit_test(test_idle_waits_sleep),
 		cmocka_unit_test(test_default_inject),
 		cmocka_unit_test(test_limits),
 	};
