@@ -169,6 +169,17 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	}
 }
 
+/* Reports what a failed connection aborted (rendezvous reads, unfinished
+ * segmented messages), outside ep->lock: the reports free SRX entries.
+ * Rare, so out of line: inlined, its lists' set-up went into every CQ
+ * read's prologue (callgrind: +9 instructions an empty poll). */
+static __attribute__((noinline, cold)) void
+lfv_rdm_drain_aborts(struct lfv_rdm_ep *ep)
+{
+	lfv_rdm_aborted_drain(ep);
+	lfv_rdm_sar_drain(ep, true);
+}
+
 /* What one CQ read does for one of its RDM endpoints besides polling:
  * the aborted rendezvous reads reported, the timers run when something
  * waits on them. All of it read under ep->lock (issue 15: these fields
@@ -185,11 +196,8 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	drain = !lfv_list_empty(&ep->aborted) ||
 		!lfv_list_empty(&ep->sar_aborted);
 	lfv_spin_unlock(&ep->lock);
-	/* Outside the lock: the reports free SRX entries. */
-	if (drain) {
-		lfv_rdm_aborted_drain(ep);
-		lfv_rdm_sar_drain(ep, true);
-	}
+	if (drain)
+		lfv_rdm_drain_aborts(ep);
 	lfv_rdm_shm_progress(ep);
 }
 

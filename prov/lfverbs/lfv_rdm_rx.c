@@ -344,9 +344,9 @@ static bool lfv_rdm_is_tagged(uint8_t op)
  * -FI_ENOENT with an entry to fill (and queue, or free). A sender the AV
  * does not know is FI_ADDR_UNSPEC to the SRX (fi_peer(3)): an AV insert
  * names it later (lfv_rdm_av_inserted). */
-static int lfv_rdm_get_entry(struct lfv_rdm_ep *ep,
-			     const struct lfv_rdm_unexp *m,
-			     struct fi_peer_rx_entry **e)
+static inline int lfv_rdm_get_entry(struct lfv_rdm_ep *ep,
+				    const struct lfv_rdm_unexp *m,
+				    struct fi_peer_rx_entry **e)
 {
 	struct lfv_peer_match match = {
 		.addr = m->src == FI_ADDR_NOTAVAIL ? FI_ADDR_UNSPEC : m->src,
