@@ -45,9 +45,14 @@
  * With a progress hook set (FI_PROGRESS_MANUAL), updates may only appear
  * when somebody calls the hook, so a waiter cannot sleep on the wait object
  * alone: it sleeps at most this long, then polls. Without a hook it sleeps
- * until signalled or the deadline.
+ * until signalled or the deadline. fi_cntr_wait doubles its slice after
+ * each one that found nothing, up to the MAX: a completion nobody else
+ * reports then waits at most about as long again as the wait had lasted,
+ * and an idle wait wakes some 30 times a second, not 1000 (issue 18:
+ * ranks sharing a core).
  */
 #define LFV_CNTR_PROGRESS_SLICE_MS 1
+#define LFV_CNTR_PROGRESS_SLICE_MAX_MS 32
 
 #define LFV_NS_PER_MS 1000000LL
 #define LFV_NS_PER_S 1000000000LL
@@ -124,10 +129,10 @@ int lfv_cntr_wait_ms(const struct lfv_cntr *cntr)
 	return cntr->progress.fn ? LFV_CNTR_PROGRESS_SLICE_MS : -1;
 }
 
-/* How long the leader may sleep next: -1 forever, 0 when time is up. */
-static int lfv_cntr_slice_ms(const struct lfv_cntr_waiter *w)
+/* How long the leader may sleep next, at most slice (-1: no limit): -1
+ * forever, 0 when time is up. */
+static int lfv_cntr_slice_ms(const struct lfv_cntr_waiter *w, int slice)
 {
-	int slice = lfv_cntr_wait_ms(w->cntr);
 	int64_t left, left_ms;
 
 	if (w->deadline < 0)
@@ -143,10 +148,10 @@ static int lfv_cntr_slice_ms(const struct lfv_cntr_waiter *w)
 /* Sleeps on the wait object until the wait is over or time is up. */
 static int lfv_cntr_lead(struct lfv_cntr_waiter *w)
 {
-	int slice, ret;
+	int step = lfv_cntr_wait_ms(w->cntr), slice, ret;
 
 	for (;;) {
-		slice = lfv_cntr_slice_ms(w);
+		slice = lfv_cntr_slice_ms(w, step);
 		if (slice == 0)
 			return -FI_EAGAIN;
 		ret = lfv_wait_until(&w->cntr->wait, slice,
@@ -154,6 +159,8 @@ static int lfv_cntr_lead(struct lfv_cntr_waiter *w)
 		if (ret != -FI_EAGAIN)
 			return ret;
 		lfv_progress_run(&w->cntr->progress);
+		if (step > 0 && step < LFV_CNTR_PROGRESS_SLICE_MAX_MS)
+			step *= 2;
 	}
 }
 

@@ -42,7 +42,7 @@
 #define LFV_RDM_RETRY_NS (50 * 1000 * 1000LL)
 #define LFV_RDM_MAX_TRIES 100		/* 5 s without an answer */
 /* Sleep slices of a reader blocked on an RDM CQ (lfv_rdm_cq_wait_ms): the
- * resend period, and 1 ms where progress may wait on the other CQ. */
+ * resend period, and 1 ms while work in flight finishes on the other CQ. */
 #define LFV_RDM_WAIT_TIMERS_MS 50
 #define LFV_RDM_WAIT_SPLIT_MS 1
 /* A connection with a rendezvous send waiting for its FIN and nothing

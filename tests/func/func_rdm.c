@@ -1331,15 +1331,17 @@ static int64_t clock_ms(clockid_t id)
 	print_message("# %s: %lld ms on the CPU in %lld ms\n", what,	\
 		      (long long)cpu, (long long)wall);			\
 	assert_true(wall >= IDLE_WAIT_MS - 10);				\
-	assert_true(cpu * 4 < wall);					\
+	assert_true(cpu * 20 < wall);					\
 } while (0)
 
 /*
  * A rank that waits for a message on a core it shares with the rank that
  * will send it must not take that core: fi_cq_sread (on an fd, and on the
  * default wait object) and fi_cntr_wait on an RDM endpoint with nothing to
- * do sleep, and give the CPU back. (fi_cq_read never spins inside: with
- * nothing to report it returns -FI_EAGAIN at once.)
+ * do sleep, and give the CPU back: under 1/20 of the wait on the CPU (with
+ * 1 ms slices, as split CQs and counters once had, 9-11 %; under TSan
+ * 28 %). (fi_cq_read never spins inside: with nothing to report it
+ * returns -FI_EAGAIN at once.)
  */
 static void test_idle_waits_sleep(void **state)
 {

@@ -449,6 +449,35 @@ static void check_progress_wait(enum fi_wait_obj wait)
 
 TEST_WITH(test_progress_wait, unit_each_wait, check_progress_wait)
 
+static void count_progress_fn(void *arg)
+{
+	/* relaxed: a plain call count, read after the wait returned. */
+	atomic_fetch_add_explicit((lfv_atomic32_t *)arg, 1,
+				  memory_order_relaxed);
+}
+
+/* Under manual progress with nothing to find, fi_cntr_wait sleeps longer
+ * and longer slices (1 ms doubling to 32), not 1 ms each: some 15 progress
+ * calls in 300 ms, not 300 (a rank sharing its core, issue 18). */
+static void check_idle_wait_backs_off(enum fi_wait_obj wait)
+{
+	struct fid_cntr *cntr = cntr_open(wait);
+	lfv_atomic32_t calls = 0;
+
+	if (wait == FI_WAIT_YIELD) {	/* spins by definition */
+		cntr_close(cntr);
+		return;
+	}
+	lfv_cntr_set_progress(lcntr(cntr), (struct lfv_progress_hook){
+				      .fn = count_progress_fn, .arg = &calls });
+	assert_int_equal(fi_cntr_wait(cntr, 1, 300), -FI_ETIMEDOUT);
+	assert_true(lfv_load_relaxed32(&calls) >= 5);
+	assert_true(lfv_load_relaxed32(&calls) < 60);
+	cntr_close(cntr);
+}
+
+TEST_WITH(test_idle_wait_backs_off, unit_each_wait, check_idle_wait_backs_off)
+
 /* An update since the last arm signalled fd: trywait says so once (and
  * drains the fd), then arms again. */
 static void expect_signalled(struct lfv_cntr *c, int fd)
@@ -750,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_wait_woken_by_inc),
 		cmocka_unit_test(test_wait_eavail),
 		cmocka_unit_test(test_progress_read),
+		cmocka_unit_test(test_idle_wait_backs_off),
 		cmocka_unit_test(test_progress_wait),
 		cmocka_unit_test(test_trywait_fd),
 		cmocka_unit_test(test_trywait_fd_manual_progress),
