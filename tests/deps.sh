@@ -8,6 +8,7 @@ set -eu
 # clang: the fuzz targets (libFuzzer; tests/fuzz/).
 # openssh-client: ssh between the two-node bed's VMs (tests/bed/README.md).
 # python3 and universal-ctags: the module graph (tests/unit/modgraph.py).
+# gdb: the stacks of a hung test (tests/bed/hang-watch).
 PACKAGES="
 build-essential autoconf automake libtool pkg-config
 libfabric-dev libfabric-bin
@@ -18,6 +19,7 @@ qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 openssh-client
 python3-minimal procps
 clang
 python3 universal-ctags
+gdb
 "
 
 missing=""

@@ -338,9 +338,13 @@ tsan_func() {
 	fi
 	# shellcheck disable=SC2086 # one word per log
 	rm -f build-tsan/test-suite.log $tsan_logs
+	# Once (2026-11-28) func_rdm hung here, silent, until the bed's
+	# timeout: past 900 s (the step takes 2-4 min), hang-watch prints the
+	# stacks of the test programs still running and ends them.
 	LFV_REQUIRE_DEVICE=1 tests/bed/rxe-bed --workdir "$top" \
 		--env TSAN_OPTIONS="exitcode=66 halt_on_error=0 suppressions=$top/tests/tsan.supp" \
 		--env FUNC_RDM_HUGE=16777216 -- \
+		tests/bed/hang-watch 900 '^[^ ]*tests/func/func_[a-z_]+$' \
 		make -C build-tsan -s check TESTS="$tsan_tests"
 	tsan_rc=$?
 	tally build-tsan
