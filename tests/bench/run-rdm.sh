@@ -14,7 +14,8 @@
 #   tests/bench/run-rdm.sh --table-only    tables of the last run again
 #   tests/bench/run-rdm.sh --eager-sweep   lfverbs' eager/rendezvous switch:
 #       ping-pong latency and bandwidth (bench_rdm --lat-size), 1 KiB to
-#       256 KiB, under several FI_LFVERBS_RDM_EAGER values (rdm-sweep-*)
+#       256 KiB, under several FI_LFVERBS_RDM_EAGER values, beside
+#       verbs;ofi_rxm and raw RC send/receive (ib_send_lat) (rdm-sweep-*)
 #   tests/bench/run-rdm.sh --mpi           Open MPI ping-pong latency and
 #       bandwidth (bench_mpi) over lfverbs, verbs;ofi_rxm and ob1 (rdm-mpi-*)
 #   tests/bench/run-rdm.sh --nodes         the same programs across the
@@ -57,6 +58,7 @@ bench_pfx=rdm
 : "${LFV_RDB_SWEEP_EAGER:=2048 4096 8192 16384 32768 65536}"
 : "${LFV_RDB_SWEEP_ITERS:=300}"
 : "${LFV_RDB_SWEEP_ARGS:=}"	# more bench_rdm options for both sides (--desc)
+: "${LFV_RDB_SWEEP_PEERS:=1}"	# 0: no rxm and raw (ib_send_lat) columns
 # --scale: rounds, peer endpoints.
 : "${LFV_RDB_SCALE_ROUNDS:=2}"
 : "${LFV_RDB_SCALE_PEERS:=1 8 64}"
@@ -68,7 +70,8 @@ bench_pfx=rdm
 export LFV_RDB_ROUNDS LFV_RDB_WARMUP LFV_RDB_LAT LFV_RDB_RATE LFV_RDB_BW \
 	LFV_RDB_BIG LFV_RDB_PT_ROUNDS LFV_RDB_PT_BIG LFV_RDB_CG_N LFV_RDB_CG_K LFV_RDB_TCP \
 	LFV_RDB_SWEEP_ROUNDS LFV_RDB_SWEEP_SIZES \
-	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_SWEEP_ARGS LFV_RDB_MPI_ROUNDS \
+	LFV_RDB_SWEEP_EAGER LFV_RDB_SWEEP_ITERS LFV_RDB_SWEEP_ARGS LFV_RDB_SWEEP_PEERS \
+	LFV_RDB_MPI_ROUNDS \
 	LFV_RDB_MPI_LAT LFV_RDB_MPI_BW LFV_RDB_MPI_SIZES LFV_RDB_STALL \
 	LFV_RDB_SCALE_ROUNDS LFV_RDB_SCALE_PEERS
 bench_stall_secs=$LFV_RDB_STALL
@@ -214,6 +217,9 @@ in_bed() {
 # so that host load hits them alike; rounds repeat the whole grid.
 in_bed_sweep() {
 	bench_in_bed "$out/rdm-sweep.txt"
+	dev=${LFV_BED_DEV:?not in the test bed}	# for sweep_peers' perftest
+	ip=${LFV_BED_IP:?not in the test bed}
+	gid=1
 	# One vCPU (LFV_BED_CPUS=1): both sides on it, yielding when idle.
 	yield=""
 	[ -n "$pin_s" ] || yield=--yield
@@ -250,9 +256,53 @@ in_bed_sweep() {
 					printf "sweep eager=%s size=%s median_us=%s mean_us=%s MB_per_s=%.2f round=%s\n", e, v["size"], v["median_us"], v["mean_us"], v["size"] / v["median_us"], r
 				}' "$clog" | tee -a "$res"
 			done
+			sweep_peers "$size"
 		done
 		round=$((round + 1))
 	done
+}
+
+# sweep_peers SIZE: the same ping-pong over verbs;ofi_rxm (its defaults
+# and LFV_RDB_RXM_ENV), and raw RC send/receive (perftest's ib_send_lat,
+# its typical half round trip), beside lfverbs' eager values: what rxm
+# and the device itself take at that size (LFV_RDB_SWEEP_PEERS=0: none).
+sweep_peers() {
+	[ "$LFV_RDB_SWEEP_PEERS" != 0 ] || return 0
+	psize=$1
+	port=$((port + 1))
+	slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
+	# shellcheck disable=SC2086 # word lists
+	set -- env $LFV_RDB_RXM_ENV timeout 300 "$out/bench_rdm" \
+		-p "verbs;ofi_rxm" $yield $LFV_RDB_SWEEP_ARGS
+	# shellcheck disable=SC2086
+	$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
+	spid=$!
+	# shellcheck disable=SC2086
+	if ! bench_wait_listening "$slog" "$spid" 1200 ||
+		! $pin_c "$@" -c -P "$port" --warmup 20 --lat "$LFV_RDB_SWEEP_ITERS" \
+			--lat-size "$psize" --rate 0 --bw 0 --big 0 >"$clog" 2>&1; then
+		echo "fail eager=rxm size=$psize round=$round" | tee -a "$res"
+		cat "$clog" "$slog" >&2
+		kill "$spid" 2>/dev/null || true
+	fi
+	wait "$spid" || true
+	awk -v r="$round" '/^result .*test=lat/ {
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			v[kv[1]] = kv[2]
+		}
+		printf "sweep-peer impl=rxm size=%s median_us=%s round=%s\n", v["size"], v["median_us"], r
+	}' "$clog" | tee -a "$res"
+	command -v ib_send_lat >/dev/null 2>&1 || return 0
+	bench_pt 300 lat ib_send_lat -d "$dev" -x "$gid" -F -s "$psize" \
+		-n "$LFV_RDB_SWEEP_ITERS" >/dev/null
+	tail -n 1 "$res" | awk '/^result impl=perftest test=lat/ {
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			v[kv[1]] = kv[2]
+		}
+		printf "sweep-peer impl=raw size=%s median_us=%s round=%s\n", v["size"], v["median_us"], v["round"]
+	}' | tee -a "$res"
 }
 
 # ---- inside the bed, --mpi: build/bench/rdm-mpi.txt --------------------------

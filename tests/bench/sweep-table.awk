@@ -20,6 +20,17 @@
 	rounds[kv($0, "round")] = 1
 }
 
+# run-rdm.sh's sweep_peers: verbs;ofi_rxm and raw RC (ib_send_lat) at the
+# same sizes.
+/^sweep-peer / {
+	i = kv($0, "impl")
+	s = kv($0, "size") + 0
+	u = kv($0, "median_us") + 0
+	if (!(i in seen_i)) { seen_i[i] = 1; ni++; im[ni] = i }
+	if (!((i, s) in plat) || u < plat[i, s])
+		plat[i, s] = u
+}
+
 /^stall / {
 	stall_record($0)
 }
@@ -41,8 +52,10 @@ function table(title, v, fmt, low,    i, j, e, s, bestv, cellv, mark) {
 	printf "\n%s\n\n| size |", title
 	for (j = 1; j <= ne; j++)
 		printf " eager %s |", eg[j]
+	if (low)
+		peer_head()
 	printf "\n| --- |"
-	for (j = 1; j <= ne; j++)
+	for (j = 1; j <= ne + (low ? 2 * ni : 0); j++)
 		printf " --- |"
 	printf "\n"
 	for (i = 1; i <= ns; i++) {
@@ -65,8 +78,27 @@ function table(title, v, fmt, low,    i, j, e, s, bestv, cellv, mark) {
 			mark = (v[e, s] == bestv ? "*" : "") (s > e ? " R" : "")
 			printf " " fmt "%s |", v[e, s], mark
 		}
+		if (low)
+			peer_cells(s, bestv)
 		printf "\n"
 	}
+}
+
+# The peers' columns of the latency table: each one's time, then the best
+# lfverbs value over rxm's and over raw's.
+function peer_head(    k) {
+	for (k = 1; k <= ni; k++)
+		printf " %s |", im[k]
+	for (k = 1; k <= ni; k++)
+		printf " best / %s |", im[k]
+}
+
+function peer_cells(s, bestv,    k) {
+	for (k = 1; k <= ni; k++)
+		printf ((im[k], s) in plat ? " %.1f |" : " - |"), plat[im[k], s]
+	for (k = 1; k <= ni; k++)
+		printf ((im[k], s) in plat && plat[im[k], s] > 0 && bestv != "" ? \
+			" %.2f |" : " - |"), bestv / plat[im[k], s]
 }
 
 END {
@@ -77,7 +109,7 @@ END {
 		nr++
 	table("median half round trip (us), bench_rdm tagged ping-pong, best of " nr " rounds", lat, "%.1f", 1)
 	table("ping-pong bandwidth (MB/s), best of " nr " rounds", bw, "%.1f", 0)
-	printf "\n* best value for the size; R: rendezvous (size above the eager value).\n"
+	printf "\n* best value for the size; R: above the eager value (segmented eager up to FI_LFVERBS_RDM_SAR, then rendezvous). rxm: verbs;ofi_rxm, raw: ib_send_lat (RC send/receive), at the same sizes.\n"
 	stall_note()
 	if (fails != "")
 		printf "failed runs:%s\n", fails
