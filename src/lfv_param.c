@@ -17,6 +17,8 @@ struct lfv_params lfv_params = {
 	.rdm_eager = 16384,
 	.rdm_sar = 131072,
 	.rdm_rx_bufs = 256,
+	.rdm_read_max = 262144,
+	.rdm_reads = 2,
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 	.svc_timeout = 5000,
 	.rdm_handshakes_max = 4096,
@@ -91,6 +93,12 @@ static const struct lfv_size_param lfv_size_params[] = {
 	LFV_SIZE_PARAM(rdm_rx_bufs,
 		       "RDM: provider receive buffers each endpoint keeps on "
 		       "its shared receive queue"),
+	LFV_SIZE_PARAM(rdm_read_max,
+		       "RDM: bytes of one RDMA read or write (rendezvous "
+		       "receives, RMA); 0: the port's largest message"),
+	LFV_SIZE_PARAM(rdm_reads,
+		       "RDM: RDMA reads each rendezvous receive keeps in "
+		       "flight; 0: no limit"),
 	LFV_SIZE_PARAM(mr_cache,
 		       "RDM: registrations of unregistered application buffers "
 		       "kept for reuse (rendezvous, RMA), per domain; 0: none "

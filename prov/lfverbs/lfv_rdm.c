@@ -745,6 +745,8 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 			       (size_t)dev->attr.max_srq_wr);
 	ep->max_inline = dev->max_inline;
 	ep->max_rdma = dev->port_attr.max_msg_sz;
+	if (lfv_params.rdm_read_max && lfv_params.rdm_read_max < ep->max_rdma)
+		ep->max_rdma = lfv_params.rdm_read_max;
 	ep->sar_max = lfv_rdm_sar_limit(ep);
 	if (!ep->base.info->tx_attr->iov_limit)
 		ep->base.info->tx_attr->iov_limit = 1;

@@ -154,8 +154,13 @@ void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs)
 		lfv_reg_put(ep->base.domain, &regs[i]);
 }
 
-/* Posts the read's chunks while the connection has room; 0 once all are
- * posted, -FI_EAGAIN while some wait (ep->lock). */
+/* Posts the read's chunks while the connection has room and the read has
+ * fewer than FI_LFVERBS_RDM_READS in flight; 0 once all are posted,
+ * -FI_EAGAIN while some wait (ep->lock): a chunk's completion posts the
+ * next (lfv_rdm_sq_done). The limit keeps the peer's responses to a
+ * burst its network can take: on the two-node bed, 8 MiB reads all at once
+ * overflowed the sender's qdisc, and each lost packet cost a retry
+ * timeout (tests/bench/README.md, across the wire). */
 static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     struct lfv_rdm_req *r)
 {
@@ -169,7 +174,8 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	int ret;
 
 	while (rd->off < rd->got) {
-		if (c->posted >= LFV_RDM_SQ_DEPTH)
+		if (c->posted >= LFV_RDM_SQ_DEPTH ||
+		    (lfv_params.rdm_reads && rd->inflight >= lfv_params.rdm_reads))
 			return -FI_EAGAIN;
 		n = rd->got - rd->off < ep->max_rdma ? rd->got - rd->off :
 						       ep->max_rdma;

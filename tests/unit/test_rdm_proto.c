@@ -65,7 +65,7 @@ struct world {
 	/* Receive buffers live here, not on a case's stack: a case that
 	 * fails leaves its receives posted, and teardown still delivers. */
 	char small_a[SMALL], small_b[SMALL];
-	size_t saved_rx_bufs, saved_sar;
+	size_t saved_rx_bufs, saved_sar, saved_read_max, saved_reads;
 	size_t min_multi_recv;		/* set before enable; 0: not */
 	bool split_cqs;			/* a CQ per direction */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
@@ -322,6 +322,8 @@ struct world_opts {
 	bool split_cqs;			/* a CQ per direction */
 	bool sar;			/* segmented eager on (else off:
 					 * big goes by rendezvous) */
+	size_t read_max;		/* FI_LFVERBS_RDM_READ_MAX; 0: not set */
+	size_t reads;			/* FI_LFVERBS_RDM_READS; 0: not set */
 };
 
 /* Two nodes of an RDM domain. */
@@ -348,6 +350,12 @@ static int world_setup(void **state, const struct world_opts *o)
 	w->saved_sar = lfv_params.rdm_sar;
 	if (!o->sar)
 		lfv_params.rdm_sar = 0;
+	w->saved_read_max = lfv_params.rdm_read_max;
+	if (o->read_max)
+		lfv_params.rdm_read_max = o->read_max;
+	w->saved_reads = lfv_params.rdm_reads;
+	if (o->reads)
+		lfv_params.rdm_reads = o->reads;
 	assert_int_equal(lfv_fabric_open(w->info->fabric_attr, &w->fabric,
 					 NULL), 0);
 	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
@@ -406,6 +414,18 @@ static int setup_sar(void **state)
 	return world_setup(state, &o);
 }
 
+#define READ_MAX 4096
+#define READS 3
+
+/* Rendezvous reads of at most READ_MAX bytes each, READS in flight. */
+static int setup_read_max(void **state)
+{
+	static const struct world_opts o = { .read_max = READ_MAX,
+					     .reads = READS };
+
+	return world_setup(state, &o);
+}
+
 /* FI_THREAD_COMPLETION, and a CQ per direction. */
 static int setup_split_completion(void **state)
 {
@@ -428,6 +448,8 @@ static int teardown(void **state)
 	fi_freeinfo(w->info);
 	lfv_params.rdm_rx_bufs = w->saved_rx_bufs;
 	lfv_params.rdm_sar = w->saved_sar;
+	lfv_params.rdm_read_max = w->saved_read_max;
+	lfv_params.rdm_reads = w->saved_reads;
 	fake_net_fini();
 	assert_int_equal(fake_open.qp, 0);
 	assert_int_equal(fake_open.srq, 0);
@@ -743,6 +765,48 @@ static void test_stale_fin(void **state)
 	assert_memory_equal(w->dst, w->src, w->big);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 	assert_int_equal(drops(w), 1);
+}
+
+/* FI_LFVERBS_RDM_READ_MAX cuts a rendezvous payload into reads of at most
+ * that many bytes at consecutive offsets, and FI_LFVERBS_RDM_READS keeps
+ * that many of them in flight, the next posted as one completes (across
+ * the nodes of a bed, 8 MiB reads all at once overflowed the sender's
+ * qdisc: tests/bench/README.md). */
+static void test_read_chunks(void **state)
+{
+	struct world *w = *state;
+	const struct fake_pkt *p;
+	uint64_t next = 0;
+	size_t n = 0, on_wire, round;
+	int at;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	at = (int)step_until(w, FAKE_PKT_READ, -1);
+	for (round = 0; at >= 0 && round < PUMP_ROUNDS; round++) {
+		on_wire = fake_net_count_of(FAKE_PKT_READ, -1, 0);
+		assert_true(on_wire <= READS);
+		for (; at >= 0; at = fake_net_find((size_t)at + 1,
+						   FAKE_PKT_READ, -1, 0)) {
+			p = fake_net_peek((size_t)at);
+			assert_int_equal(p->len, READ_MAX);
+			if (n)
+				assert_int_equal(p->raddr, next);
+			next = p->raddr + READ_MAX;
+			n++;
+		}
+		fake_net_deliver_all();
+		poll_node(&w->a);
+		poll_node(&w->b);
+		at = fake_net_find(0, FAKE_PKT_READ, -1, 0);
+	}
+	assert_int_equal(n, w->big / READ_MAX);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 }
 
 /* A and B connected; A's rendezvous send (tx1) to B's receive (rx2),
@@ -1176,6 +1240,8 @@ int main(void)
 						setup_sar, teardown),
 		cmocka_unit_test_setup_teardown(test_sar_segment_fails,
 						setup_sar, teardown),
+		cmocka_unit_test_setup_teardown(test_read_chunks,
+						setup_read_max, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
