@@ -309,7 +309,7 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 	struct lfv_domain *domain = vcq->domain;
 	struct lfv_list *item;
 	struct lfv_rdm_ep *ep;
-	int ms = LFV_RDM_WAIT_TIMERS_MS;
+	bool elsewhere = false;
 
 	pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->rdm_eps) {
@@ -318,14 +318,13 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 		    (ep->tx_vcq->first == ep->rx_vcq->first && !ep->shm))
 			continue;
 		lfv_spin_lock(&ep->lock);
-		if (lfv_rdm_waits_elsewhere(ep))
-			ms = LFV_RDM_WAIT_SPLIT_MS;
+		elsewhere = lfv_rdm_waits_elsewhere(ep);
 		lfv_spin_unlock(&ep->lock);
-		if (ms == LFV_RDM_WAIT_SPLIT_MS)
+		if (elsewhere)
 			break;
 	}
 	pthread_mutex_unlock(&domain->vcq_lock);
-	return ms;
+	return elsewhere ? LFV_RDM_WAIT_SPLIT_MS : LFV_RDM_WAIT_TIMERS_MS;
 }
 
 /* Turns the completion handlers on or off (rx_live, tx_live): each side

@@ -230,36 +230,51 @@ in_bed_sweep() {
 		bench_stall_probe
 		for size in $LFV_RDB_SWEEP_SIZES; do
 			for eager in $LFV_RDB_SWEEP_EAGER; do
-				port=$((port + 1))
 				# shellcheck disable=SC2086 # $yield: a word or none
-				set -- env FI_LFVERBS_RDM_EAGER="$eager" timeout 300 \
-					"$out/bench_rdm" -p lfverbs $yield $LFV_RDB_SWEEP_ARGS
-				slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
-				# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
-				$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
-				spid=$!
-				# shellcheck disable=SC2086
-				if ! bench_wait_listening "$slog" "$spid" 1200 ||
-					! $pin_c "$@" -c -P "$port" --warmup 20 \
-						--lat "$LFV_RDB_SWEEP_ITERS" --lat-size "$size" \
-						--rate 0 --bw 0 --big 0 >"$clog" 2>&1; then
-					echo "fail eager=$eager size=$size round=$round" | tee -a "$res"
-					cat "$clog" "$slog" >&2
-					kill "$spid" 2>/dev/null || true
-				fi
-				wait "$spid" || true
-				awk -v e="$eager" -v r="$round" '/^result .*test=lat/ {
-					for (i = 1; i <= NF; i++) {
-						split($i, kv, "=")
-						v[kv[1]] = kv[2]
-					}
-					printf "sweep eager=%s size=%s median_us=%s mean_us=%s MB_per_s=%.2f round=%s\n", e, v["size"], v["median_us"], v["mean_us"], v["size"] / v["median_us"], r
-				}' "$clog" | tee -a "$res"
+				sweep_run "$size" "$eager" env FI_LFVERBS_RDM_EAGER="$eager" \
+					timeout 300 "$out/bench_rdm" -p lfverbs $yield \
+					$LFV_RDB_SWEEP_ARGS
+				sweep_lat "sweep eager=$eager" <"$clog"
 			done
 			sweep_peers "$size"
 		done
 		round=$((round + 1))
 	done
+}
+
+# sweep_run SIZE TAG COMMAND...: COMMAND's server, then its client's
+# tagged ping-pong of SIZE-byte messages into $clog; a failure is noted as
+# "fail eager=TAG" and the session goes on.
+sweep_run() {
+	ssize=$1 ftag=$2
+	shift 2
+	port=$((port + 1))
+	slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
+	# shellcheck disable=SC2086 # $pin_s, $pin_c are word lists
+	$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
+	spid=$!
+	# shellcheck disable=SC2086
+	if ! bench_wait_listening "$slog" "$spid" 1200 ||
+		! $pin_c "$@" -c -P "$port" --warmup 20 --lat "$LFV_RDB_SWEEP_ITERS" \
+			--lat-size "$ssize" --rate 0 --bw 0 --big 0 >"$clog" 2>&1; then
+		echo "fail eager=$ftag size=$ssize round=$round" | tee -a "$res"
+		cat "$clog" "$slog" >&2
+		kill "$spid" 2>/dev/null || true
+	fi
+	wait "$spid" || true
+}
+
+# sweep_lat PREFIX: the latency result lines on stdin (bench_rdm's or
+# bench_pt's) as "PREFIX size= median_us= mean_us= MB_per_s= round=",
+# appended to $res.
+sweep_lat() {
+	awk -v p="$1" -v r="$round" '/^result .*test=lat/ {
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			v[kv[1]] = kv[2]
+		}
+		printf "%s size=%s median_us=%s mean_us=%s MB_per_s=%.2f round=%s\n", p, v["size"], v["median_us"], v["mean_us"], v["size"] / v["median_us"], r
+	}' | tee -a "$res"
 }
 
 # sweep_peers SIZE: the same ping-pong over verbs;ofi_rxm (its defaults
@@ -268,41 +283,14 @@ in_bed_sweep() {
 # and the device itself take at that size (LFV_RDB_SWEEP_PEERS=0: none).
 sweep_peers() {
 	[ "$LFV_RDB_SWEEP_PEERS" != 0 ] || return 0
-	psize=$1
-	port=$((port + 1))
-	slog=$out/rdm-sweep-server.log clog=$out/rdm-sweep-client.log
 	# shellcheck disable=SC2086 # word lists
-	set -- env $LFV_RDB_RXM_ENV timeout 300 "$out/bench_rdm" \
+	sweep_run "$1" rxm env $LFV_RDB_RXM_ENV timeout 300 "$out/bench_rdm" \
 		-p "verbs;ofi_rxm" $yield $LFV_RDB_SWEEP_ARGS
-	# shellcheck disable=SC2086
-	$pin_s "$@" -s -P "$port" >"$slog" 2>&1 &
-	spid=$!
-	# shellcheck disable=SC2086
-	if ! bench_wait_listening "$slog" "$spid" 1200 ||
-		! $pin_c "$@" -c -P "$port" --warmup 20 --lat "$LFV_RDB_SWEEP_ITERS" \
-			--lat-size "$psize" --rate 0 --bw 0 --big 0 >"$clog" 2>&1; then
-		echo "fail eager=rxm size=$psize round=$round" | tee -a "$res"
-		cat "$clog" "$slog" >&2
-		kill "$spid" 2>/dev/null || true
-	fi
-	wait "$spid" || true
-	awk -v r="$round" '/^result .*test=lat/ {
-		for (i = 1; i <= NF; i++) {
-			split($i, kv, "=")
-			v[kv[1]] = kv[2]
-		}
-		printf "sweep-peer impl=rxm size=%s median_us=%s round=%s\n", v["size"], v["median_us"], r
-	}' "$clog" | tee -a "$res"
+	sweep_lat "sweep-peer impl=rxm" <"$clog"
 	command -v ib_send_lat >/dev/null 2>&1 || return 0
-	bench_pt 300 lat ib_send_lat -d "$dev" -x "$gid" -F -s "$psize" \
+	bench_pt 300 lat ib_send_lat -d "$dev" -x "$gid" -F -s "$1" \
 		-n "$LFV_RDB_SWEEP_ITERS" >/dev/null
-	tail -n 1 "$res" | awk '/^result impl=perftest test=lat/ {
-		for (i = 1; i <= NF; i++) {
-			split($i, kv, "=")
-			v[kv[1]] = kv[2]
-		}
-		printf "sweep-peer impl=raw size=%s median_us=%s round=%s\n", v["size"], v["median_us"], v["round"]
-	}' | tee -a "$res"
+	tail -n 1 "$res" | sweep_lat "sweep-peer impl=raw"
 }
 
 # ---- inside the bed, --mpi: build/bench/rdm-mpi.txt --------------------------
