@@ -79,7 +79,16 @@ static void lfv_memmon_event(const struct uffd_msg *m)
 	pthread_mutex_unlock(&lfv_memmon.lock);
 }
 
-/* Reads events as they come: the call that unmapped waits until then. */
+/*
+ * Reads events as they come: the call that unmapped waits until then.
+ *
+ * The thread closes the userfaultfd itself before it returns: when it
+ * exits, glibc drops the unused pages of its stack (madvise DONTNEED),
+ * and a stack that shares a watched mapping (one anonymous mapping
+ * merged with a buffer's) would wait for a reader that is this very
+ * thread: the process hung at exit that way. Once closed, the kernel
+ * unwatches everything and nothing waits.
+ */
 static void *lfv_memmon_thread(void *arg)
 {
 	struct pollfd fds[2] = {
@@ -104,6 +113,10 @@ static void *lfv_memmon_thread(void *arg)
 		else if (n < 0 && errno != EAGAIN && errno != EINTR)
 			break;
 	}
+	pthread_mutex_lock(&lfv_memmon.lock);
+	close(lfv_memmon.uffd);
+	lfv_memmon.uffd = -1;
+	pthread_mutex_unlock(&lfv_memmon.lock);
 	return NULL;
 }
 
@@ -128,8 +141,10 @@ static int lfv_memmon_open_uffd(void)
 /* The userfaultfd and its thread (lfv_memmon.lock held). */
 static int lfv_memmon_start(void)
 {
-	if (lfv_memmon.uffd >= 0)
-		return 0;
+	/* Started: its thread may have stopped on an error (uffd closed),
+	 * and is not started again. */
+	if (lfv_memmon.stop[1] >= 0)
+		return lfv_memmon.uffd >= 0 ? 0 : -FI_ENOSYS;
 	if (lfv_memmon.failed)
 		return -FI_ENOSYS;
 	lfv_memmon.uffd = lfv_memmon_open_uffd();
@@ -231,18 +246,21 @@ void lfv_memmon_fini(void)
 	char one = 1;
 
 	pthread_mutex_lock(&lfv_memmon.lock);
-	if (lfv_memmon.uffd < 0) {
+	if (lfv_memmon.stop[1] < 0) {
 		pthread_mutex_unlock(&lfv_memmon.lock);
 		return;
 	}
 	pthread_mutex_unlock(&lfv_memmon.lock);
-	/* Not under the lock: the thread may be waiting for it. */
-	if (write(lfv_memmon.stop[1], &one, 1) == 1)
-		pthread_join(lfv_memmon.thread, NULL);
+	/* Not under the lock: the thread takes it to close the uffd. A
+	 * thread that stopped on an error has exited already. */
+	if (write(lfv_memmon.stop[1], &one, 1) != 1) {
+		LFV_WARN(FI_LOG_MR, "cannot stop the memory monitor\n");
+		return;
+	}
+	pthread_join(lfv_memmon.thread, NULL);
 	pthread_mutex_lock(&lfv_memmon.lock);
 	close(lfv_memmon.stop[0]);
 	close(lfv_memmon.stop[1]);
-	close(lfv_memmon.uffd);
-	lfv_memmon.stop[0] = lfv_memmon.stop[1] = lfv_memmon.uffd = -1;
+	lfv_memmon.stop[0] = lfv_memmon.stop[1] = -1;
 	pthread_mutex_unlock(&lfv_memmon.lock);
 }

@@ -13,11 +13,32 @@ static struct lfv_mr_entry *lfv_mr_entry_of(struct lfv_list *item)
 	return lfv_container_of(item, struct lfv_mr_entry, node);
 }
 
-/* Deregisters and frees e (out of the list; nobody uses it). */
+/* Deregisters and frees e (out of the list; nobody uses it). Never
+ * under c->lock: free() and the deregistration may unmap or drop watched
+ * pages (a heap that shrinks), and that call waits until the monitor's
+ * thread has read the event, which needs c->lock to invalidate. */
 static void lfv_mr_entry_drop(struct lfv_mr_cache *c, struct lfv_mr_entry *e)
 {
 	c->ops->dereg(c->ctx, e->handle);
 	free(e);
+}
+
+/* Drops every entry of list (c->lock not held). */
+static void lfv_mr_entries_drop(struct lfv_mr_cache *c, struct lfv_list *list)
+{
+	struct lfv_list *item;
+
+	while ((item = lfv_list_pop_head(list)))
+		lfv_mr_entry_drop(c, lfv_mr_entry_of(item));
+}
+
+/* Moves every entry of from to the tail of to. */
+static void lfv_mr_entries_move(struct lfv_list *to, struct lfv_list *from)
+{
+	struct lfv_list *item;
+
+	while ((item = lfv_list_pop_head(from)))
+		lfv_list_insert_tail(to, item);
 }
 
 /* The monitor's thread: [start, end) went away. Entries in use stay
@@ -49,13 +70,11 @@ static void lfv_mr_cache_invalidate(struct lfv_memmon_sub *sub,
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Drops what the monitor took away (c->lock held; application side). */
-static void lfv_mr_cache_bury(struct lfv_mr_cache *c)
+/* Takes what the monitor took away into doomed, to drop once c->lock
+ * is released (c->lock held; application side). */
+static void lfv_mr_cache_bury(struct lfv_mr_cache *c, struct lfv_list *doomed)
 {
-	struct lfv_list *item;
-
-	while ((item = lfv_list_pop_head(&c->dead)))
-		lfv_mr_entry_drop(c, lfv_mr_entry_of(item));
+	lfv_mr_entries_move(doomed, &c->dead);
 }
 
 int lfv_mr_cache_init(struct lfv_mr_cache *c, const struct lfv_mr_cache_ops *ops,
@@ -81,19 +100,17 @@ int lfv_mr_cache_init(struct lfv_mr_cache *c, const struct lfv_mr_cache_ops *ops
 
 void lfv_mr_cache_fini(struct lfv_mr_cache *c)
 {
-	struct lfv_list *item;
-
 	/* First: no invalidation runs once we hold nothing. */
 	lfv_memmon_unsubscribe(&c->sub);
-	while ((item = lfv_list_pop_head(&c->entries)))
-		lfv_mr_entry_drop(c, lfv_mr_entry_of(item));
-	lfv_mr_cache_bury(c);
+	lfv_mr_entries_drop(c, &c->entries);
+	lfv_mr_entries_drop(c, &c->dead);
 	c->count = 0;
 	pthread_mutex_destroy(&c->lock);
 }
 
-/* Drops unused entries from the cold end while there are too many. */
-static void lfv_mr_cache_trim(struct lfv_mr_cache *c)
+/* Takes unused entries from the cold end into doomed while there are
+ * too many (c->lock held). */
+static void lfv_mr_cache_trim(struct lfv_mr_cache *c, struct lfv_list *doomed)
 {
 	struct lfv_list *item, *prev;
 	struct lfv_mr_entry *e;
@@ -106,7 +123,7 @@ static void lfv_mr_cache_trim(struct lfv_mr_cache *c)
 			continue;
 		lfv_list_remove(&e->node);
 		c->count--;
-		lfv_mr_entry_drop(c, e);
+		lfv_list_insert_tail(doomed, &e->node);
 	}
 }
 
@@ -159,10 +176,12 @@ struct lfv_mr_entry *lfv_mr_cache_get(struct lfv_mr_cache *c, void *addr,
 	uintptr_t end = ((uintptr_t)addr + (len ? len : 1) + page - 1) &
 			~(page - 1);
 	struct lfv_mr_entry *e;
+	struct lfv_list doomed;
 	uint64_t seen;
 
+	lfv_list_init(&doomed);
 	pthread_mutex_lock(&c->lock);
-	lfv_mr_cache_bury(c);
+	lfv_mr_cache_bury(c, &doomed);
 	e = lfv_mr_cache_find(c, start, end);
 	if (e) {
 		c->hits++;
@@ -170,6 +189,7 @@ struct lfv_mr_entry *lfv_mr_cache_get(struct lfv_mr_cache *c, void *addr,
 		lfv_list_remove(&e->node);
 		lfv_list_insert_head(&c->entries, &e->node);
 		pthread_mutex_unlock(&c->lock);
+		lfv_mr_entries_drop(c, &doomed);
 		return e;
 	}
 	c->misses++;
@@ -177,6 +197,7 @@ struct lfv_mr_entry *lfv_mr_cache_get(struct lfv_mr_cache *c, void *addr,
 	/* Registering is a system call: the monitor may need the lock
 	 * meanwhile (a munmap elsewhere waits for it). */
 	pthread_mutex_unlock(&c->lock);
+	lfv_mr_entries_drop(c, &doomed);
 	e = lfv_mr_entry_new(c, start, end, err);
 	if (!e)
 		return NULL;
@@ -188,29 +209,37 @@ struct lfv_mr_entry *lfv_mr_cache_get(struct lfv_mr_cache *c, void *addr,
 	} else {
 		lfv_list_insert_head(&c->entries, &e->node);
 		c->count++;
-		lfv_mr_cache_trim(c);
+		lfv_mr_cache_trim(c, &doomed);
 	}
 	pthread_mutex_unlock(&c->lock);
+	lfv_mr_entries_drop(c, &doomed);
 	return e;
 }
 
 void lfv_mr_cache_put(struct lfv_mr_cache *c, struct lfv_mr_entry *e)
 {
-	bool drop;
+	struct lfv_list doomed;
 
+	lfv_list_init(&doomed);
 	pthread_mutex_lock(&c->lock);
-	drop = !--e->users && e->stale;
-	if (!e->users && !e->stale)
-		lfv_mr_cache_trim(c);
-	lfv_mr_cache_bury(c);
+	if (!--e->users) {
+		if (e->stale)
+			lfv_list_insert_tail(&doomed, &e->node);
+		else
+			lfv_mr_cache_trim(c, &doomed);
+	}
+	lfv_mr_cache_bury(c, &doomed);
 	pthread_mutex_unlock(&c->lock);
-	if (drop)
-		lfv_mr_entry_drop(c, e);
+	lfv_mr_entries_drop(c, &doomed);
 }
 
 void lfv_mr_cache_flush(struct lfv_mr_cache *c)
 {
+	struct lfv_list doomed;
+
+	lfv_list_init(&doomed);
 	pthread_mutex_lock(&c->lock);
-	lfv_mr_cache_bury(c);
+	lfv_mr_cache_bury(c, &doomed);
 	pthread_mutex_unlock(&c->lock);
+	lfv_mr_entries_drop(c, &doomed);
 }

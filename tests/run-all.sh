@@ -15,7 +15,7 @@ pass=0 fail=0 skip=0
 
 # The unit tests again under each sanitizer (the plugin's shell tests
 # load it into uninstrumented programs, so only the C unit tests run).
-SAN_TESTS="tests/unit/test_getinfo tests/unit/test_objects tests/unit/test_eq tests/unit/test_cq tests/unit/test_ring tests/unit/test_cntr tests/unit/test_av tests/unit/test_pool tests/unit/test_match tests/unit/test_wire tests/unit/test_rdm_proto tests/unit/test_poller"
+SAN_TESTS="tests/unit/test_getinfo tests/unit/test_objects tests/unit/test_eq tests/unit/test_cq tests/unit/test_ring tests/unit/test_cntr tests/unit/test_av tests/unit/test_pool tests/unit/test_match tests/unit/test_wire tests/unit/test_rdm_proto tests/unit/test_poller tests/unit/test_mr_cache"
 
 # ------------------------------------------------------------ the host lane
 # What needs no test bed runs in a second lane, in the background at nice

@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,8 +26,17 @@
 
 #define PAGES 16
 
+static size_t page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
 static int regs, deregs;
 static int fail_reg;
+/* Watched pages that the next deregistrations unmap, one each, as a
+ * free() that shrinks a watched heap would (test_drop_unlocked). */
+static char *unmap_in_dereg;
+static int unmaps_left;
 
 static void *count_reg(void *ctx, void *addr, size_t len, int *err)
 {
@@ -49,6 +60,11 @@ static void count_dereg(void *ctx, void *handle)
 	(void)ctx;
 	free(handle);
 	deregs++;
+	if (unmaps_left) {
+		assert_int_equal(munmap(unmap_in_dereg, page()), 0);
+		unmap_in_dereg += page();
+		unmaps_left--;
+	}
 }
 
 static const struct lfv_mr_cache_ops ops = {
@@ -56,10 +72,6 @@ static const struct lfv_mr_cache_ops ops = {
 	.dereg = count_dereg,
 };
 
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static char *map(size_t pages)
 {
@@ -72,6 +84,24 @@ static char *map(size_t pages)
 }
 
 static struct lfv_mr_cache *the_cache;
+
+/* The ranges the monitor has reported so far, once at least want (bounded
+ * wait; read under the cache's lock, which the monitor's thread takes). */
+static uint64_t wait_invalidations(struct lfv_mr_cache *c, uint64_t want)
+{
+	uint64_t seen = 0;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&c->lock);
+		seen = c->invalidations;
+		pthread_mutex_unlock(&c->lock);
+		if (seen >= want)
+			break;
+		usleep(1000);
+	}
+	return seen;
+}
 
 /* The monitor's thread invalidates once it has read the event, and the
  * application's side deregisters: wait for the count (bounded). */
@@ -216,9 +246,10 @@ static void test_in_use_goes_stale(void **state)
 	e = lfv_mr_cache_get(c, p, page(), &err);
 	assert_int_equal(munmap(p, PAGES * page()), 0);
 	/* Wait until the monitor has seen it. */
-	for (int i = 0; i < 2000 && !c->invalidations; i++)
-		usleep(1000);
+	assert_int_equal(wait_invalidations(c, 1), 1);
+	pthread_mutex_lock(&c->lock);
 	assert_true(e->stale);
+	pthread_mutex_unlock(&c->lock);
 	assert_int_equal(deregs, 0);
 	lfv_mr_cache_put(c, e);
 	assert_int_equal(deregs, 1);
@@ -251,6 +282,84 @@ static void test_trim_and_failure(void **state)
 	unmap_all(p, 6);
 }
 
+/* A deregistration that unmaps watched memory (free() giving a heap's
+ * top back) waits until the monitor's thread has read the event; the
+ * thread then takes the cache's lock to invalidate, and a second such
+ * unmap waits for a thread that waits for the lock: the cache must not
+ * hold its lock while it deregisters. It once did (dropping what the
+ * monitor invalidated), and this hung; the alarm makes a hang a failure. */
+static void test_drop_unlocked(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES), *scratch = map(2);
+
+	assert_int_equal(lfv_memmon_watch(scratch, 2 * page()), 0);
+	use_once(c, p, page());
+	use_once(c, p + 2 * page(), page());
+	assert_int_equal(munmap(p, 4 * page()), 0);
+	/* Both entries invalidated (the thread has read the event when
+	 * munmap returns; it invalidates just after). */
+	assert_int_equal(wait_invalidations(c, 1), 1);
+	assert_int_equal(deregs, 0);
+	/* The next lookup drops both, and each deregistration unmaps. */
+	unmap_in_dereg = scratch;
+	unmaps_left = 2;
+	alarm(60);
+	use_once(c, p + 8 * page(), page());
+	alarm(0);
+	assert_int_equal(unmaps_left, 0);
+	/* And the new entry: memory went away while it was registered. */
+	assert_int_equal(deregs, 3);
+	assert_int_equal(munmap(p + 4 * page(), (PAGES - 4) * page()), 0);
+	wait_deregs(3);
+}
+
+/* Every private anonymous mapping of the process (thread stacks among
+ * them) watched. */
+static void watch_all_anonymous(void)
+{
+	unsigned long lo, hi, inode;
+	char line[512], perms[8];
+	FILE *maps = fopen("/proc/self/maps", "re");
+
+	assert_non_null(maps);
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms,
+			   &inode) != 4 || strcmp(perms, "rw-p") || inode)
+			continue;
+		/* Some cannot be watched ([vsyscall] and the like): fine. */
+		(void)lfv_memmon_watch((void *)lo, hi - lo);
+	}
+	fclose(maps);
+}
+
+/* When the monitor's thread exits, glibc drops the unused pages of its
+ * stack; a stack in a watched mapping (an anonymous mapping merged with
+ * a cached buffer's) then waited for the thread itself: func_rdm hung at
+ * exit (2026-11-28). Stopping must not wait for itself, and a later cache
+ * starts the monitor again. */
+static void test_monitor_stops_with_its_stack_watched(void **state)
+{
+	struct lfv_mr_cache *c = cache_of(state);
+	char *p = map(PAGES);
+
+	watch_all_anonymous();
+	lfv_mr_cache_fini(c);
+	free(c);
+	*state = NULL;
+	alarm(60);
+	lfv_memmon_fini();
+	alarm(0);
+	/* Again: nothing left to stop. */
+	lfv_memmon_fini();
+	assert_int_equal(setup(state), 0);
+	c = cache_of(state);
+	use_once(c, p, page());
+	use_once(c, p, page());
+	assert_int_equal(regs, 1);
+	unmap_all(p, 1);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -261,6 +370,8 @@ int main(void)
 		T(test_dontneed_and_mremap),
 		T(test_in_use_goes_stale),
 		T(test_trim_and_failure),
+		T(test_drop_unlocked),
+		T(test_monitor_stops_with_its_stack_watched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
