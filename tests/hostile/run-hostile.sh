@@ -24,8 +24,10 @@ hip=$ip
 if [ -n "${LFV_HOSTILE_HOST:-}" ]; then
 	hip=${LFV_HOSTILE_IP:?LFV_HOSTILE_HOST needs LFV_HOSTILE_IP}
 	case $hostile in /*) ;; *) hostile=$PWD/$hostile ;; esac
-	printf '#!/bin/sh\nexec ssh -o BatchMode=yes %s %s "$@"\n' \
-		"$LFV_HOSTILE_HOST" "$hostile" >"$log/hostile.sh"
+	# on-peer.sh quotes each argument for the remote shell.
+	printf '#!/bin/sh\nLFV_BED_PEER=%s exec %s %s "$@"\n' \
+		"$LFV_HOSTILE_HOST" "$(cd "$here/../bench" && pwd)/on-peer.sh" "$hostile" \
+		>"$log/hostile.sh"
 	chmod +x "$log/hostile.sh"
 	hostile=$log/hostile.sh
 fi

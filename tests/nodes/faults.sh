@@ -121,18 +121,26 @@ recv_wait() {
 	wait "$rpid"
 }
 
+# rxe_counters [HOST]: soft-RoCE's counters, one "NAME VALUE" a line;
+# HOST's over ssh, else this node's (lfv-a).
+rxe_counters() {
+	# shellcheck disable=SC2016  # run there
+	if [ $# = 1 ]; then ssh "$1" 'rdma statistic show'; else rdma statistic show; fi 2>/dev/null |
+		tr ' ' '\n' | awk '$1 ~ /^[0-9]+$/ && p != "" { print p, $1 } { p = $1 }'
+}
+
+# nonzero: rxe_counters' lines that are not zero, on one line.
+nonzero() {
+	awk '$2 != 0 { printf "%s %s ", $1, $2 } END { print "" }'
+}
+
 # show: both sides' output as diagnostics, and soft-RoCE's counters of
 # each node that are not zero (retries, sequence errors, ...).
 show() {
 	sed 's/^/#   send: /' "$log/send" | cut -c1-200
 	grep -v pyenv "$log/recv" | sed "s/^/#   recv: /" | cut -c1-200
-	rdma statistic show 2>/dev/null | tr ' ' '\n' |
-		awk '$1 ~ /^[0-9]+$/ && $1 != 0 { printf "%s %s ", p, $1 } { p = $1 }
-		     END { print "" }' | sed 's/^/#   rxe lfv-a: /'
-	# shellcheck disable=SC2016  # run there
-	ssh "$peer" 'rdma statistic show' 2>/dev/null | tr ' ' '\n' |
-		awk '$1 ~ /^[0-9]+$/ && $1 != 0 { printf "%s %s ", p, $1 } { p = $1 }
-		     END { print "" }' | sed 's/^/#   rxe lfv-b: /'
+	rxe_counters | nonzero | sed 's/^/#   rxe lfv-a: /'
+	rxe_counters "$peer" | nonzero | sed 's/^/#   rxe lfv-b: /'
 	rdma resource show qp 2>/dev/null | grep -w RC | sed 's/^/#   qp lfv-a: /'
 	# shellcheck disable=SC2016  # run there
 	ssh "$peer" 'rdma resource show qp' 2>/dev/null | grep -w RC |
@@ -173,8 +181,7 @@ result() {
 
 # retries_out: lfv-a's soft-RoCE count of QPs whose RC retries ran out.
 retries_out() {
-	rdma statistic show 2>/dev/null | tr ' ' '\n' |
-		awk 'p == "retry_exceeded_err" { n = $1 } { p = $1 } END { print n + 0 }'
+	rxe_counters | awk '$1 == "retry_exceeded_err" { n = $2 } END { print n + 0 }'
 }
 
 # clean_stream N NAME NETEM: a stream under netem NETEM on lfv-a's NIC
