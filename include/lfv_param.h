@@ -22,8 +22,8 @@ struct lfv_params {
 	size_t rdm_sar;		/* RDM: largest sent eagerly in segments */
 	size_t rdm_rx_bufs;	/* RDM: receive buffers on the SRQ */
 	size_t rdm_read_max;	/* RDM: bytes per RDMA op; 0: the port's */
-	size_t rdm_reads;	/* RDM: reads in flight per rendezvous
-				 * receive; 0: no limit */
+	size_t rdm_reads;	/* RDM: rendezvous reads in flight per
+				 * connection; 0: no limit */
 	size_t mr_cache;	/* RDM: cached registrations; 0: none */
 	size_t svc_timeout;	/* ms an AV waits for a service name */
 	size_t rdm_handshakes_max; /* RDM: handshakes under way per endpoint */

@@ -97,8 +97,8 @@ static const struct lfv_size_param lfv_size_params[] = {
 		       "RDM: bytes of one RDMA read or write (rendezvous "
 		       "receives, RMA); 0: the port's largest message"),
 	LFV_SIZE_PARAM(rdm_reads,
-		       "RDM: RDMA reads each rendezvous receive keeps in "
-		       "flight; 0: no limit"),
+		       "RDM: rendezvous RDMA reads in flight per connection "
+		       "(all receives from that peer); 0: no limit"),
 	LFV_SIZE_PARAM(mr_cache,
 		       "RDM: registrations of unregistered application buffers "
 		       "kept for reuse (rendezvous, RMA), per domain; 0: none "

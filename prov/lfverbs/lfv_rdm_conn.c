@@ -113,12 +113,13 @@ static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 		return ret;
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = c->my_psn;
-	/* A peer that exited fails the QP after 7 unanswered tries of about
-	 * 1 s (4.096 us * 2^18): long enough for a loaded host (a soft-RoCE
-	 * responder may not run for a while), short enough to notice. Not 7
-	 * retries: soft-RoCE takes 7 as "forever" (rxe_comp.c). */
+	/* Tries about 1 s apart (4.096 us * 2^18): a loaded host's soft-RoCE
+	 * responder may not run for a while. 7 retries: soft-RoCE takes it
+	 * as "for ever" (rxe_comp.c); a peer that is gone is found by the
+	 * liveness probes instead (lfv_rdm_proto.h), not by 7 tries that
+	 * each lost a packet on a lossy link (issue 17, fault case 3). */
 	attr.timeout = 18;
-	attr.retry_cnt = 6;
+	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;		/* wait for receive buffers forever */
 	attr.max_rd_atomic = (uint8_t)dev->attr.max_qp_rd_atom;
 	return lfv_verbs_ret(ibv_modify_qp(c->qp, &attr, IBV_QP_STATE |
@@ -173,8 +174,23 @@ static uint16_t lfv_rdm_rep_tag(uint64_t incarnation, uint32_t qpn)
 	return (uint16_t)(0x8000 | (v >> 49));
 }
 
-static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
-			     uint8_t op)
+/* A control datagram of ep's to c's peer: op, and what every one says of
+ * its sender. */
+static struct lfv_rdm_ctrl lfv_rdm_ctrl_of(const struct lfv_rdm_ep *ep,
+					   const struct lfv_rdm_conn *c,
+					   uint8_t op)
+{
+	return (struct lfv_rdm_ctrl){
+		.op = op, .version = LFV_RDM_WIRE_VERSION,
+		.qpn = c->qp->qp_num, .eager = (uint32_t)ep->eager,
+		.incarnation = ep->incarnation, .name = ep->name,
+	};
+}
+
+/* Posts msg to c's peer's control QP; -FI_EAGAIN when there is no room
+ * or no address handle (the timers send again). */
+static int lfv_rdm_ctrl_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     const struct lfv_rdm_ctrl *msg)
 {
 	struct lfv_rdm_req *r;
 	struct lfv_rdm_ctrl *m;
@@ -186,13 +202,7 @@ static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	r = lfv_container_of(lfv_list_pop_head(&ep->ctl_free),
 			     struct lfv_rdm_req, node);
 	m = &((struct lfv_rdm_ctrl_buf *)r->buf)->msg;
-	*m = (struct lfv_rdm_ctrl){
-		.op = op, .version = LFV_RDM_WIRE_VERSION,
-		.reserved = op == LFV_RDM_CTRL_REP ?
-			    lfv_rdm_rep_tag(c->peer_inc, c->peer_qpn) : 0,
-		.qpn = c->qp->qp_num, .psn = c->my_psn,
-		.eager = (uint32_t)ep->eager, .incarnation = ep->incarnation, .name = ep->name,
-	};
+	*m = *msg;
 	sge = (struct ibv_sge){ .addr = (uintptr_t)m,
 				.length = (uint32_t)sizeof(*m),
 				.lkey = ep->mr->lkey };
@@ -210,6 +220,18 @@ static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		return -FI_EAGAIN;
 	}
 	return 0;
+}
+
+/* A handshake datagram (REQ, REP) for c. */
+static int lfv_rdm_ctrl_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     uint8_t op)
+{
+	struct lfv_rdm_ctrl m = lfv_rdm_ctrl_of(ep, c, op);
+
+	m.psn = c->my_psn;
+	if (op == LFV_RDM_CTRL_REP)
+		m.reserved = lfv_rdm_rep_tag(c->peer_inc, c->peer_qpn);
+	return lfv_rdm_ctrl_post(ep, c, &m);
 }
 
 static void lfv_rdm_arm_retry(struct lfv_rdm_conn *c)
@@ -475,17 +497,139 @@ static void lfv_rdm_on_rep(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 	lfv_rdm_established(ep, c, m, true);
 }
 
-/* A checked handshake datagram. Caller holds ep->lock. */
+/* ---- liveness (lfv_rdm_proto.h) ------------------------------------------- */
+
+/* A liveness datagram (PING, PONG, GONE) for c with nonce. */
+static void lfv_rdm_live_send(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			      uint8_t op, uint32_t nonce)
+{
+	struct lfv_rdm_ctrl m = lfv_rdm_ctrl_of(ep, c, op);
+
+	m.psn = nonce;
+	lfv_rdm_ctrl_post(ep, c, &m); /* lost: the next look pings again */
+}
+
+/* The peer does not answer for c, or says it is gone: c fails with err,
+ * and so does what its QP flushes (c->down_err). */
+static void lfv_rdm_live_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			      int err)
+{
+	LFV_WARN(FI_LOG_EP_CTRL, "RDM %x: peer %x %s (qp %x)\n", ep->name.qpn,
+		 c->name.qpn, err == -FI_ETIMEDOUT ? "does not answer" :
+		 "no longer holds the connection", c->qp->qp_num);
+	c->down_err = err;
+	lfv_rdm_conn_fail(ep, c, err);
+	ibv_modify_qp(c->qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR },
+		      IBV_QP_STATE);
+}
+
+/* A PING: PONG if we hold the connection it names, GONE if we hold
+ * another one from that name; nothing if none (no address to answer to
+ * that is not the sender's word). */
+static void lfv_rdm_on_ping(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_name(ep, &m->name);
+	bool held;
+
+	if (!c || c->retired)
+		return;
+	held = (c->state == LFV_RDM_CONNECTED ||
+		c->state == LFV_RDM_ACCEPTED) &&
+	       c->peer_qpn == m->qpn && c->peer_inc == m->incarnation;
+	lfv_rdm_live_send(ep, c, held ? LFV_RDM_CTRL_PONG : LFV_RDM_CTRL_GONE,
+			  m->psn);
+}
+
+/* A PONG or GONE: taken only for the connection we are asking about,
+ * from its peer's incarnation, with the nonce of our question (and, PONG,
+ * from the QP ours is connected to). Anything else is a late answer or a
+ * forgery, counted. */
+static void lfv_rdm_on_answer(struct lfv_rdm_ep *ep,
+			      const struct lfv_rdm_ctrl *m)
+{
+	struct lfv_rdm_conn *c = lfv_rdm_conn_by_name(ep, &m->name);
+
+	if (!c || c->state != LFV_RDM_CONNECTED || !c->live_nonce)
+		return; /* not asking: late */
+	if (m->psn != c->live_nonce || m->incarnation != c->peer_inc ||
+	    (m->op == LFV_RDM_CTRL_PONG && m->qpn != c->peer_qpn)) {
+		lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_FORGED,
+			 "an RDM liveness answer that names another question");
+		return;
+	}
+	if (m->op == LFV_RDM_CTRL_GONE) {
+		lfv_rdm_live_fail(ep, c, -FI_ECONNRESET);
+		return;
+	}
+	/* Alive: the quiet time starts again. */
+	c->live_since = lfv_now_coarse_ns();
+}
+
+/* One look at every connection with work on its QP: quiet since the last
+ * look that saw a completion; asked after LFV_RDM_LIVE_QUIET_NS, failed
+ * after LFV_RDM_LIVE_DEAD_NS without a PONG. */
+static void lfv_rdm_live_look(struct lfv_rdm_ep *ep, int64_t now)
+{
+	struct lfv_list *item;
+	struct lfv_rdm_conn *c;
+	uint32_t asking = 0;
+	int64_t quiet;
+
+	lfv_list_foreach(item, &ep->conns) {
+		c = lfv_container_of(item, struct lfv_rdm_conn, node);
+		if (c->state != LFV_RDM_CONNECTED || c->retired || !c->posted ||
+		    !c->live_since || c->sq_done != c->live_done) {
+			c->live_done = c->sq_done;
+			c->live_since = now;
+			c->live_nonce = 0;
+			continue;
+		}
+		quiet = now - c->live_since;
+		if (quiet >= LFV_RDM_LIVE_DEAD_NS) {
+			c->live_nonce = 0;
+			lfv_rdm_live_fail(ep, c, -FI_ETIMEDOUT);
+		} else if (quiet >= LFV_RDM_LIVE_QUIET_NS) {
+			if (!c->live_nonce) {
+				c->live_nonce = (uint32_t)lrand48() | 1;
+				LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: %u requests "
+					 "to %x quiet for %lld ms: asking\n",
+					 ep->name.qpn, c->posted, c->name.qpn,
+					 (long long)(quiet / 1000000));
+			}
+			lfv_rdm_live_send(ep, c, LFV_RDM_CTRL_PING,
+					  c->live_nonce);
+			asking++;
+		}
+	}
+	ep->live_asking = asking;
+}
+
+/* A checked control datagram. Caller holds ep->lock. */
 void lfv_rdm_ctrl_arrived(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 {
+	static const char *const names[] = {
+		[LFV_RDM_CTRL_REQ] = "REQ", [LFV_RDM_CTRL_REP] = "REP",
+		[LFV_RDM_CTRL_PING] = "PING", [LFV_RDM_CTRL_PONG] = "PONG",
+		[LFV_RDM_CTRL_GONE] = "GONE",
+	};
+
 	lfv_spin_assert_held(&ep->lock);
 	LFV_INFO(FI_LOG_EP_CTRL, "RDM %x: %s from %x (qp %x)\n", ep->name.qpn,
-		 m->op == LFV_RDM_CTRL_REQ ? "REQ" : "REP", m->name.qpn,
-		 m->qpn);
-	if (m->op == LFV_RDM_CTRL_REQ)
+		 names[m->op], m->name.qpn, m->qpn);
+	switch (m->op) {
+	case LFV_RDM_CTRL_REQ:
 		lfv_rdm_on_req(ep, m);
-	else
+		break;
+	case LFV_RDM_CTRL_REP:
 		lfv_rdm_on_rep(ep, m);
+		break;
+	case LFV_RDM_CTRL_PING:
+		lfv_rdm_on_ping(ep, m);
+		break;
+	default:
+		lfv_rdm_on_answer(ep, m);
+		break;
+	}
 }
 
 /* Resends requests (and REPs) whose answer is late; gives up after a
@@ -618,8 +762,21 @@ static bool lfv_rdm_tick_due(struct lfv_rdm_ep *ep)
 	return true;
 }
 
-/* The endpoint's timers: handshakes (each call while one is on), and, once
- * a tick, connections to free and probes of idle connections a rendezvous
+/* The liveness look, once LFV_RDM_LIVE_LOOK_NS by the coarse clock
+ * (ep->lock held). */
+static void lfv_rdm_live_timer(struct lfv_rdm_ep *ep)
+{
+	int64_t now = lfv_now_coarse_ns();
+
+	if (now < ep->live_at)
+		return;
+	ep->live_at = now + LFV_RDM_LIVE_LOOK_NS;
+	lfv_rdm_live_look(ep, now);
+}
+
+/* The endpoint's timers: handshakes (each call while one is on); the
+ * liveness look when progress asks for it (ep->live_look); and, once a
+ * tick, connections to free and probes of idle connections a rendezvous
  * send waits on. Caller holds ep->lock. */
 void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 {
@@ -629,6 +786,10 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 	if (ep->handshakes) {
 		now = lfv_now_ns();
 		lfv_rdm_handshake_timers(ep, now);
+	}
+	if (ep->live_look) {
+		ep->live_look = false;
+		lfv_rdm_live_timer(ep);
 	}
 	if ((!ep->rndv_out && !ep->reap_due) || !lfv_rdm_tick_due(ep))
 		return;

@@ -49,6 +49,17 @@
  * else to send is probed this often: a dead peer fails it (the QP's
  * retries run out) instead of leaving the send waiting forever. */
 #define LFV_RDM_PING_NS (1000 * 1000 * 1000LL)
+/* Liveness (lfv_rdm_proto.h): a look at the connections with work on their
+ * QPs this often; one quiet (no completion) for QUIET is asked whether its
+ * peer holds it, once a look; quiet for DEAD without an answer, it fails.
+ * Progress asks for a look once in LFV_RDM_LIVE_CALLS calls (a power of
+ * two), and at each sleep slice of a blocked reader. Not 64: a reader that
+ * polls with usleep(200) between reads made 64 calls in about 4 s in the
+ * two-node bed, and its dead peer took 14 s to notice instead of 10. */
+#define LFV_RDM_LIVE_LOOK_NS (1000 * 1000 * 1000LL)
+#define LFV_RDM_LIVE_QUIET_NS (1000 * 1000 * 1000LL)
+#define LFV_RDM_LIVE_DEAD_NS (8 * 1000 * 1000 * 1000LL)
+#define LFV_RDM_LIVE_CALLS 8
 /* How often the endpoint looks at the probes' and reaping's timers while a
  * rendezvous send or a reap waits, by the coarse clock. */
 #define LFV_RDM_TICK_NS (10 * 1000 * 1000LL)
@@ -213,6 +224,15 @@ struct lfv_rdm_conn {
 	int tries;
 	struct lfv_list pending;	/* sends waiting to be posted */
 	uint32_t posted;		/* sends on qp not yet completed */
+	uint32_t sq_done;		/* of them, completed (wraps) */
+	uint32_t reads;			/* of them, rendezvous reads */
+	/* Liveness: sq_done at the last look that found it moved (or
+	 * nothing posted), when, and the nonce of our PING (0: none). */
+	uint32_t live_done;
+	int64_t live_since;
+	uint32_t live_nonce;
+	int down_err;			/* what its flushed requests report
+					 * (0: the verbs status's error) */
 	uint32_t pinged;		/* ep->ping_round it was last probed */
 	uint32_t rndv_out;		/* our rendezvous sends waiting on it */
 	size_t unexp_n, unexp_bytes;	/* its messages we hold unexpected */
@@ -330,6 +350,10 @@ struct lfv_rdm_ep {
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
 	int64_t tick_at;		/* next look at probes and reaping */
+	int64_t live_at;		/* next liveness look, not before */
+	uint32_t live_calls;		/* progress calls, counted to ask */
+	bool live_look;			/* for a liveness look */
+	uint32_t live_asking;		/* connections with a PING out */
 	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
 	struct lfv_rdm_req rtu;		/* K_RTU: the RTUs' wr_id */
 	struct fid_ep *srx;		/* where receives match (NULL: an

@@ -182,7 +182,7 @@ lfv_rdm_drain_aborts(struct lfv_rdm_ep *ep)
 
 /* What one CQ read does for one of its RDM endpoints besides polling:
  * the aborted rendezvous reads reported, the timers run when something
- * waits on them. All of it read under ep->lock (issue 15: these fields
+ * waits on them (the liveness look once in LFV_RDM_LIVE_CALLS calls). All of it read under ep->lock (issue 15: these fields
  * change under it on other threads, a send's handshake or a completion
  * on the endpoint's other CQ). */
 static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
@@ -190,7 +190,9 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	bool drain;
 
 	lfv_spin_lock(&ep->lock);
-	if (ep->handshakes || ep->rndv_out || ep->reap_due)
+	if (ep->nconns && !(++ep->live_calls & (LFV_RDM_LIVE_CALLS - 1)))
+		ep->live_look = true;
+	if (ep->handshakes || ep->rndv_out || ep->reap_due || ep->live_look)
 		lfv_rdm_timers(ep);
 	/* After the timers: a handshake they gave up on aborts reads. */
 	drain = !lfv_list_empty(&ep->aborted) ||
@@ -224,14 +226,14 @@ void lfv_rdm_domain_progress(void *arg)
 		pthread_mutex_unlock(&domain->vcq_lock);
 }
 
-/* Whether the endpoint waits for a handshake to finish (ep->handshakes
- * is ep->lock's). */
+/* Whether the endpoint waits for a control datagram: a handshake's, or
+ * the answer to a liveness PING (ep->lock's). */
 static bool lfv_rdm_connecting(struct lfv_rdm_ep *ep)
 {
 	bool connecting;
 
 	lfv_spin_lock(&ep->lock);
-	connecting = ep->handshakes != 0;
+	connecting = ep->handshakes || ep->live_asking;
 	lfv_spin_unlock(&ep->lock);
 	return connecting;
 }
@@ -314,11 +316,13 @@ static int lfv_rdm_cq_wait_ms(void *arg)
 	pthread_mutex_lock(&domain->vcq_lock);
 	lfv_list_foreach(item, &domain->rdm_eps) {
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
-		if ((ep->tx_vcq->first != vcq && ep->rx_vcq->first != vcq) ||
-		    (ep->tx_vcq->first == ep->rx_vcq->first && !ep->shm))
+		if (ep->tx_vcq->first != vcq && ep->rx_vcq->first != vcq)
 			continue;
 		lfv_spin_lock(&ep->lock);
-		elsewhere = lfv_rdm_waits_elsewhere(ep);
+		/* A sleeper polls once a slice: each one looks. */
+		ep->live_look = true;
+		if (ep->tx_vcq->first != ep->rx_vcq->first || ep->shm)
+			elsewhere = lfv_rdm_waits_elsewhere(ep);
 		lfv_spin_unlock(&ep->lock);
 		if (elsewhere)
 			break;

@@ -93,13 +93,34 @@
  * dropped, and so is the rest of that message: its receive completes in
  * error (FI_EIO). The sender's completion is its last segment's.
  *
- * Failure. A QP in error (the peer exited: 7 tries of about 1 s without
- * an acknowledgement) fails the connection: the request that saw it
- * completes with the verbs status as error (FI_ETIMEDOUT for exhausted
- * retries), those flushed behind it with FI_ECANCELED, those still queued
- * and rendezvous sends waiting for their FIN with FI_ECONNRESET; the next
- * send to that peer connects again. A FIN names its request and the use
- * of it (a generation), so a late one cannot complete a later send.
+ * Failure. A QP in error fails the connection: the request that saw it
+ * completes with the verbs status as error, those flushed behind it with
+ * FI_ECANCELED, those still queued and rendezvous sends waiting for their
+ * FIN with FI_ECONNRESET; the next send to that peer connects again. A
+ * FIN names its request and the use of it (a generation), so a late one
+ * cannot complete a later send.
+ *
+ * Liveness. The RC QPs retry without end where the device allows it
+ * (retry_cnt 7: soft-RoCE resends for ever; a device that counts tries
+ * stops after 7): a peer that is alive behind a lossy link is waited for,
+ * not given up after 7 unlucky tries. Whether the peer is alive is asked
+ * over the control QPs instead. A connection with work on its QP and no
+ * completion for LFV_RDM_LIVE_QUIET_NS sends, once a look (every
+ * LFV_RDM_LIVE_LOOK_NS),
+ *
+ *   PING {my RC QPN, psn: a nonce, my incarnation, my name}  A -> B
+ *
+ * and B answers PONG {its RC QPN, the nonce, its incarnation} when it
+ * holds the connection PING names (the sender's RC QPN and incarnation,
+ * connected or accepted), GONE otherwise (a connection from that name,
+ * but another one: B failed it, or A is a stale incarnation; no
+ * connection from that name at all: no answer, we hold no address for
+ * it). A takes an answer only for its connection to B, with the nonce of
+ * its current PING and B's incarnation (and, PONG, B's QPN): PONG starts
+ * the quiet time again, GONE fails the connection at once, and
+ * LFV_RDM_LIVE_DEAD_NS of quiet without a PONG fails it with
+ * FI_ETIMEDOUT: its QP goes to the error state, and what it flushes
+ * completes with FI_ETIMEDOUT too.
  */
 #ifndef LFV_RDM_PROTO_H
 #define LFV_RDM_PROTO_H
@@ -112,6 +133,9 @@
 enum lfv_rdm_ctrl_op {
 	LFV_RDM_CTRL_REQ = 1,
 	LFV_RDM_CTRL_REP = 2,
+	LFV_RDM_CTRL_PING = 3,		/* liveness: do you hold this? */
+	LFV_RDM_CTRL_PONG = 4,		/* yes */
+	LFV_RDM_CTRL_GONE = 5,		/* no */
 };
 
 struct lfv_rdm_ctrl {
@@ -119,8 +143,8 @@ struct lfv_rdm_ctrl {
 	uint8_t version;		/* LFV_RDM_WIRE_VERSION */
 	uint16_t reserved;		/* REP: the tag of the REQ it
 					 * answers; REQ: 0 */
-	uint32_t qpn;			/* the sender's RC QP */
-	uint32_t psn;
+	uint32_t qpn;			/* the sender's RC QP (GONE: 0) */
+	uint32_t psn;			/* PING, PONG, GONE: the nonce */
 	uint32_t eager;			/* the sender's FI_LFVERBS_RDM_EAGER:
 					 * both sides must have the same */
 	uint64_t incarnation;
@@ -128,8 +152,9 @@ struct lfv_rdm_ctrl {
 };
 
 /* 3: the eager size in the handshake, the service QKEY, ASK and HELD;
- * 4: segmented eager (SAR_MSG, SAR_TAG, SEG). */
-#define LFV_RDM_WIRE_VERSION 4
+ * 4: segmented eager (SAR_MSG, SAR_TAG, SEG); 5: liveness (PING, PONG,
+ * GONE) and RC QPs that retry without end. */
+#define LFV_RDM_WIRE_VERSION 5
 
 /* Data messages on RC QPs. */
 enum lfv_rdm_op {

@@ -239,7 +239,7 @@ void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 
 	lfv_spin_lock(&ep->lock);
 	if (!ok && !r->rma.err)
-		r->rma.err = -lfv_wc_errno(wc->status);
+		r->rma.err = lfv_rdm_wc_err(r->conn, wc);
 	done = !--r->rma.cqes;
 	/* Under the lock: lfv_rdm_rma_abort writes it under it. */
 	err = r->rma.err;

@@ -312,6 +312,7 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 
 	lfv_spin_lock(&ep->lock);
 	rd->inflight--;
+	r->conn->reads--;
 	if (!ok) {
 		rd->failed = true;
 		rd->off = rd->got;	/* post nothing more */

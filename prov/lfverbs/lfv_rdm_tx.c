@@ -154,8 +154,9 @@ void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs)
 		lfv_reg_put(ep->base.domain, &regs[i]);
 }
 
-/* Posts the read's chunks while the connection has room and the read has
- * fewer than FI_LFVERBS_RDM_READS in flight; 0 once all are posted,
+/* Posts the read's chunks while the connection has room and fewer than
+ * FI_LFVERBS_RDM_READS reads in flight (of every rendezvous receive from
+ * that peer: the responses of all share its link); 0 once all are posted,
  * -FI_EAGAIN while some wait (ep->lock): a chunk's completion posts the
  * next (lfv_rdm_sq_done). The limit keeps the peer's responses to a
  * burst its network can take: on the two-node bed, 8 MiB reads all at once
@@ -175,7 +176,7 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 
 	while (rd->off < rd->got) {
 		if (c->posted >= LFV_RDM_SQ_DEPTH ||
-		    (lfv_params.rdm_reads && rd->inflight >= lfv_params.rdm_reads))
+		    (lfv_params.rdm_reads && c->reads >= lfv_params.rdm_reads))
 			return -FI_EAGAIN;
 		n = rd->got - rd->off < ep->max_rdma ? rd->got - rd->off :
 						       ep->max_rdma;
@@ -187,6 +188,7 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		if (ret)
 			return lfv_post_ret(ret);
 		c->posted++;
+		c->reads++;
 		rd->inflight++;
 		rd->off += n;
 	}
@@ -349,6 +351,7 @@ void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 {
 	lfv_spin_lock(&ep->lock);
 	c->posted--;
+	c->sq_done++;
 	if (!ok && c->state == LFV_RDM_CONNECTED)
 		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
 	else if (c->state == LFV_RDM_CONNECTED)
@@ -593,7 +596,13 @@ lfv_rdm_tx_completion_slow(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 {
 	struct lfv_rdm_conn *c = r->conn;
 	bool ok = wc->status == IBV_WC_SUCCESS;
+	int err = 0;
 
+	if (!ok) {
+		lfv_spin_lock(&ep->lock);
+		err = lfv_rdm_wc_err(c, wc);
+		lfv_spin_unlock(&ep->lock);
+	}
 	if (r->rndv) {
 		/* The RTS left (or not: then no FIN will come). Before the
 		 * room goes back: a failing connection then finds it done. */
@@ -602,12 +611,11 @@ lfv_rdm_tx_completion_slow(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		if (!ok)
 			r->rndv_wait = 1;
 		lfv_spin_unlock(&ep->lock);
-		lfv_rdm_rndv_event(ep, r,
-				   ok ? 0 : -lfv_wc_errno(wc->status));
+		lfv_rdm_rndv_event(ep, r, err);
 		lfv_rdm_sq_done(ep, c, ok);
 		return;
 	}
-	lfv_rdm_tx_done(ep, r, ok ? 0 : -lfv_wc_errno(wc->status),
+	lfv_rdm_tx_done(ep, r, err,
 			ok ? 0 : (int)wc->status);
 	lfv_spin_lock(&ep->lock);
 	lfv_list_insert_head(&ep->tx_free, &r->node);
@@ -637,6 +645,7 @@ static inline void lfv_rdm_tx_put(struct lfv_rdm_ep *ep,
 {
 	lfv_list_insert_head(&ep->tx_free, &r->node);
 	c->posted--;
+	c->sq_done++;
 	if (c->state == LFV_RDM_CONNECTED && !lfv_list_empty(&c->pending))
 		lfv_rdm_flush_pending(ep, c);
 }

@@ -10,6 +10,7 @@
 
 #include "lfv_rdm_ep.h"
 #include "lfv_tsan.h"
+#include "lfv_vcq.h"
 
 #define LFV_RDM_LIKELY(x) __builtin_expect(!!(x), 1)
 
@@ -122,6 +123,17 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		       int err);
 void lfv_rdm_post_or_queue(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_sq_done(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, bool ok);
+
+/* What a request of c that completed with wc's error reports: the verbs
+ * status's, but a flush of a connection the liveness probes failed says
+ * why they did (c->down_err). ep->lock held (down_err is its). */
+static inline int lfv_rdm_wc_err(const struct lfv_rdm_conn *c,
+				 const struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_WR_FLUSH_ERR && c->down_err)
+		return c->down_err;
+	return -lfv_wc_errno(wc->status);
+}
 void lfv_rdm_flush_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			  int err);

@@ -108,7 +108,7 @@ int lfv_rdm_ctrl_parse(const void *buf, size_t len, const uint8_t src_gid[16],
 	if (len < sizeof(m))
 		return -FI_EMSGSIZE;
 	memcpy(&m, buf, sizeof(m));
-	if (m.op != LFV_RDM_CTRL_REQ && m.op != LFV_RDM_CTRL_REP)
+	if (m.op < LFV_RDM_CTRL_REQ || m.op > LFV_RDM_CTRL_GONE)
 		return -FI_EINVAL;
 	if (lfv_ud_name_is_service(&m.name))
 		return -FI_EINVAL;

@@ -31,6 +31,11 @@
  *	FINs with guessed cookies (request 0-7, use 1-1000), to finish the
  *	victim's rendezvous sends to another peer early (issue 14, defect 2):
  *	lfverbs must take a FIN only from the peer its request went to.
+ *   lfv_hostile rdm-live VICTIM_HEX OTHER_HEX
+ *	connects to the victim as an RDM peer and sends liveness datagrams:
+ *	answers nobody asked for, PINGs naming OTHER (forged), PINGs of its
+ *	own connection (the victim must answer PONG) and of another
+ *	incarnation (GONE).
  *   (VICTIM_HEX, OTHER_HEX: FI_ADDR_IB_UD names as lfv_victim prints.)
  *
  * The RDM cases send and exit: lfv_victim checks the outcome. Exit status
@@ -484,6 +489,7 @@ struct rc_peer {
 	struct ibv_qp *qp;		/* RC, connected to the victim's */
 	struct ibv_mr *mr;
 	uint8_t *buf;
+	uint32_t victim_qpn;		/* its RC QP, from its REP */
 	};
 
 /* Posts a receive for one datagram on u.qp[0]. */
@@ -630,6 +636,7 @@ static int rc_peer_open(struct rc_peer *p, const struct lfv_ud_name *victim)
 	}
 	if (rc_qp_connect(p, victim, m.qpn, m.psn))
 		return 1;
+	p->victim_qpn = m.qpn;
 	memcpy(p->buf, &rtu, sizeof(rtu));
 	if (rc_send(p, sizeof(rtu), &st))
 		return 1;
@@ -682,6 +689,85 @@ static int rdm_forged(const char *victim_hex, const char *other_hex)
 	rc_peer_close(&p);
 	printf("sent %d forged handshake datagrams\n", 2 * ROUNDS);
 	return 0;
+}
+
+/* A liveness datagram (wire version 5) of p's connection. */
+static struct lfv_rdm_ctrl live_of(const struct rc_peer *p, uint8_t op,
+				   uint32_t nonce)
+{
+	struct lfv_rdm_ctrl m = ctrl_of(&p->u, 0, op);
+
+	m.qpn = p->qp->qp_num;
+	m.psn = nonce;
+	return m;
+}
+
+/* Sends ping until an answer with its nonce comes (datagrams may be
+ * lost; REPs the victim repeated are skipped); its op, or 0. */
+static uint8_t live_ask(struct rc_peer *p, const struct lfv_ud_name *victim,
+			const struct lfv_rdm_ctrl *ping)
+{
+	uint8_t *slot = p->buf + RC_BUF - 256;
+	struct lfv_rdm_ctrl a;
+	int tries;
+
+	for (tries = 0; tries < 50; tries++) {
+		if (ud_post_recv(&p->u, p->mr, slot, 40 + sizeof(a)) ||
+		    send_ctrl(&p->u, 0, victim, ping, sizeof(*ping)))
+			return 0;
+		while (ud_received(&p->u, 100)) {
+			memcpy(&a, slot + 40, sizeof(a));
+			if (a.psn == ping->psn &&
+			    (a.op == LFV_RDM_CTRL_GONE ||
+			     (a.op == LFV_RDM_CTRL_PONG &&
+			      a.qpn == p->victim_qpn)))
+				return a.op;
+			if (ud_post_recv(&p->u, p->mr, slot, 40 + sizeof(a)))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+/* Liveness datagrams from a peer connected by a real handshake, each
+ * round: a PONG and a GONE that nobody asked for (ignored: the victim
+ * asked nothing), a PING naming OTHER (a connected peer) as its sender
+ * (forged: dropped, counted), then PINGs of our own: for our connection
+ * the victim must answer PONG with our nonce, for another incarnation of
+ * ours GONE; the unasked GONE did not take our connection down. */
+static int rdm_live(const char *victim_hex, const char *other_hex)
+{
+	struct lfv_ud_name victim, other;
+	struct lfv_rdm_ctrl m;
+	struct rc_peer p;
+	int k, pongs = 0, gones = 0;
+
+	if (hex_name(victim_hex, &victim) || hex_name(other_hex, &other))
+		return fail("bad names");
+	if (rc_peer_open(&p, &victim))
+		return 1;
+	for (k = 0; k < ROUNDS; k++, pause_ms(50)) {
+		m = live_of(&p, LFV_RDM_CTRL_PONG, 0x5000u + (uint32_t)k);
+		if (send_ctrl(&p.u, 0, &victim, &m, sizeof(m)))
+			return 1;
+		m.op = LFV_RDM_CTRL_GONE;
+		if (send_ctrl(&p.u, 0, &victim, &m, sizeof(m)))
+			return 1;
+		m = live_of(&p, LFV_RDM_CTRL_PING, 0x6000u + (uint32_t)k);
+		m.name = other;
+		if (send_ctrl(&p.u, 0, &victim, &m, sizeof(m)))
+			return 1;
+		m = live_of(&p, LFV_RDM_CTRL_PING, 0x7000u + (uint32_t)k);
+		pongs += live_ask(&p, &victim, &m) == LFV_RDM_CTRL_PONG;
+		m.incarnation ^= 1;
+		m.psn = 0x8000u + (uint32_t)k;
+		gones += live_ask(&p, &victim, &m) == LFV_RDM_CTRL_GONE;
+	}
+	rc_peer_close(&p);
+	printf("%d rounds: %d PONGs, %d GONEs to our PINGs\n", ROUNDS, pongs,
+	       gones);
+	return pongs == ROUNDS && gones == ROUNDS ? 0 :
+	       fail("a PING was not answered as it must be");
 }
 
 static int rdm_oversize(const char *victim_hex, int n, size_t bytes)
@@ -1155,6 +1241,8 @@ int main(int argc, char **argv)
 		return cm_connect_oversize(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "rdm-forged"))
 		return rdm_forged(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "rdm-live"))
+		return rdm_live(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "rdm-bad-ctrl"))
 		return rdm_bad_ctrl(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "rdm-flood"))
@@ -1177,6 +1265,7 @@ int main(int argc, char **argv)
 		"rdm-bad-ctrl VICTIM | rdm-flood VICTIM N | "
 		"rdm-oversize VICTIM N BYTES | rdm-fin VICTIM MS | "
 		"rdm-bad-msg VICTIM | rdm-no-fin VICTIM MS | "
-		"rdm-fin-forged VICTIM | rdm-bad-rts VICTIM\n");
+		"rdm-fin-forged VICTIM | rdm-bad-rts VICTIM | "
+		"rdm-live VICTIM OTHER\n");
 	return 2;
 }

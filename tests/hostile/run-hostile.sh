@@ -159,7 +159,7 @@ rdm_case() {
 	case_result $? "$desc" hostile.args hostile client server server.err
 }
 
-echo "1..11"
+echo "1..12"
 
 # A connect reply whose length byte claims 195 bytes of connection data:
 # the lfverbs client aborts that connection (no copy past its 55 bytes),
@@ -196,6 +196,13 @@ desc="an oversized connect request is rejected, the next one served"
 
 rdm_case "forged RDM handshakes naming a connected peer are dropped" \
 	"rdm-forged VICTIM OTHER" forged=1
+# Liveness (wire version 5), eight rounds: a PONG and a GONE nobody asked
+# for change nothing; a PING naming the good client, sent from the
+# hostile peer's address, is forged (8; at least 4 counted: rxe may lose a
+# datagram); the hostile peer's PINGs get a PONG for its connection and a
+# GONE for another incarnation, each round (it checks).
+rdm_case "liveness PINGs are answered, forged and unasked ones change nothing" \
+	"rdm-live VICTIM OTHER" forged=4
 # Eight rounds of two truncated, one of another version, one of another
 # eager size, three malformed: more than 8 VERSION drops shows that the
 # eager size is checked (rxe may lose a datagram now and then).

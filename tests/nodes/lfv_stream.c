@@ -25,7 +25,9 @@
  * drains; after GAP_S seconds the next epoch starts (with -R after
  * resolving the peer's address again: a restarted peer has a new one).
  * Each error completion is timed from the last successful one (or the
- * epoch's start), and must come within BOUND_MS; nothing may stay pending
+ * epoch's start), or from its send's post if that came later (a send
+ * posted after the connection failed makes a new one, whose handshake has
+ * its own bound), and must come within BOUND_MS; nothing may stay pending
  * past LIMIT_S (a hang).
  *
  * Output, one line per epoch on each side (tests/nodes/faults.sh reads
@@ -98,6 +100,7 @@ struct stream {
 	fi_addr_t peer;
 	char *bufs[STREAM_MAX_WINDOW];
 	int slot_seq[STREAM_MAX_WINDOW];	/* send: seq; recv: post number */
+	double slot_t[STREAM_MAX_WINDOW];	/* send: when posted (ms) */
 	bool busy[STREAM_MAX_WINDOW];
 	bool streaming;		/* send: said "streaming" */
 };
@@ -262,7 +265,7 @@ struct send_epoch {
 static void send_done(struct stream *s, struct send_epoch *ep, int slot,
 		      int err)
 {
-	double t = now_ms();
+	double t = now_ms(), since;
 
 	s->busy[slot] = false;
 	if (!err) {
@@ -280,8 +283,9 @@ static void send_done(struct stream *s, struct send_epoch *ep, int slot,
 	}
 	if (!ep->errors++)
 		ep->first_err = err;
-	if (t - ep->last_ok > ep->max_delay)
-		ep->max_delay = t - ep->last_ok;
+	since = ep->last_ok > s->slot_t[slot] ? ep->last_ok : s->slot_t[slot];
+	if (t - since > ep->max_delay)
+		ep->max_delay = t - since;
 }
 
 /* Takes the send completions there are now. */
@@ -339,6 +343,7 @@ static int send_one(struct stream *s, struct send_epoch *ep,
 	if (o->fault && !strcmp(o->fault, "flip") && seq == 7)
 		s->bufs[slot][stream_size(seq) / 2] ^= 0x10;
 	s->slot_seq[slot] = (int)seq;
+	s->slot_t[slot] = now_ms();
 	do {
 		ret = fi_tsend(s->r.ep, s->bufs[slot], stream_size(seq), NULL,
 			       s->peer, STREAM_TAG, (void *)(intptr_t)slot);

@@ -809,6 +809,47 @@ static void test_read_chunks(void **state)
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 }
 
+/* The limit is the connection's, not each receive's: two rendezvous
+ * from one peer, their reads answered one at a time, never have more than
+ * FI_LFVERBS_RDM_READS on the wire together (the responses of both share
+ * the peer's link; per receive, the second's began beside the first's
+ * last ones). */
+static void test_reads_per_connection(void **state)
+{
+	struct world *w = *state;
+	uint8_t *dst2 = calloc(1, w->big);
+	size_t on_wire, most = 0;
+	int round, i;
+
+	assert_non_null(dst2);
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx1);
+	post_recv(&w->b, dst2, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	send_to_peer(&w->a, w->src, w->big, tx2);
+	for (round = 0; round < 1000 && (!oks(&w->b, rx1) ||
+					 !oks(&w->b, rx2)); round++) {
+		on_wire = fake_net_count_of(FAKE_PKT_READ, -1, 0);
+		most = on_wire > most ? on_wire : most;
+		i = fake_net_find(0, FAKE_PKT_READ, -1, 0);
+		if (i >= 0)
+			fake_net_deliver((size_t)i);
+		else
+			fake_net_deliver_all();
+		poll_node(&w->a);
+		poll_node(&w->b);
+	}
+	pump(w);
+	assert_int_equal(most, READS);
+	assert_int_equal(oks(&w->b, rx1), 1);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_memory_equal(dst2, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1) + oks(&w->a, tx2), 2);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	free(dst2);
+}
+
 /* A and B connected; A's rendezvous send (tx1) to B's receive (rx2),
  * whose read of A's buffer fails at A's device: B's receive fails with
  * FI_EIO and no data. */
@@ -1201,6 +1242,193 @@ static void test_sar_segment_fails(void **state)
 	assert_int_equal(err->err, FI_EIO);
 }
 
+/* ---- liveness (lfv_rdm_proto.h) ------------------------------------------ */
+
+/* A's small send to B, on the wire and kept there (not delivered): A's
+ * connection has work on its QP that does not complete. Its index. */
+static size_t send_held(struct world *w)
+{
+	static const char held[] = "held";
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->small_b, SMALL, rx2);
+	send_to_peer(&w->a, held, sizeof(held), tx1);
+	return step_until(w, FAKE_PKT_SEND, LFV_RDM_EAGER_MSG);
+}
+
+/* What one liveness step does to a control datagram of the wire. */
+enum dgram_fate { DELIVER, DROP_FROM_A, FORGE_ANSWERS };
+
+/* Delivers, drops or forges the control datagrams on the wire (the RC
+ * packets stay); forged: B's answers carry another nonce. How many PINGs
+ * of A's were there. */
+static size_t move_dgrams(struct world *w, enum dgram_fate fate)
+{
+	struct lfv_rdm_ctrl *m;
+	const struct fake_pkt *p;
+	struct fake_pkt *q;
+	size_t i = 0, pings = 0, n = fake_net_count();
+
+	while (i < fake_net_count() && n--) {
+		p = fake_net_peek(i);
+		if (p->kind != FAKE_PKT_DGRAM) {
+			i++;
+			continue;
+		}
+		m = (struct lfv_rdm_ctrl *)p->data;
+		pings += m->op == LFV_RDM_CTRL_PING &&
+			 p->src_qpn == ctl_qpn(&w->a);
+		if (fate == DROP_FROM_A && p->src_qpn == ctl_qpn(&w->a)) {
+			fake_net_drop(i);
+			continue;
+		}
+		if (fate == FORGE_ANSWERS && m->op != LFV_RDM_CTRL_PING) {
+			q = fake_net_take(i);
+			((struct lfv_rdm_ctrl *)q->data)->psn ^= 0x100;
+			fake_net_put(q);
+			fake_net_deliver(fake_net_count() - 1);
+			continue;
+		}
+		if (!fake_net_deliver(i))
+			i++;
+	}
+	return pings;
+}
+
+/* One second of A's reader polling (one liveness look), then the
+ * control datagrams moved, and B's answers read. A's PINGs seen. */
+static size_t live_step(struct world *w, enum dgram_fate fate)
+{
+	size_t pings;
+	int k;
+
+	fake_net_advance(LFV_RDM_LIVE_LOOK_NS);
+	for (k = 0; k < LFV_RDM_LIVE_CALLS; k++)
+		poll_node(&w->a);
+	pings = move_dgrams(w, fate);
+	poll_node(&w->b);
+	move_dgrams(w, fate);
+	poll_node(&w->a);
+	return pings;
+}
+
+/* Steps (at most max) until A's held send fails; how many it took. */
+static int live_until_failed(struct world *w, enum dgram_fate fate, int max,
+			     size_t *pings)
+{
+	int s;
+
+	for (s = 1; s <= max; s++) {
+		*pings += live_step(w, fate);
+		if (err_of(&w->a, tx1))
+			return s;
+	}
+	return s;
+}
+
+/* The peer answers: a send whose completion does not come (a lossy link,
+ * RC resending) waits as long as it takes, its connection asked about
+ * once a look after the quiet time, never failed; it completes when its
+ * packet gets through. */
+static void test_live_pong_keeps_waiting(void **state)
+{
+	struct world *w = *state;
+	size_t i = send_held(w), pings = 0;
+	int s;
+
+	(void)i;
+	for (s = 0; s < 30; s++)
+		pings += live_step(w, DELIVER);
+	assert_true(pings >= 25);
+	assert_null(err_of(&w->a, tx1));
+	assert_int_equal(conn(&w->a)->state, LFV_RDM_CONNECTED);
+	pump(w);
+	assert_got(&w->b, rx2, w->small_b, "held");
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
+/* No answer (the peer's host is gone, or the link): after
+ * LFV_RDM_LIVE_DEAD_NS of quiet the connection fails, and the send
+ * flushed from its QP says FI_ETIMEDOUT; the next send connects again. */
+static void test_live_silence_fails(void **state)
+{
+	struct world *w = *state;
+	static const char again[] = "again";
+	const struct fi_cq_err_entry *e;
+	size_t pings = 0;
+	int steps;
+
+	send_held(w);
+	steps = live_until_failed(w, DROP_FROM_A, 20, &pings);
+	/* Quiet from the first look on: DEAD later, a look or two. */
+	assert_true(steps >= LFV_RDM_LIVE_DEAD_NS / LFV_RDM_LIVE_LOOK_NS);
+	assert_true(steps <= LFV_RDM_LIVE_DEAD_NS / LFV_RDM_LIVE_LOOK_NS + 2);
+	assert_true(pings >= 6);
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ETIMEDOUT);
+	assert_int_equal(oks(&w->a, tx1), 0);
+
+	post_recv(&w->b, w->small_a, SMALL, rx1);
+	send_to_peer(&w->a, again, sizeof(again), tx2);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx2), 1);
+	assert_true(oks(&w->b, rx1) + oks(&w->b, rx2) == 1);
+}
+
+/* The peer lives but no longer holds the connection (it failed it, or
+ * took a new one from a restart of ours): its GONE fails ours at once,
+ * with FI_ECONNRESET. */
+static void test_live_gone_fails_at_once(void **state)
+{
+	struct world *w = *state;
+	const struct fi_cq_err_entry *e;
+	size_t pings = 0;
+	int steps;
+
+	send_held(w);
+	conn(&w->b)->peer_inc ^= 1;	/* B's is another connection */
+	steps = live_until_failed(w, DELIVER, 20, &pings);
+	assert_true(steps <= LFV_RDM_LIVE_QUIET_NS / LFV_RDM_LIVE_LOOK_NS + 2);
+	assert_int_equal(pings, 1);
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ECONNRESET);
+	conn(&w->b)->peer_inc ^= 1;
+}
+
+/* Answers that do not carry the nonce of A's question (a forger's, or
+ * late ones) are dropped and counted: forged PONGs do not keep a dead
+ * connection up, forged GONEs do not take a live one down. */
+static void test_live_forged_answers(void **state)
+{
+	struct world *w = *state;
+	const struct fi_cq_err_entry *e;
+	size_t pings = 0;
+	int steps;
+
+	send_held(w);
+	steps = live_until_failed(w, FORGE_ANSWERS, 20, &pings);
+	assert_true(steps >= LFV_RDM_LIVE_DEAD_NS / LFV_RDM_LIVE_LOOK_NS);
+	e = err_of(&w->a, tx1);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_ETIMEDOUT);
+	assert_true(drops_for(w, FI_LFVERBS_DROP_FORGED) >= 6);
+
+	/* B's GONE, forged the same way, is no reason either. */
+	w->a.nerr = 0;
+	send_held(w);
+	conn(&w->b)->peer_inc ^= 1;
+	pings = 0;
+	for (steps = 0; steps < 5; steps++)
+		pings += live_step(w, FORGE_ANSWERS);
+	assert_true(pings >= 3);
+	assert_null(err_of(&w->a, tx1));
+	conn(&w->b)->peer_inc ^= 1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1242,6 +1470,16 @@ int main(void)
 						setup_sar, teardown),
 		cmocka_unit_test_setup_teardown(test_read_chunks,
 						setup_read_max, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_per_connection,
+						setup_read_max, teardown),
+		cmocka_unit_test_setup_teardown(test_live_pong_keeps_waiting,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_silence_fails,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_gone_fails_at_once,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_forged_answers,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

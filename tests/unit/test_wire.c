@@ -160,6 +160,14 @@ static void test_ctrl_good(void **state)
 	assert_memory_equal(&out, &m, sizeof(m));
 	m.op = LFV_RDM_CTRL_REP;
 	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+	/* Version 5's liveness datagrams. */
+	m.op = LFV_RDM_CTRL_PING;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+	m.op = LFV_RDM_CTRL_PONG;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+	m.op = LFV_RDM_CTRL_GONE;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+	assert_int_equal(out.op, LFV_RDM_CTRL_GONE);
 }
 
 static void test_ctrl_truncated(void **state)
@@ -190,7 +198,9 @@ static void test_ctrl_unknown_op(void **state)
 	(void)state;
 	m.op = 0;
 	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
-	m.op = 3;
+	m.op = LFV_RDM_CTRL_GONE + 1;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+	m.op = 0xff;
 	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
 }
 
