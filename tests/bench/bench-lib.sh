@@ -36,6 +36,23 @@ bench_in_bed() {
 	bench_pins
 }
 
+# bench_in_bed_setup NAME: inside the bed, the device, its address and
+# GID (dev, ip, gid) and where results go: with nodes=1 (--nodes; no
+# callgrind there) $out/NAME-nodes.txt, the servers here (lfv-a) and the
+# clients on lfv-b through on-peer.sh; else $out/NAME-results.txt, the
+# server on CPU 0 and the client on CPU 1.
+bench_in_bed_setup() {
+	dev=${LFV_BED_DEV:?not in the test bed}
+	ip=${LFV_BED_IP:?not in the test bed}
+	gid=1	# the IPv4-mapped RoCE v2 GID (tests/bed/README.md)
+	if [ "${nodes:-0}" = 1 ]; then
+		bench_in_bed "$out/$1-nodes.txt"
+		pin_s="" pin_c="$top/tests/bench/on-peer.sh"
+	else
+		bench_in_bed "$out/$1-results.txt"
+	fi
+}
+
 # bench_pins: server on CPU 0, client on CPU 1 (pin_s, pin_c: command
 # prefixes, empty on one CPU or without taskset). Unpinned, the scheduler
 # sometimes leaves both busy-polling processes on one vCPU, and every

@@ -37,18 +37,7 @@ bench_stall_secs=$LFV_EPB_STALL
 
 # ---- inside the bed: run everything, write build/bench/ep-*.txt -------------
 in_bed() {
-	dev=${LFV_BED_DEV:?not in the test bed}
-	ip=${LFV_BED_IP:?not in the test bed}
-	# The IPv4-mapped RoCE v2 GID of the bed's device (tests/bed/README.md).
-	gid=1
-	if [ "${nodes:-0}" = 1 ]; then
-		# --nodes: servers here (lfv-a), clients on lfv-b through
-		# on-peer.sh; no callgrind (one node's).
-		bench_in_bed "$out/ep-nodes.txt"
-		pin_s="" pin_c="$top/tests/bench/on-peer.sh"
-	else
-		bench_in_bed "$out/ep-results.txt"	# server on CPU 0, client on CPU 1
-	fi
+	bench_in_bed_setup ep
 	port=47600
 
 	# pair TAG [VALGRIND...] -- PROGRAM ARGS...: server, then client.

@@ -78,18 +78,11 @@ bench_stall_secs=$LFV_RDB_STALL
 
 # ---- inside the bed: run everything, write build/bench/rdm-*.txt -----------
 in_bed() {
-	dev=${LFV_BED_DEV:?not in the test bed}
-	ip=${LFV_BED_IP:?not in the test bed}
-	gid=1	# the IPv4-mapped RoCE v2 GID (tests/bed/README.md)
+	bench_in_bed_setup rdm
 	if [ "${nodes:-0}" = 1 ]; then
-		# --nodes: servers here (lfv-a), clients on lfv-b through
-		# on-peer.sh; no tcp;ofi_rxm and no callgrind (one node's).
-		bench_in_bed "$out/rdm-nodes.txt"
-		pin_s="" pin_c="$top/tests/bench/on-peer.sh"
+		# --nodes: no tcp;ofi_rxm column (one node's).
 		csrc="--src ${LFV_BED_PEER_IP:?not on a two-node bed}"
 		LFV_RDB_TCP=0
-	else
-		bench_in_bed "$out/rdm-results.txt"	# server on CPU 0, client on CPU 1
 	fi
 	port=47700
 
