@@ -28,6 +28,7 @@ struct lfv_params {
 	size_t svc_timeout;	/* ms an AV waits for a service name */
 	size_t rdm_handshakes_max; /* RDM: handshakes under way per endpoint */
 	size_t rdm_rndv_timeout; /* RDM: s a rendezvous waits before asking */
+	size_t rdm_live_timeout; /* RDM: s quiet and unanswered: dead */
 	size_t rdm_rndv_peer_max; /* RDM: rendezvous waiting per peer; 0: half
 				   * the transmit requests */
 	size_t rdm_unexp_max;	/* RDM: unexpected messages per endpoint */

@@ -23,6 +23,7 @@ struct lfv_params lfv_params = {
 	.svc_timeout = 5000,
 	.rdm_handshakes_max = 4096,
 	.rdm_rndv_timeout = 300,
+	.rdm_live_timeout = 30,
 	.rdm_rndv_peer_max = 0,
 	.rdm_unexp_max = 1 << 20,
 	.rdm_unexp_bytes = (size_t)1 << 30,
@@ -117,6 +118,13 @@ static const struct lfv_size_param lfv_size_params[] = {
 		       "receiver's FIN before it asks whether the receiver "
 		       "still holds the request, and as many again for the "
 		       "answer before it fails (FI_ETIMEDOUT); 0: for ever"),
+	LFV_SIZE_PARAM(rdm_live_timeout,
+		       "RDM: seconds a connection with work on its queue pair "
+		       "waits without a completion and without an answer to "
+		       "its liveness PINGs before it fails (FI_ETIMEDOUT): a "
+		       "peer that exited, whose host or link is down, or that "
+		       "has not read its completion queue for that long; 0: "
+		       "for ever"),
 	LFV_SIZE_PARAM(rdm_rndv_peer_max,
 		       "RDM: rendezvous sends to one peer waiting for its FIN "
 		       "at most; past it sends to that peer return "

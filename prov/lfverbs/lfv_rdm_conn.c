@@ -566,10 +566,12 @@ static void lfv_rdm_on_answer(struct lfv_rdm_ep *ep,
 }
 
 /* One look at every connection with work on its QP: quiet since the last
- * look that saw a completion; asked after LFV_RDM_LIVE_QUIET_NS, failed
- * after LFV_RDM_LIVE_DEAD_NS without a PONG. */
+ * look that saw a completion (or a PONG); asked after
+ * LFV_RDM_LIVE_QUIET_NS, failed after FI_LFVERBS_RDM_LIVE_TIMEOUT
+ * seconds (0: never for silence). */
 static void lfv_rdm_live_look(struct lfv_rdm_ep *ep, int64_t now)
 {
+	int64_t dead = (int64_t)lfv_params.rdm_live_timeout * 1000000000LL;
 	struct lfv_list *item;
 	struct lfv_rdm_conn *c;
 	uint32_t asking = 0;
@@ -585,7 +587,7 @@ static void lfv_rdm_live_look(struct lfv_rdm_ep *ep, int64_t now)
 			continue;
 		}
 		quiet = now - c->live_since;
-		if (quiet >= LFV_RDM_LIVE_DEAD_NS) {
+		if (dead && quiet >= dead) {
 			c->live_nonce = 0;
 			lfv_rdm_live_fail(ep, c, -FI_ETIMEDOUT);
 		} else if (quiet >= LFV_RDM_LIVE_QUIET_NS) {

@@ -51,14 +51,14 @@
 #define LFV_RDM_PING_NS (1000 * 1000 * 1000LL)
 /* Liveness (lfv_rdm_proto.h): a look at the connections with work on their
  * QPs this often; one quiet (no completion) for QUIET is asked whether its
- * peer holds it, once a look; quiet for DEAD without an answer, it fails.
+ * peer holds it, once a look; quiet for FI_LFVERBS_RDM_LIVE_TIMEOUT
+ * seconds without an answer, it fails.
  * Progress asks for a look once in LFV_RDM_LIVE_CALLS calls (a power of
  * two), and at each sleep slice of a blocked reader. Not 64: a reader that
  * polls with usleep(200) between reads made 64 calls in about 4 s in the
  * two-node bed, and its dead peer took 14 s to notice instead of 10. */
 #define LFV_RDM_LIVE_LOOK_NS (1000 * 1000 * 1000LL)
 #define LFV_RDM_LIVE_QUIET_NS (1000 * 1000 * 1000LL)
-#define LFV_RDM_LIVE_DEAD_NS (8 * 1000 * 1000 * 1000LL)
 #define LFV_RDM_LIVE_CALLS 8
 /* How often the endpoint looks at the probes' and reaping's timers while a
  * rendezvous send or a reap waits, by the coarse clock. */

@@ -118,7 +118,9 @@
  * it). A takes an answer only for its connection to B, with the nonce of
  * its current PING and B's incarnation (and, PONG, B's QPN): PONG starts
  * the quiet time again, GONE fails the connection at once, and
- * LFV_RDM_LIVE_DEAD_NS of quiet without a PONG fails it with
+ * FI_LFVERBS_RDM_LIVE_TIMEOUT seconds of quiet without a PONG (30 by
+ * default: a peer that does not read its CQ for a while answers nothing,
+ * and its full receive queue stops our sends, RNR, meanwhile) fail it with
  * FI_ETIMEDOUT: its QP goes to the error state, and what it flushes
  * completes with FI_ETIMEDOUT too.
  */

@@ -50,8 +50,9 @@
 #   LFV_FAULTS_N         messages per stream (default 200)
 #   LFV_FAULTS_BOUND_MS  bound on an error completion after the last
 #                        progress or its send's post, if later (default
-#                        15000; the man page says about 10 s, 5 s for a
-#                        new connection's handshake)
+#                        15000; the man page says about
+#                        FI_LFVERBS_RDM_LIVE_TIMEOUT + 2 s, 8 + 2 here,
+#                        5 s for a new connection's handshake)
 #   LFV_FAULTS_CASES     numbers of the cases to run (default all)
 #
 # lfverbs is loaded from the build tree ($LFV_BUILD_DIR, default build).
@@ -80,10 +81,14 @@ peer=$LFV_BED_PEER
 dev=$LFV_BED_NETDEV
 me=$LFV_BED_IP
 peer_ip=$LFV_BED_PEER_IP
+# Dead peers noticed 8 s after the last completion, not the default 30
+# (fi_lfverbs(7)): the bound below allows for it.
+FI_LFVERBS_RDM_LIVE_TIMEOUT=${FI_LFVERBS_RDM_LIVE_TIMEOUT:-8}
+export FI_LFVERBS_RDM_LIVE_TIMEOUT
 if [ -n "${LFV_FAULTS_LOG:-}" ]; then
 	export FI_LOG_LEVEL=$LFV_FAULTS_LOG FI_LOG_PROV=lfverbs
 fi
-ssh_env="env FI_PROVIDER_PATH=$FI_PROVIDER_PATH ${LFV_FAULTS_LOG:+FI_LOG_LEVEL=$LFV_FAULTS_LOG FI_LOG_PROV=lfverbs}"
+ssh_env="env FI_PROVIDER_PATH=$FI_PROVIDER_PATH FI_LFVERBS_RDM_LIVE_TIMEOUT=$FI_LFVERBS_RDM_LIVE_TIMEOUT ${LFV_FAULTS_LOG:+FI_LOG_LEVEL=$LFV_FAULTS_LOG FI_LOG_PROV=lfverbs}"
 
 netem_clear() {
 	tc qdisc del dev "$dev" root 2>/dev/null

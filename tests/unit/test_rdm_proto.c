@@ -37,6 +37,10 @@
 #include "unit_fake.h"
 
 #define MAX_COMPS 32
+/* FI_LFVERBS_RDM_LIVE_TIMEOUT in every world (the faults of the two-node
+ * bed run with it too). */
+#define LIVE_TIMEOUT_S 8
+#define DEAD_NS (LIVE_TIMEOUT_S * 1000000000LL)
 #define SMALL 64
 #define PUMP_ROUNDS 64
 
@@ -66,6 +70,7 @@ struct world {
 	 * fails leaves its receives posted, and teardown still delivers. */
 	char small_a[SMALL], small_b[SMALL];
 	size_t saved_rx_bufs, saved_sar, saved_read_max, saved_reads;
+	size_t saved_live_timeout;
 	size_t min_multi_recv;		/* set before enable; 0: not */
 	bool split_cqs;			/* a CQ per direction */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
@@ -353,6 +358,8 @@ static int world_setup(void **state, const struct world_opts *o)
 	w->saved_read_max = lfv_params.rdm_read_max;
 	if (o->read_max)
 		lfv_params.rdm_read_max = o->read_max;
+	w->saved_live_timeout = lfv_params.rdm_live_timeout;
+	lfv_params.rdm_live_timeout = LIVE_TIMEOUT_S;
 	w->saved_reads = lfv_params.rdm_reads;
 	if (o->reads)
 		lfv_params.rdm_reads = o->reads;
@@ -450,6 +457,7 @@ static int teardown(void **state)
 	lfv_params.rdm_sar = w->saved_sar;
 	lfv_params.rdm_read_max = w->saved_read_max;
 	lfv_params.rdm_reads = w->saved_reads;
+	lfv_params.rdm_live_timeout = w->saved_live_timeout;
 	fake_net_fini();
 	assert_int_equal(fake_open.qp, 0);
 	assert_int_equal(fake_open.srq, 0);
@@ -1350,7 +1358,7 @@ static void test_live_pong_keeps_waiting(void **state)
 }
 
 /* No answer (the peer's host is gone, or the link): after
- * LFV_RDM_LIVE_DEAD_NS of quiet the connection fails, and the send
+ * DEAD_NS of quiet the connection fails, and the send
  * flushed from its QP says FI_ETIMEDOUT; the next send connects again. */
 static void test_live_silence_fails(void **state)
 {
@@ -1363,8 +1371,8 @@ static void test_live_silence_fails(void **state)
 	send_held(w);
 	steps = live_until_failed(w, DROP_FROM_A, 20, &pings);
 	/* Quiet from the first look on: DEAD later, a look or two. */
-	assert_true(steps >= LFV_RDM_LIVE_DEAD_NS / LFV_RDM_LIVE_LOOK_NS);
-	assert_true(steps <= LFV_RDM_LIVE_DEAD_NS / LFV_RDM_LIVE_LOOK_NS + 2);
+	assert_true(steps >= DEAD_NS / LFV_RDM_LIVE_LOOK_NS);
+	assert_true(steps <= DEAD_NS / LFV_RDM_LIVE_LOOK_NS + 2);
 	assert_true(pings >= 6);
 	e = err_of(&w->a, tx1);
 	assert_non_null(e);
@@ -1376,6 +1384,26 @@ static void test_live_silence_fails(void **state)
 	pump(w);
 	assert_int_equal(oks(&w->a, tx2), 1);
 	assert_true(oks(&w->b, rx1) + oks(&w->b, rx2) == 1);
+}
+
+/* FI_LFVERBS_RDM_LIVE_TIMEOUT 0: silence never fails a connection (a
+ * peer may not read its CQ for long); it completes once its packet gets
+ * through. */
+static void test_live_timeout_zero(void **state)
+{
+	struct world *w = *state;
+	size_t pings = 0;
+	int steps;
+
+	lfv_params.rdm_live_timeout = 0;
+	send_held(w);
+	steps = live_until_failed(w, DROP_FROM_A, 3 * LIVE_TIMEOUT_S, &pings);
+	assert_int_equal(steps, 3 * LIVE_TIMEOUT_S + 1);
+	assert_true(pings >= 2 * LIVE_TIMEOUT_S);
+	assert_null(err_of(&w->a, tx1));
+	pump(w);
+	assert_got(&w->b, rx2, w->small_b, "held");
+	assert_int_equal(oks(&w->a, tx1), 1);
 }
 
 /* The peer lives but no longer holds the connection (it failed it, or
@@ -1411,7 +1439,7 @@ static void test_live_forged_answers(void **state)
 
 	send_held(w);
 	steps = live_until_failed(w, FORGE_ANSWERS, 20, &pings);
-	assert_true(steps >= LFV_RDM_LIVE_DEAD_NS / LFV_RDM_LIVE_LOOK_NS);
+	assert_true(steps >= DEAD_NS / LFV_RDM_LIVE_LOOK_NS);
 	e = err_of(&w->a, tx1);
 	assert_non_null(e);
 	assert_int_equal(e->err, FI_ETIMEDOUT);
@@ -1475,6 +1503,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_pong_keeps_waiting,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_silence_fails,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_timeout_zero,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_gone_fails_at_once,
 						setup, teardown),
