@@ -97,11 +97,18 @@ static inline void lfv_cntr_updated(struct lfv_cntr *cntr)
 		lfv_cntr_wake(cntr);
 }
 
+/* A peer counter's update: the owner counts (fi_peer(3)), through its
+ * ops. Out of line: inlined, its indirect call made every completion
+ * handler that counts save all its registers (callgrind: +11
+ * instructions a receive with no counter bound). */
+__attribute__((noinline, cold)) void lfv_cntr_owner_add(struct lfv_cntr *cntr,
+						   bool err);
+
 /* Completion path: one successful / failed operation. Lock-free. */
 static inline void lfv_cntr_inc(struct lfv_cntr *cntr)
 {
-	if (cntr->owner) {	/* a peer counter: the owner counts */
-		cntr->owner->owner_ops->inc(cntr->owner);
+	if (cntr->owner) {
+		lfv_cntr_owner_add(cntr, false);
 		return;
 	}
 	/* seq_cst RMW: its release half pairs with the acquire load in
@@ -113,7 +120,7 @@ static inline void lfv_cntr_inc(struct lfv_cntr *cntr)
 static inline void lfv_cntr_inc_err(struct lfv_cntr *cntr)
 {
 	if (cntr->owner) {
-		cntr->owner->owner_ops->incerr(cntr->owner);
+		lfv_cntr_owner_add(cntr, true);
 		return;
 	}
 	/* seq_cst RMW: as in lfv_cntr_inc; pairs with fi_cntr_readerr. */

@@ -77,6 +77,15 @@ void lfv_cntr_wake(struct lfv_cntr *cntr)
 		lfv_wait_signal(&cntr->wait);
 }
 
+__attribute__((noinline, cold)) void
+lfv_cntr_owner_add(struct lfv_cntr *cntr, bool err)
+{
+	if (err)
+		cntr->owner->owner_ops->incerr(cntr->owner);
+	else
+		cntr->owner->owner_ops->inc(cntr->owner);
+}
+
 static void lfv_cntr_arm(struct lfv_cntr *cntr)
 {
 	/* seq_cst exchange: pairs with the seq_cst load in lfv_cntr_updated
