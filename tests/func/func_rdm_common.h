@@ -84,14 +84,33 @@ static inline void fill(uint8_t *p, size_t len, uint64_t seed)
 		p[i] = pat(seed, i);
 }
 
-static inline bool check(const uint8_t *p, size_t len, uint64_t seed)
+/* The offset of the first byte of p that is not the pattern of seed, or
+ * len when all len are. */
+static inline size_t first_bad(const uint8_t *p, size_t len, uint64_t seed)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
 		if (p[i] != pat(seed, i))
-			return false;
-	return true;
+			break;
+	return i;
+}
+
+static inline bool check(const uint8_t *p, size_t len, uint64_t seed)
+{
+	return first_bad(p, len, seed) == len;
+}
+
+/* How many of the len bytes of p from offset from on are not seed's
+ * pattern. */
+static inline size_t count_bad(const uint8_t *p, size_t len, uint64_t seed,
+			       size_t from)
+{
+	size_t i, n = 0;
+
+	for (i = from; i < len; i++)
+		n += p[i] != pat(seed, i);
+	return n;
 }
 
 /* ---- fabric, endpoints, completions -------------------------------------- */

@@ -335,6 +335,22 @@ static int a2a_wait(struct a2a *x, int64_t deadline)
 	return 0;
 }
 
+/* A received message's bytes; when wrong, where: the first bad offset,
+ * what was there and what should be, how many bytes are bad. */
+static int a2a_check_data(struct a2a *x, int r, int s, int z)
+{
+	const uint8_t *p = a2a_rslot(x, r, s, z);
+	uint64_t seed = a2a_seed(s, z);
+	size_t len = x->size[z], bad = first_bad(p, len, seed);
+
+	if (bad == len)
+		return 0;
+	return a2a_fail(x, "receive %d <- %d size %zu: wrong data from "
+			"offset %zu (%#x, not %#x), %zu bytes wrong",
+			x->base + r, s, len, bad, p[bad], pat(seed, bad),
+			count_bad(p, len, seed, bad));
+}
+
 /* One message: each side completed once, without error; the receive has
  * the right flags, length, tag, source and data. */
 static int a2a_check_one(struct a2a *x, int r, int s, int z,
@@ -359,10 +375,7 @@ static int a2a_check_one(struct a2a *x, int r, int s, int z,
 		return a2a_fail(x, "receive %d <- %d: FI_SOURCE %#lx, not %#lx",
 				x->base + r, s, (unsigned long)ro->src,
 				(unsigned long)x->addr[s]);
-	if (!check(a2a_rslot(x, r, s, z), x->size[z], a2a_seed(s, z)))
-		return a2a_fail(x, "receive %d <- %d size %zu: wrong data",
-				x->base + r, s, x->size[z]);
-	return 0;
+	return a2a_check_data(x, r, s, z);
 }
 
 static int a2a_verify(struct a2a *x)
