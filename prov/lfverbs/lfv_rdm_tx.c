@@ -269,7 +269,10 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 			lfv_list_insert_tail(&ep->aborted, &r->node);
 		return; /* else its last chunk's completion finishes it */
 	case LFV_RDM_K_FIN:
-		lfv_rdm_rreq_free_locked(ep, r);
+		if (r->read->entry)	/* reported outside the lock */
+			lfv_list_insert_tail(&ep->aborted, &r->node);
+		else
+			lfv_rdm_rreq_free_locked(ep, r);
 		return;
 	case LFV_RDM_K_SEG:	/* the last segment reports the send */
 		lfv_list_insert_head(&ep->tx_free, &r->node);

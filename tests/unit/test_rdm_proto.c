@@ -911,6 +911,33 @@ static void test_read_fails(void **state)
 	assert_int_equal(oks(&w->a, tx2), 1);
 }
 
+/* A read's success is believed only after its FIN, the next request on
+ * the QP, has completed: soft-RoCE (Linux 6.1) completes a read with
+ * success on the path that then puts the QP in error, its data partly
+ * written, and the FIN is flushed. B's receive is not reported while its
+ * FIN is on the wire, and fails with FI_EIO when the FIN fails. */
+static void test_read_believed_after_fin(void **state)
+{
+	struct world *w = *state;
+	const struct fi_cq_err_entry *e;
+	size_t at;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	at = step_until(w, FAKE_PKT_SEND, LFV_RDM_FIN);
+	poll_node(&w->b);
+	assert_int_equal(oks(&w->b, rx2), 0);
+	assert_null(err_of(&w->b, rx2));
+	fake_net_fail(at, IBV_WC_WR_FLUSH_ERR);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 0);
+	e = err_of(&w->b, rx2);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_EIO);
+	assert_int_equal(e->len, 0);
+}
+
 /* The same with a reader that polls once per sleep slice, as one blocked
  * in fi_cq_sread does (50 ms): A's probe goes about a second after the
  * FIN is due, by the clock, not after 256 polls (12.8 s of slices). */
@@ -1500,6 +1527,8 @@ int main(void)
 						setup_read_max, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_per_connection,
 						setup_read_max, teardown),
+		cmocka_unit_test_setup_teardown(test_read_believed_after_fin,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_pong_keeps_waiting,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_silence_fails,
