@@ -142,6 +142,10 @@ struct lfv_rdm_rma {
 	uint32_t posted;		/* work requests posted */
 	uint32_t cqes;			/* completions still to come */
 	bool notify;			/* a remote CQ data message follows */
+	/* A read or an atomic with no message behind it: a zero-byte RDMA
+	 * write follows, whose success vouches for theirs (see
+	 * lfv_rdm_rma_post_wr). */
+	bool vouch;
 	bool read;			/* FI_READ counter, else FI_WRITE */
 	int err;
 	/* FI_RMA_EVENT key: the EVENT message sent after it (inline, so

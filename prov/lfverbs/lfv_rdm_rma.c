@@ -149,10 +149,31 @@ static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
 	};
 }
 
-/* Posts the request's chunks (of at most the port's max_msg_sz: reads
+/* The zero-byte RDMA write that vouches for a read or an atomic: it
+ * touches no memory, so it needs no address or key. */
+static void lfv_rdm_rma_vouch_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr)
+{
+	*wr = (struct ibv_send_wr){
+		.wr_id = (uintptr_t)&r->op, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+}
+
+/*
+ * Posts the request's chunks (of at most the port's max_msg_sz: reads
  * and writes have verbs' limit, atomics are one) while the connection has
- * room, and behind the last one the WDATA or EVENT message; 0 once all
- * are posted, -FI_EAGAIN while some wait. Caller holds ep->lock. */
+ * room, and behind the last one the WDATA or EVENT message, or for a read
+ * or an atomic without one a zero-byte write; 0 once all are posted,
+ * -FI_EAGAIN while some wait. Caller holds ep->lock.
+ *
+ * Why the write: a read's or an atomic's success is believed only once a
+ * later work request on the QP has succeeded too. Soft-RoCE (Linux 6.1's
+ * rxe_comp.c, COMPST_ERROR with the status never set) completes the
+ * request at the head of its send queue with success on the path that then
+ * puts the QP in error, a read's data partly written (issue 17, and
+ * lfv_rdm_read_done for rendezvous): the write behind it is then flushed,
+ * and the request completes in error.
+ */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r)
 {
@@ -160,17 +181,20 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge;
 	struct ibv_send_wr wr, note, *bad;
 	bool atomic = lfv_wr_is_atomic(&rma->wr), last;
+	uint32_t behind = rma->notify || rma->vouch;
 	size_t n;
 	int ret;
 
 	lfv_spin_assert_held(&ep->lock);
 	if (rma->notify)
 		lfv_rdm_rma_note_wr(r, &note, &hsge);
+	else if (rma->vouch)
+		lfv_rdm_rma_vouch_wr(r, &note);
 	do {
 		n = atomic ? rma->len : lfv_min_size(rma->len - rma->off,
 						      ep->max_rdma);
 		last = rma->off + n == rma->len;
-		if (c->posted + 1 + (last && rma->notify) > LFV_RDM_SQ_DEPTH)
+		if (c->posted + 1 + (last && behind) > LFV_RDM_SQ_DEPTH)
 			return -FI_EAGAIN;
 		wr = rma->wr;
 		wr.wr_id = (uintptr_t)&r->op;
@@ -183,13 +207,13 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		if (rma->off) /* only the first chunk waits for a fence */
 			wr.send_flags &= ~(unsigned int)IBV_SEND_FENCE;
 		wr.send_flags |= IBV_SEND_SIGNALED;
-		wr.next = last && rma->notify ? &note : NULL;
+		wr.next = last && behind ? &note : NULL;
 		lfv_tsan_posted(wr.wr_id);
 		ret = ibv_post_send(c->qp, &wr, &bad);
 		if (ret)
 			return lfv_post_ret(ret);
-		c->posted += 1 + (last && rma->notify);
-		rma->posted += 1 + (last && rma->notify);
+		c->posted += 1 + (last && behind);
+		rma->posted += 1 + (last && behind);
 		rma->off += n;
 	} while (!last);
 	return 0;
@@ -310,6 +334,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	rma->event = q->key > UINT32_MAX;
 	rma->notify = q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
 		      rma->event;
+	rma->vouch = into_app && !rma->notify;
 	if (rma->event)
 		lfv_rdm_rma_event_note(rma, q, len);
 	else if (rma->notify)
@@ -321,7 +346,8 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		rma->wr.opcode = IBV_WR_RDMA_WRITE;
 	rma->len = lfv_wr_is_atomic(&q->wr) ? 0 : len;
 	rma->off = 0;
-	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) + rma->notify;
+	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) +
+		   (rma->notify || rma->vouch);
 	rma->cqes = rma->wrs;
 	rma->posted = 0;
 	rma->read = q->r.comp_flags & FI_READ;

@@ -392,6 +392,13 @@ static int setup(void **state)
 	return world_setup(state, &plain);
 }
 
+static int setup_rma(void **state)
+{
+	static const struct world_opts o = { .caps = FI_RMA };
+
+	return world_setup(state, &o);
+}
+
 /* Directed receive, and B meets A only when the case says. */
 static int setup_directed_unmet(void **state)
 {
@@ -936,6 +943,40 @@ static void test_read_believed_after_fin(void **state)
 	assert_non_null(e);
 	assert_int_equal(e->err, FI_EIO);
 	assert_int_equal(e->len, 0);
+}
+
+/* The same for fi_read: a zero-byte RDMA write follows its read, and the
+ * read completes only when that write has: in error when it fails. */
+static void test_rma_read_believed_after_write(void **state)
+{
+	struct world *w = *state;
+	const struct fi_cq_err_entry *e;
+	struct fid_mr *mr;
+	uint64_t addr = (uintptr_t)w->src;	/* lfverbs: FI_MR_VIRT_ADDR */
+	int rd, wr;
+
+	connect_a_to_b(w);
+	assert_int_equal(fi_mr_reg(w->domain, w->src, SMALL, FI_REMOTE_READ,
+				   0, 0, 0, &mr, NULL), 0);
+	assert_int_equal(fi_read(w->a.ep, w->dst, SMALL, NULL, w->a.peer,
+				 addr, fi_mr_key(mr), tx2), 0);
+	rd = fake_net_find(0, FAKE_PKT_READ, -1, 0);
+	wr = fake_net_find(0, FAKE_PKT_WRITE, -1, 0);
+	assert_true(rd >= 0);
+	assert_true(wr > rd);
+	assert_int_equal(fake_net_peek((size_t)wr)->len, 0);
+	assert_true(fake_net_deliver((size_t)rd));
+	poll_node(&w->a);
+	assert_int_equal(oks(&w->a, tx2), 0);
+	assert_null(err_of(&w->a, tx2));
+	fake_net_fail((size_t)fake_net_find(0, FAKE_PKT_WRITE, -1, 0),
+		      IBV_WC_WR_FLUSH_ERR);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx2), 0);
+	e = err_of(&w->a, tx2);
+	assert_non_null(e);
+	assert_int_not_equal(e->err, 0);
+	assert_int_equal(fi_close(&mr->fid), 0);
 }
 
 /* The same with a reader that polls once per sleep slice, as one blocked
@@ -1529,6 +1570,8 @@ int main(void)
 						setup_read_max, teardown),
 		cmocka_unit_test_setup_teardown(test_read_believed_after_fin,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rma_read_believed_after_write,
+						setup_rma, teardown),
 		cmocka_unit_test_setup_teardown(test_live_pong_keeps_waiting,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_silence_fails,
