@@ -409,11 +409,12 @@ compat_21() {
 		FUNC_SKIP="tests/hostile/run-hostile.sh tests/func/func_mpi.sh tests/func/func_pingpong.sh tests/func/func_rdm_peers" || ok=1
 	tally build-fi2.1.0
 	# shm beside verbs with peers on both nodes (tests/nodes/shm.sh;
-	# about 2 minutes with the two-node boot).
+	# about 2 minutes with the two-node boot). tap_step counts a failure
+	# itself (status), and returns 0 whatever the step did.
 	tap_step build-fi2.1.0/nodes-shm.log env LFV_BED_CPUS=2 \
 		tests/bed/rxe-bed --nodes 2 --workdir "$top" -- \
 		env LFV_BUILD_DIR=build-fi2.1.0 LFV_CORE_PREFIX="$core_prefix" \
-		tests/nodes/shm.sh || ok=1
+		tests/nodes/shm.sh
 	if [ "${LFV_SKIP_FABTESTS:-}" != 1 ]; then
 		export LFV_BUILD_DIR=build-fi2.1.0 LFV_FABTESTS_LISTS=-2.1
 		export LFV_FABTESTS_PREFIX="$core_prefix"
