@@ -50,31 +50,8 @@ CASES=(
 . "$here/netem.sh"
 nodes_netem
 
-# run_case N PROGRAM TEST: one TAP line. The program's own TAP (one test
-# selected) must say "ok" for it, or skip all with its reason.
-run_case() {
-	local n=$1 prog=$2 t=$3 rc t0=$SECONDS what
-	what="$prog${t:+ $t}"
-	if [ ! -x "$build/tests/func/$prog" ]; then
-		echo "not ok $n - $what: no $build/tests/func/$prog (make check TESTS=)"
-		return
-	fi
-	LFV_RDM_PEERS_ONLY=$t CMOCKA_MESSAGE_OUTPUT=TAP timeout "${LFV_NODES_CASE_TIMEOUT:-120}" \
-		"$build/tests/func/$prog" >"$log/out" 2>&1
-	rc=$?
-	if [ $rc = 0 ] && grep -q '^1\.\.0 # SKIP' "$log/out"; then
-		echo "ok $n - $what # SKIP$(sed -n 's/^1\.\.0 # SKIP//p' "$log/out")"
-	elif [ $rc = 0 ] && grep -q "^ok 1 - ${t:-.}" "$log/out" &&
-		! grep -q '^not ok' "$log/out"; then
-		grep -v -e '^ok' -e '^1\.\.' -e '^# ok - ' -e pyenv "$log/out" | head -4 |
-			sed 's/^#* */# /'
-		echo "ok $n - $what, peers on $LFV_BED_HOSTS ($((SECONDS - t0)) s)"
-	else
-		echo "# status $rc"
-		grep -v pyenv "$log/out" | tail -15 | sed 's/^/#   /'
-		echo "not ok $n - $what, peers on $LFV_BED_HOSTS ($((SECONDS - t0)) s)"
-	fi
-}
+# shellcheck source=tests/nodes/lib.sh
+. "$here/lib.sh"
 
 echo "1..${#CASES[@]}"
 n=0
@@ -85,5 +62,5 @@ for c in "${CASES[@]}"; do
 	*" $n "*) ;;
 	*) echo "ok $n - $prog $t # SKIP not in LFV_NODES_CASES"; continue ;;
 	esac
-	run_case "$n" "$prog" "$t"
+	nodes_case "$n" "$prog${t:+ $t}" true "$prog" "$t"
 done
