@@ -115,7 +115,9 @@ struct lfv_rdm_read {
 	struct lfv_rdm_seg seg[LFV_RDM_MAX_IOV];
 	int nseg;
 	size_t off;			/* bytes whose read is posted */
-	uint32_t inflight;		/* chunks posted, not completed */
+	uint32_t inflight;		/* chunks (and the write behind the
+					 * last) posted, not completed */
+	bool vouched;			/* that write is posted */
 	bool failed;
 	uint64_t raddr;
 	uint32_t rkey;

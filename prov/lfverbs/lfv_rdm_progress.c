@@ -165,7 +165,7 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		return;
 	case LFV_RDM_K_FIN:
 		lfv_rdm_sq_done(ep, r->conn, ok);
-		lfv_rdm_fin_done(ep, r, ok);
+		lfv_rdm_rreq_free(ep, r);
 		return;
 	case LFV_RDM_K_RMA:
 		lfv_rdm_rma_completion(ep, r, wc);

@@ -252,10 +252,9 @@ static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 	lfv_spin_unlock(&ep->lock);
 }
 
-/* Reports the receive a rendezvous read served: the bytes read, or
- * -FI_EIO; its SRX entry goes back. */
-static void lfv_rdm_read_report(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-				bool ok)
+/* The read finished: report the receive, then answer the sender. */
+static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			      bool ok)
 {
 	struct lfv_rdm_read *rd = r->read;
 	struct lfv_rdm_unexp m = {
@@ -270,39 +269,13 @@ static void lfv_rdm_read_report(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		n = rd->seg[i].len < left ? rd->seg[i].len : left;
 		lfv_mem_written((const void *)(uintptr_t)rd->seg[i].addr, n);
 	}
-	lfv_rdm_report(ep, rd->entry, &m, ok ? rd->got : 0, ok ? 0 : -FI_EIO);
+
+	lfv_rdm_report(ep, rd->entry, &m, ok ? rd->got : 0,
+		       ok ? 0 : -FI_EIO);
 	ep->peer_srx->owner_ops->free_entry(rd->entry);
 	rd->entry = NULL;
-}
-
-/*
- * The read finished: answer the sender. A failed read reports its receive
- * now. A read's success is believed only once a later work request on its
- * QP has succeeded too, so a successful one reports its receive when its
- * FIN completes (lfv_rdm_fin_done): soft-RoCE (Linux 6.1's rxe_comp.c,
- * COMPST_ERROR with the status never set) completes the read at the head
- * of its send queue with success on the path that then puts the QP in
- * error, its data partly written. Seen across the two-node bed under 2 %
- * loss: receives completing with zeros from an offset on (issue 17). The
- * FIN, posted after, can then only be flushed. The cost: the receive's
- * completion waits for the FIN's acknowledgement.
- */
-static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-			      bool ok)
-{
-	if (!ok)
-		lfv_rdm_read_report(ep, r, false);
-	lfv_rdm_read_unreg(ep, r->read);
+	lfv_rdm_read_unreg(ep, rd);
 	lfv_rdm_send_fin(ep, r, ok);
-}
-
-/* A rendezvous FIN completed (ok) or will never be sent: the receive it
- * vouches for is reported, then the request goes. */
-void lfv_rdm_fin_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, bool ok)
-{
-	if (r->read->entry && ep->tx_live)	/* closing: nobody to tell */
-		lfv_rdm_read_report(ep, r, ok);
-	lfv_rdm_rreq_free(ep, r);
 }
 
 
@@ -319,23 +292,20 @@ void lfv_rdm_rreq_drop(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep)
 {
 	struct lfv_list todo, *item;
-	struct lfv_rdm_req *r;
 
 	lfv_list_init(&todo);
 	lfv_spin_lock(&ep->lock);
 	while ((item = lfv_list_pop_head(&ep->aborted)))
 		lfv_list_insert_tail(&todo, item);
 	lfv_spin_unlock(&ep->lock);
-	while ((item = lfv_list_pop_head(&todo))) {
-		r = lfv_container_of(item, struct lfv_rdm_req, node);
-		if (r->kind == LFV_RDM_K_FIN)
-			lfv_rdm_fin_done(ep, r, false);
-		else
-			lfv_rdm_read_done(ep, r, false);
-	}
+	while ((item = lfv_list_pop_head(&todo)))
+		lfv_rdm_read_done(ep, lfv_container_of(item,
+				  struct lfv_rdm_req, node), false);
 }
 
-/* One chunk of a read completed; the last one finishes the receive. */
+/* One chunk of a read completed, or the zero-byte write behind the last
+ * (lfv_rdm_post_read), which completes after all of them; the last
+ * completion finishes the receive. */
 void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 				    struct lfv_rdm_req *r, bool ok)
 {
@@ -343,8 +313,9 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 	bool last;
 
 	lfv_spin_lock(&ep->lock);
+	if (!(rd->vouched && rd->inflight == 1))
+		r->conn->reads--;	/* a read's, not the write's */
 	rd->inflight--;
-	r->conn->reads--;
 	if (!ok) {
 		rd->failed = true;
 		rd->off = rd->got;	/* post nothing more */

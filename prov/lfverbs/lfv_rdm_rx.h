@@ -15,9 +15,6 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		     const uint8_t *buf);
 void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			     bool ok);
-/* A rendezvous receive's FIN completed, ok or not (or was aborted): the
- * receive is reported, successful only if ok; the request is freed. */
-void lfv_rdm_fin_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, bool ok);
 void lfv_rdm_post_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep);
 void lfv_rdm_post_ctrl_rx(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);

@@ -161,35 +161,55 @@ void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs)
  * next (lfv_rdm_sq_done). The limit keeps the peer's responses to a
  * burst its network can take: on the two-node bed, 8 MiB reads all at once
  * overflowed the sender's qdisc, and each lost packet cost a retry
- * timeout (tests/bench/README.md, across the wire). */
+ * timeout (tests/bench/README.md, across the wire).
+ *
+ * Behind the last chunk goes a zero-byte RDMA write (no address or key),
+ * counted in rd->inflight like a chunk, its completion the read's last
+ * (RC completes in order): the receive is reported only when it has
+ * succeeded (lfv_rdm_read_chunk_done). A read's success is believed only
+ * once a later request on its QP has succeeded too: soft-RoCE (Linux 6.1's
+ * rxe_comp.c, COMPST_ERROR with the status never set) completes the read
+ * at the head of its send queue with success on the path that then puts
+ * the QP in error, its data partly written (issue 17), and the write is
+ * then flushed. Not the FIN: its acknowledgement needs the sender's QP
+ * after the sender has had what it waits for, and a sender may close as
+ * soon as its send completes. */
 static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			     struct lfv_rdm_req *r)
 {
 	struct lfv_rdm_read *rd = r->read;
 	struct ibv_sge sge[LFV_RDM_MAX_IOV];
+	struct ibv_send_wr vouch = {
+		.wr_id = (uintptr_t)&r->op, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
 	struct ibv_send_wr wr = {
 		.wr_id = (uintptr_t)&r->op, .sg_list = sge,
 		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
+	bool last;
 	size_t n;
 	int ret;
 
 	while (rd->off < rd->got) {
-		if (c->posted >= LFV_RDM_SQ_DEPTH ||
-		    (lfv_params.rdm_reads && c->reads >= lfv_params.rdm_reads))
-			return -FI_EAGAIN;
 		n = rd->got - rd->off < ep->max_rdma ? rd->got - rd->off :
 						       ep->max_rdma;
+		last = rd->off + n == rd->got;
+		if (c->posted + 1 + last > LFV_RDM_SQ_DEPTH ||
+		    (lfv_params.rdm_reads && c->reads >= lfv_params.rdm_reads))
+			return -FI_EAGAIN;
 		wr.num_sge = lfv_rdm_slice(rd->seg, rd->nseg, rd->off, n, sge);
 		wr.wr.rdma.remote_addr = rd->raddr + rd->off;
 		wr.wr.rdma.rkey = rd->rkey;
+		wr.next = last ? &vouch : NULL;
 		lfv_tsan_posted(wr.wr_id);
 		ret = ibv_post_send(c->qp, &wr, &bad);
 		if (ret)
 			return lfv_post_ret(ret);
-		c->posted++;
+		c->posted += 1 + last;
 		c->reads++;
-		rd->inflight++;
+		rd->inflight += 1 + last;
+		rd->vouched = last;
 		rd->off += n;
 	}
 	return 0;
@@ -269,10 +289,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 			lfv_list_insert_tail(&ep->aborted, &r->node);
 		return; /* else its last chunk's completion finishes it */
 	case LFV_RDM_K_FIN:
-		if (r->read->entry)	/* reported outside the lock */
-			lfv_list_insert_tail(&ep->aborted, &r->node);
-		else
-			lfv_rdm_rreq_free_locked(ep, r);
+		lfv_rdm_rreq_free_locked(ep, r);
 		return;
 	case LFV_RDM_K_SEG:	/* the last segment reports the send */
 		lfv_list_insert_head(&ep->tx_free, &r->node);

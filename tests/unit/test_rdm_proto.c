@@ -918,12 +918,36 @@ static void test_read_fails(void **state)
 	assert_int_equal(oks(&w->a, tx2), 1);
 }
 
-/* A read's success is believed only after its FIN, the next request on
- * the QP, has completed: soft-RoCE (Linux 6.1) completes a read with
- * success on the path that then puts the QP in error, its data partly
- * written, and the FIN is flushed. B's receive is not reported while its
- * FIN is on the wire, and fails with FI_EIO when the FIN fails. */
-static void test_read_believed_after_fin(void **state)
+/* Runs until the zero-byte RDMA write that follows a rendezvous' last
+ * read is on the wire, with no READ before it; its index. */
+static size_t step_to_vouch(struct world *w)
+{
+	int at;
+	size_t round;
+
+	for (round = 0; round < PUMP_ROUNDS; round++) {
+		at = fake_net_find(0, FAKE_PKT_WRITE, -1, 0);
+		if (at >= 0 && fake_net_find(0, FAKE_PKT_READ, -1, 0) < 0)
+			return (size_t)at;
+		at = fake_net_find(0, FAKE_PKT_READ, -1, 0);
+		if (at >= 0)
+			fake_net_deliver((size_t)at);
+		else
+			fake_net_deliver_all();
+		poll_node(&w->a);
+		poll_node(&w->b);
+	}
+	fail_msg("no zero-byte write after the reads");
+	return 0;
+}
+
+/* A read's success is believed only after a later request on its QP has
+ * succeeded: soft-RoCE (Linux 6.1) completes a read with success on the
+ * path that then puts the QP in error, its data partly written, and what
+ * follows is flushed. A zero-byte write follows the last read: B's
+ * receive is not reported while it is on the wire, and fails with FI_EIO
+ * when it fails (and A's send with it: the FIN says so). */
+static void test_read_believed_after_write(void **state)
 {
 	struct world *w = *state;
 	const struct fi_cq_err_entry *e;
@@ -932,7 +956,8 @@ static void test_read_believed_after_fin(void **state)
 	connect_a_to_b(w);
 	post_recv(&w->b, w->dst, w->big, rx2);
 	send_to_peer(&w->a, w->src, w->big, tx1);
-	at = step_until(w, FAKE_PKT_SEND, LFV_RDM_FIN);
+	at = step_to_vouch(w);
+	assert_int_equal(fake_net_peek(at)->len, 0);
 	poll_node(&w->b);
 	assert_int_equal(oks(&w->b, rx2), 0);
 	assert_null(err_of(&w->b, rx2));
@@ -943,6 +968,25 @@ static void test_read_believed_after_fin(void **state)
 	assert_non_null(e);
 	assert_int_equal(e->err, FI_EIO);
 	assert_int_equal(e->len, 0);
+}
+
+/* ... and once that write has succeeded the receive is reported, before
+ * the FIN has even left: a sender may close as soon as its send completes,
+ * and the FIN's acknowledgement would then never come. */
+static void test_read_reported_before_fin(void **state)
+{
+	struct world *w = *state;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	step_until(w, FAKE_PKT_SEND, LFV_RDM_FIN);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1), 0);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 }
 
 /* The same for fi_read: a zero-byte RDMA write follows its read, and the
@@ -1568,7 +1612,9 @@ int main(void)
 						setup_read_max, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_per_connection,
 						setup_read_max, teardown),
-		cmocka_unit_test_setup_teardown(test_read_believed_after_fin,
+		cmocka_unit_test_setup_teardown(test_read_believed_after_write,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_reported_before_fin,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rma_read_believed_after_write,
 						setup_rma, teardown),
