@@ -149,16 +149,6 @@ static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
 	};
 }
 
-/* The zero-byte RDMA write that vouches for a read or an atomic: it
- * touches no memory, so it needs no address or key. */
-static void lfv_rdm_rma_vouch_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr)
-{
-	*wr = (struct ibv_send_wr){
-		.wr_id = (uintptr_t)&r->op, .opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-}
-
 /*
  * Posts the request's chunks (of at most the port's max_msg_sz: reads
  * and writes have verbs' limit, atomics are one) while the connection has
@@ -171,7 +161,7 @@ static void lfv_rdm_rma_vouch_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr)
  * rxe_comp.c, COMPST_ERROR with the status never set) completes the
  * request at the head of its send queue with success on the path that then
  * puts the QP in error, a read's data partly written (issue 17, and
- * lfv_rdm_read_done for rendezvous): the write behind it is then flushed,
+ * lfv_rdm_post_read for rendezvous): the write behind it is then flushed,
  * and the request completes in error.
  */
 int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
@@ -189,7 +179,7 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	if (rma->notify)
 		lfv_rdm_rma_note_wr(r, &note, &hsge);
 	else if (rma->vouch)
-		lfv_rdm_rma_vouch_wr(r, &note);
+		note = lfv_rdm_vouch_wr((uintptr_t)&r->op);
 	do {
 		n = atomic ? rma->len : lfv_min_size(rma->len - rma->off,
 						      ep->max_rdma);

@@ -179,10 +179,7 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 {
 	struct lfv_rdm_read *rd = r->read;
 	struct ibv_sge sge[LFV_RDM_MAX_IOV];
-	struct ibv_send_wr vouch = {
-		.wr_id = (uintptr_t)&r->op, .opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
+	struct ibv_send_wr vouch = lfv_rdm_vouch_wr((uintptr_t)&r->op);
 	struct ibv_send_wr wr = {
 		.wr_id = (uintptr_t)&r->op, .sg_list = sge,
 		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,

@@ -149,6 +149,16 @@ int lfv_rdm_segs(struct lfv_rdm_ep *ep, const struct iovec *iov, void **desc,
 		 size_t count, size_t want, struct lfv_rdm_seg *seg,
 		 int *nseg, struct lfv_reg *regs, size_t *got);
 void lfv_rdm_regs_put(struct lfv_rdm_ep *ep, struct lfv_reg *regs);
+/* The zero-byte RDMA write posted behind a read or an atomic, whose
+ * success vouches for theirs (lfv_rdm_post_read): it touches no memory,
+ * so it needs no address or key. */
+static inline struct ibv_send_wr lfv_rdm_vouch_wr(uint64_t wr_id)
+{
+	return (struct ibv_send_wr){
+		.wr_id = wr_id, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+}
 void lfv_rdm_tx_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			   const struct ibv_wc *wc);
 void lfv_rdm_seg_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,

@@ -824,6 +824,20 @@ static void test_read_chunks(void **state)
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
 }
 
+/* One step: the first read on the wire delivered (everything when there
+ * is none), then both nodes polled. */
+static void deliver_a_read(struct world *w)
+{
+	int i = fake_net_find(0, FAKE_PKT_READ, -1, 0);
+
+	if (i >= 0)
+		fake_net_deliver((size_t)i);
+	else
+		fake_net_deliver_all();
+	poll_node(&w->a);
+	poll_node(&w->b);
+}
+
 /* The limit is the connection's, not each receive's: two rendezvous
  * from one peer, their reads answered one at a time, never have more than
  * FI_LFVERBS_RDM_READS on the wire together (the responses of both share
@@ -834,7 +848,7 @@ static void test_reads_per_connection(void **state)
 	struct world *w = *state;
 	uint8_t *dst2 = calloc(1, w->big);
 	size_t on_wire, most = 0;
-	int round, i;
+	int round;
 
 	assert_non_null(dst2);
 	connect_a_to_b(w);
@@ -846,13 +860,7 @@ static void test_reads_per_connection(void **state)
 					 !oks(&w->b, rx2)); round++) {
 		on_wire = fake_net_count_of(FAKE_PKT_READ, -1, 0);
 		most = on_wire > most ? on_wire : most;
-		i = fake_net_find(0, FAKE_PKT_READ, -1, 0);
-		if (i >= 0)
-			fake_net_deliver((size_t)i);
-		else
-			fake_net_deliver_all();
-		poll_node(&w->a);
-		poll_node(&w->b);
+		deliver_a_read(w);
 	}
 	pump(w);
 	assert_int_equal(most, READS);
@@ -929,13 +937,7 @@ static size_t step_to_vouch(struct world *w)
 		at = fake_net_find(0, FAKE_PKT_WRITE, -1, 0);
 		if (at >= 0 && fake_net_find(0, FAKE_PKT_READ, -1, 0) < 0)
 			return (size_t)at;
-		at = fake_net_find(0, FAKE_PKT_READ, -1, 0);
-		if (at >= 0)
-			fake_net_deliver((size_t)at);
-		else
-			fake_net_deliver_all();
-		poll_node(&w->a);
-		poll_node(&w->b);
+		deliver_a_read(w);
 	}
 	fail_msg("no zero-byte write after the reads");
 	return 0;
