@@ -24,6 +24,8 @@ struct lfv_params {
 	size_t rdm_read_max;	/* RDM: bytes per RDMA op; 0: the port's */
 	size_t rdm_reads;	/* RDM: rendezvous reads in flight per
 				 * connection; 0: no limit */
+	size_t rdm_rndv_write;	/* RDM: 1: rendezvous by the sender's
+				 * writes (CTS), not the receiver's reads */
 	size_t mr_cache;	/* RDM: cached registrations; 0: none */
 	size_t svc_timeout;	/* ms an AV waits for a service name */
 	size_t rdm_handshakes_max; /* RDM: handshakes under way per endpoint */

@@ -19,6 +19,7 @@ struct lfv_params lfv_params = {
 	.rdm_rx_bufs = 256,
 	.rdm_read_max = 262144,
 	.rdm_reads = 2,
+	.rdm_rndv_write = 0,
 	.mr_cache = 0,		/* see fi_lfverbs(7): not safe yet */
 	.svc_timeout = 5000,
 	.rdm_handshakes_max = 4096,
@@ -100,6 +101,10 @@ static const struct lfv_size_param lfv_size_params[] = {
 	LFV_SIZE_PARAM(rdm_reads,
 		       "RDM: rendezvous RDMA reads in flight per connection "
 		       "(all receives from that peer); 0: no limit"),
+	LFV_SIZE_PARAM(rdm_rndv_write,
+		       "RDM: 1: a rendezvous receive into one buffer asks its "
+		       "sender to RDMA-write the payload (CTS) instead of "
+		       "reading it; 0: it reads (default)"),
 	LFV_SIZE_PARAM(mr_cache,
 		       "RDM: registrations of unregistered application buffers "
 		       "kept for reuse (rendezvous, RMA), per domain; 0: none "

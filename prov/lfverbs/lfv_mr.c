@@ -347,8 +347,11 @@ struct fi_ops_mr lfv_mr_ops = {
  * read-only memory can be sent too). */
 static int lfv_reg_access(enum lfv_reg_use use)
 {
-	return use == LFV_REG_REMOTE_READ ? IBV_ACCESS_REMOTE_READ :
-					    IBV_ACCESS_LOCAL_WRITE;
+	if (use == LFV_REG_REMOTE_READ)
+		return IBV_ACCESS_REMOTE_READ;
+	if (use == LFV_REG_REMOTE_WRITE)	/* verbs wants local write too */
+		return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	return IBV_ACCESS_LOCAL_WRITE;
 }
 
 /* The cache's registrations outlive their transfers: local access only,

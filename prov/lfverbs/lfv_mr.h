@@ -27,6 +27,9 @@ enum lfv_reg_use {
 	/* A rendezvous source: the peer reads it. Never cached, so that
 	 * the key stops working when the transfer ends. */
 	LFV_REG_REMOTE_READ,
+	/* A rendezvous receive by write: the peer writes it. Never cached
+	 * either. */
+	LFV_REG_REMOTE_WRITE,
 };
 
 void lfv_domain_cache_open(struct lfv_domain *domain);

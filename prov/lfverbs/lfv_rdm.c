@@ -613,13 +613,19 @@ void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
 		while ((item = lfv_list_pop_head(&lfv_container_of(conn,
 				struct lfv_rdm_conn, node)->pending))) {
 			r = lfv_container_of(item, struct lfv_rdm_req, node);
-			if (r->kind == LFV_RDM_K_READ || r->kind == LFV_RDM_K_FIN)
+			if (r->kind == LFV_RDM_K_READ ||
+			    r->kind == LFV_RDM_K_FIN ||
+			    r->kind == LFV_RDM_K_CTS)
 				lfv_rdm_rreq_drop(ep, r);
 		}
 	}
 	while ((item = lfv_list_pop_head(&ep->aborted)))
 		lfv_rdm_rreq_drop(ep, lfv_container_of(item,
 				  struct lfv_rdm_req, node));
+	/* Receives by write waiting for WDONE are on no queue. */
+	while ((item = lfv_rdm_first_awaiting(ep)))
+		lfv_rdm_rreq_drop(ep, &lfv_container_of(item,
+				  struct lfv_rdm_rreq, rd.held)->req);
 	for (i = 0; i < ep->ntx; i++) {
 		r = &ep->reqs[i];
 		if (r->kind == LFV_RDM_K_RMA)

@@ -724,6 +724,8 @@ int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
  * traffic needs none, but one probe a second costs nothing. */
 static void lfv_rdm_ping_fin_waits(struct lfv_rdm_ep *ep)
 {
+	struct lfv_list *item;
+	struct lfv_rdm_rreq *q;
 	struct lfv_rdm_req *r;
 	size_t i;
 
@@ -734,6 +736,12 @@ static void lfv_rdm_ping_fin_waits(struct lfv_rdm_ep *ep)
 			lfv_rdm_ping(ep, r->conn);
 			lfv_rdm_rndv_round(ep, r);
 		}
+	}
+	/* And every connection a receive by write waits on for WDONE. */
+	lfv_list_foreach(item, &ep->reading) {
+		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
+		if (lfv_rdm_awaits_wdone(&q->rd))
+			lfv_rdm_ping(ep, q->req.conn);
 	}
 }
 
@@ -793,7 +801,8 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 		ep->live_look = false;
 		lfv_rdm_live_timer(ep);
 	}
-	if ((!ep->rndv_out && !ep->reap_due) || !lfv_rdm_tick_due(ep))
+	if ((!ep->rndv_out && !ep->cts_out && !ep->reap_due) ||
+	    !lfv_rdm_tick_due(ep))
 		return;
 	if (!now)
 		now = lfv_now_ns();
@@ -801,7 +810,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 		ep->reap_next = now + LFV_RDM_REAP_NS / 4;
 		lfv_rdm_conns_reap(ep, now);
 	}
-	if (!ep->rndv_out)
+	if (!ep->rndv_out && !ep->cts_out)
 		return;
 	if (!ep->ping_at) {
 		ep->ping_at = now + LFV_RDM_PING_NS;
@@ -825,4 +834,5 @@ void lfv_rdm_conn_fail(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 	lfv_rdm_sar_abandon(ep, c);
 	lfv_rdm_fail_pending(ep, c, err);
 	lfv_rdm_fail_rndv(ep, c, err);
+	lfv_rdm_fail_awaited(ep, c);
 }

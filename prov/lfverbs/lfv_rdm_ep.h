@@ -82,6 +82,11 @@ enum lfv_rdm_kind {
 					 * only its failure or flush comes */
 	LFV_RDM_K_SEG,			/* a segment of a SAR send but its
 					 * last: no completion, no count */
+	LFV_RDM_K_CTS,			/* rendezvous by write: the receiver
+					 * tells the sender where */
+	LFV_RDM_K_PUSH,			/* rendezvous by write: the sender's
+					 * writes and WDONE, posted and
+					 * completed as K_RMA's */
 };
 
 /* Local memory of a transfer that may be posted in chunks (an SGE's
@@ -119,6 +124,17 @@ struct lfv_rdm_read {
 					 * last) posted, not completed */
 	bool vouched;			/* that write is posted */
 	bool failed;
+	/* By write (lfv_rdm_proto.h): the CTS sent (counted in inflight
+	 * until it completes), then WDONE awaited; seg[0] is the one buffer,
+	 * under wkey. */
+	bool by_write;
+	bool done_seen;			/* WDONE came */
+	uint32_t wkey;
+	uint64_t rcookie;
+	struct {
+		struct lfv_rdm_hdr hdr;
+		struct lfv_rdm_cts cts;
+	} ctsmsg;			/* sent inline */
 	uint64_t raddr;
 	uint32_t rkey;
 	struct lfv_reg regs[LFV_RDM_MAX_IOV];	/* ours, to put back */
@@ -173,13 +189,18 @@ struct lfv_rdm_req {
 	 * the request completes and goes back. */
 	uint8_t rndv_wait;
 	bool rts_done;			/* its RTS completed */
-	bool fin_seen;			/* its FIN came: another is refused */
+	bool fin_seen;			/* its FIN (or CTS) came: another is
+					 * refused */
+	bool push;			/* its CTS came: it writes (K_PUSH)
+					 * once its RTS has completed */
 	uint32_t gen;			/* in the FIN cookie: a late FIN of an
 					 * earlier use finds another gen */
 	int rndv_err;
 	uint32_t rndv_rounds;		/* probe rounds without news */
 	bool asked;			/* ASK sent, no HELD yet */
 	struct lfv_reg own_reg;		/* the payload, if we registered it */
+	uint32_t src_lkey;		/* the payload's, for the writes a CTS
+					 * asks for (the RTS has its address) */
 	void *own_copy;			/* a gathered multi-iov payload */
 	struct lfv_rdm_read *read;	/* K_READ / K_FIN */
 	bool rndv;			/* the RTS of a rendezvous send */
@@ -353,6 +374,8 @@ struct lfv_rdm_ep {
 	struct lfv_list held_rts;	/* unexpected RTS copies */
 	struct lfv_list reading;	/* rendezvous receive requests */
 	uint32_t rndv_out;		/* rendezvous sends not finished */
+	uint32_t cts_out;		/* receives by write not finished */
+	uint64_t rcookie_next;		/* names the next one's CTS */
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
 	int64_t tick_at;		/* next look at probes and reaping */
@@ -394,6 +417,13 @@ static inline bool lfv_rdm_tx_wanted(const struct lfv_rdm_ep *ep,
 	return !no_report && (!ep->base.tx_selective || (flags & FI_COMPLETION));
 }
 
+/* A receive by write whose CTS has completed, waiting for WDONE (nothing of
+ * it in flight). Caller holds ep->lock. */
+static inline bool lfv_rdm_awaits_wdone(const struct lfv_rdm_read *rd)
+{
+	return rd->by_write && !rd->inflight && !rd->done_seen && !rd->failed;
+}
+
 /* A rendezvous receive request goes: it no longer holds the sender's RTS.
  * Caller holds ep->lock. */
 static inline void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep,
@@ -402,6 +432,8 @@ static inline void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep,
 	lfv_spin_assert_held(&ep->lock);
 	lfv_list_remove(&r->read->held);
 	r->conn->rreqs--;
+	if (r->read->by_write)
+		ep->cts_out--;
 	free(lfv_container_of(r, struct lfv_rdm_rreq, req));
 }
 

@@ -167,7 +167,11 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_sq_done(ep, r->conn, ok);
 		lfv_rdm_rreq_free(ep, r);
 		return;
+	case LFV_RDM_K_CTS:
+		lfv_rdm_cts_done(ep, r, ok);
+		return;
 	case LFV_RDM_K_RMA:
+	case LFV_RDM_K_PUSH:
 		lfv_rdm_rma_completion(ep, r, wc);
 		return;
 	case LFV_RDM_K_PING:

@@ -52,6 +52,29 @@
  * the wait, HELD flagged ERR says no and fails the send; no answer within
  * another timeout fails it with FI_ETIMEDOUT.
  *
+ * Rendezvous by write (FI_LFVERBS_RDM_RNDV_WRITE=1, the receiver's
+ * choice; a sender takes either answer). A receiver that matched an RTS
+ * into one buffer registers it for remote write (for this message alone,
+ * or the application's region if it has FI_REMOTE_WRITE) and answers
+ *
+ *   CTS {tag: the sender's cookie; struct lfv_rdm_cts {len, addr, rkey,
+ *        rcookie}}                                     receiver -> sender
+ *
+ * The sender RDMA-writes min(len, its length) bytes there in chunks and
+ * sends behind them WDONE {tag: rcookie, cq_data: the bytes written}; its
+ * send completes when WDONE has (RC: the writes are in place before it is
+ * acknowledged). The receiver reports the receive on WDONE: no FIN. Why:
+ * soft-RoCE (Linux 6.1) cannot retry a read whose response lost a packet
+ * after its first (rxe_req.c's req_retry restarts it mid-message, and
+ * rxe_comp.c's check_ack then puts the QP in error), while writes retry
+ * like sends: under loss a read breaks its connection, a write does not.
+ * A CTS is believed only from the connection the RTS went to, for a send
+ * that waits for its FIN, once, and only for at most the send's length; a
+ * WDONE only from the connection the CTS went to, for a receive that
+ * waits for it, with at most the bytes the CTS offered. A connection that
+ * fails fails its receives waiting for WDONE; they are probed like sends
+ * waiting for a FIN.
+ *
  * Matching. The receive side is a peer of an lfv_peer_srx (src/): of the
  * endpoint's own, or of the one the application bound with
  * fi_srx_context, or of an owner's imported with FI_PEER. A message that
@@ -155,8 +178,9 @@ struct lfv_rdm_ctrl {
 
 /* 3: the eager size in the handshake, the service QKEY, ASK and HELD;
  * 4: segmented eager (SAR_MSG, SAR_TAG, SEG); 5: liveness (PING, PONG,
- * GONE) and RC QPs that retry without end. */
-#define LFV_RDM_WIRE_VERSION 5
+ * GONE) and RC QPs that retry without end; 6: rendezvous by write (CTS,
+ * WDONE). */
+#define LFV_RDM_WIRE_VERSION 6
 
 /* Data messages on RC QPs. */
 enum lfv_rdm_op {
@@ -173,6 +197,8 @@ enum lfv_rdm_op {
 	LFV_RDM_SAR_MSG = 11,		/* segmented eager: the first */
 	LFV_RDM_SAR_TAG = 12,
 	LFV_RDM_SEG = 13,		/* the next one (tag: its offset) */
+	LFV_RDM_CTS = 14,		/* rendezvous: write it here */
+	LFV_RDM_WDONE = 15,		/* rendezvous: written */
 };
 
 #define LFV_RDM_HDR_DATA 0x1		/* cq_data is valid */
@@ -195,6 +221,15 @@ struct lfv_rdm_rts {
 	uint64_t len;
 	uint64_t addr;
 	uint64_t cookie;		/* the sender's request, echoed in FIN */
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* Follows the header of a CTS (tag: the sender's cookie). */
+struct lfv_rdm_cts {
+	uint64_t len;			/* bytes the receiver takes */
+	uint64_t addr;			/* where, under rkey */
+	uint64_t rcookie;		/* the receive, echoed in WDONE */
 	uint32_t rkey;
 	uint32_t pad;
 };

@@ -131,15 +131,16 @@ static size_t lfv_min_size(size_t a, size_t b)
 }
 
 /* The message that follows the request's last work request: remote CQ
- * data (WDATA, in the request's buffer) or an RMA event (EVENT, in the
- * request), sent inline. */
+ * data (WDATA, in the request's buffer), or an RMA event (EVENT) or a
+ * rendezvous's WDONE (K_PUSH) in the request, sent inline. */
 static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
 				struct ibv_sge *sge)
 {
 	struct lfv_rdm_rma *rma = &r->rma;
+	bool own = rma->event || r->kind == LFV_RDM_K_PUSH;
 
 	*sge = (struct ibv_sge){
-		.addr = (uintptr_t)(rma->event ? (void *)&rma->note : r->buf),
+		.addr = (uintptr_t)(own ? (void *)&rma->note : r->buf),
 		.length = rma->event ? sizeof(rma->note) : LFV_RDM_HDR_SIZE,
 	};
 	*wr = (struct ibv_send_wr){
@@ -261,6 +262,10 @@ void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	lfv_rdm_sq_done(ep, r->conn, ok);
 	if (!done)
 		return;
+	if (r->kind == LFV_RDM_K_PUSH) {	/* a send's, not an RMA */
+		lfv_rdm_rndv_event(ep, r, err);
+		return;
+	}
 	if (!err)
 		lfv_rdm_rma_copy_out(r);
 	lfv_rdm_rma_release(ep, r);
@@ -278,6 +283,37 @@ static size_t lfv_rdm_rma_chunks(const struct lfv_rdm_ep *ep,
 	if (!rma->len)
 		return 1;
 	return (rma->len + ep->max_rdma - 1) / ep->max_rdma;
+}
+
+/* A rendezvous send that a CTS asked to write (lfv_rdm_proto.h): n bytes
+ * of its payload (the address its RTS gave, src_lkey) to the receiver's
+ * buffer, WDONE {rcookie, n} behind them; the writes and WDONE complete
+ * as an RMA's, the last finishing the send (lfv_rdm_rma_completion).
+ * ep->lock held; r is not posted until its kind is K_PUSH. */
+void lfv_rdm_push_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+		       const struct lfv_rdm_cts *cts)
+{
+	const struct lfv_rdm_rts *rts = (const struct lfv_rdm_rts *)
+		(r->buf + LFV_RDM_HDR_SIZE);
+	struct lfv_rdm_rma *rma = &r->rma;
+
+	lfv_spin_assert_held(&ep->lock);
+	memset(rma, 0, sizeof(*rma));
+	rma->wr = (struct ibv_send_wr){
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = cts->addr, .rkey = cts->rkey },
+	};
+	rma->seg[0] = (struct lfv_rdm_seg){
+		.addr = rts->addr, .len = cts->len, .lkey = r->src_lkey,
+	};
+	rma->nseg = cts->len ? 1 : 0;
+	rma->len = cts->len;
+	rma->notify = true;
+	rma->note.hdr = (struct lfv_rdm_hdr){
+		.op = LFV_RDM_WDONE, .tag = cts->rcookie, .cq_data = cts->len,
+	};
+	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) + 1;
+	rma->cqes = rma->wrs;
 }
 
 /* The EVENT message that follows an RMA to an FI_RMA_EVENT key. */

@@ -16,6 +16,8 @@ void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			    const struct ibv_wc *wc);
 void lfv_rdm_rma_release(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err);
+void lfv_rdm_push_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+		       const struct lfv_rdm_cts *cts);
 void lfv_rdm_on_wdata(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,
 		      fi_addr_t src);
 void lfv_rdm_on_event(struct lfv_rdm_ep *ep, const struct lfv_rdm_hdr *h,

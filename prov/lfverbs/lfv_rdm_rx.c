@@ -220,12 +220,79 @@ static int lfv_rdm_read_sges(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
 	return lfv_rdm_segs(ep, e->iov, e->desc, e->count, rd->len, rd->seg,
 			    &rd->nseg, rd->regs, &rd->got);
 }
-/* A rendezvous request met its receive: read the payload into it. */
+/* Whether a receive asks its sender to write (lfv_rdm_proto.h): so set,
+ * into one buffer, with room for the CTS inline. */
+static bool lfv_rdm_wants_write(const struct lfv_rdm_ep *ep,
+				const struct fi_peer_rx_entry *e, size_t len)
+{
+	return lfv_params.rdm_rndv_write && e->count && e->iov &&
+	       (e->count == 1 || e->iov[0].iov_len >= len) &&
+	       ep->max_inline >= sizeof(((struct lfv_rdm_read *)0)->ctsmsg);
+}
+
+/* The one buffer of a receive by write, which the sender writes to: under
+ * the application's key if its region allows remote writes, else under
+ * ours, made for this message alone (never cached: the key stops working
+ * when the receive ends). */
+static int lfv_rdm_write_target(struct lfv_rdm_ep *ep, struct lfv_rdm_read *rd,
+				const struct fi_peer_rx_entry *e)
+{
+	size_t n = e->iov[0].iov_len < rd->len ? e->iov[0].iov_len : rd->len;
+	struct lfv_mr *mr = e->desc ? e->desc[0] : NULL;
+	struct ibv_mr *imr;
+	int ret;
+
+	rd->nseg = 0;
+	rd->got = 0;
+	if (!n)
+		return 0;
+	if (mr && (mr->access & FI_REMOTE_WRITE)) {
+		imr = mr->ibv_mr;
+	} else {
+		ret = lfv_reg_get(ep->base.domain, e->iov[0].iov_base, n,
+				  LFV_REG_REMOTE_WRITE, &rd->regs[0]);
+		if (ret)
+			return ret;
+		imr = rd->regs[0].mr;
+	}
+	rd->seg[0] = (struct lfv_rdm_seg){
+		.addr = (uintptr_t)e->iov[0].iov_base, .len = n,
+		.lkey = imr->lkey,
+	};
+	rd->wkey = imr->rkey;
+	rd->nseg = 1;
+	rd->got = n;
+	return 0;
+}
+
+/* The request becomes the CTS that asks the sender to write (ep->lock). */
+static void lfv_rdm_cts_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_read *rd = r->read;
+
+	lfv_spin_assert_held(&ep->lock);
+	r->kind = LFV_RDM_K_CTS;
+	rd->by_write = true;
+	rd->rcookie = ++ep->rcookie_next;
+	ep->cts_out++;
+	rd->ctsmsg.hdr = (struct lfv_rdm_hdr){
+		.op = LFV_RDM_CTS, .len = sizeof(rd->ctsmsg.cts),
+		.tag = rd->cookie,
+	};
+	rd->ctsmsg.cts = (struct lfv_rdm_cts){
+		.len = rd->got, .addr = rd->seg[0].addr,
+		.rcookie = rd->rcookie, .rkey = rd->wkey,
+	};
+}
+
+/* A rendezvous request met its receive: read the payload into it, or ask
+ * the sender to write it there. */
 static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 			       struct fi_peer_rx_entry *e,
 			       const struct lfv_rdm_unexp *m)
 {
 	struct lfv_rdm_rreq *q = lfv_rdm_rreq_new(ep, m);
+	bool by_write = q && lfv_rdm_wants_write(ep, e, m->len);
 	int ret;
 
 	if (!q) {
@@ -237,7 +304,10 @@ static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 		return;
 	}
 	q->rd.entry = e;
-	ret = lfv_rdm_read_sges(ep, &q->rd, e);
+	if (by_write)
+		ret = lfv_rdm_write_target(ep, &q->rd, e);
+	else
+		ret = lfv_rdm_read_sges(ep, &q->rd, e);
 	if (ret || !q->rd.nseg) {
 		/* Nothing to read into (or no registration): report now. */
 		lfv_rdm_report(ep, e, m, 0, ret);
@@ -248,6 +318,8 @@ static void lfv_rdm_read_start(struct lfv_rdm_ep *ep,
 		return;
 	}
 	lfv_spin_lock(&ep->lock);
+	if (by_write)
+		lfv_rdm_cts_fill(ep, &q->req);
 	lfv_rdm_post_or_queue(ep, &q->req);
 	lfv_spin_unlock(&ep->lock);
 }
@@ -275,7 +347,10 @@ static void lfv_rdm_read_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	ep->peer_srx->owner_ops->free_entry(rd->entry);
 	rd->entry = NULL;
 	lfv_rdm_read_unreg(ep, rd);
-	lfv_rdm_send_fin(ep, r, ok);
+	if (rd->by_write)	/* the sender finished on its own WDONE */
+		lfv_rdm_rreq_free(ep, r);
+	else
+		lfv_rdm_send_fin(ep, r, ok);
 }
 
 
@@ -303,6 +378,20 @@ void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep)
 				  struct lfv_rdm_req, node), false);
 }
 
+/* A rendezvous receive has everything it waited for: reported, the sender
+ * told (lfv_rdm_read_done); when closing, just given back. */
+static void lfv_rdm_rreq_finish(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	struct lfv_rdm_read *rd = r->read;
+
+	if (!ep->tx_live) { /* closing: nobody to tell */
+		lfv_rdm_read_unreg(ep, rd);
+		lfv_rdm_rreq_free(ep, r);
+		return;
+	}
+	lfv_rdm_read_done(ep, r, !rd->failed);
+}
+
 /* One chunk of a read completed, or the zero-byte write behind the last
  * (lfv_rdm_post_read), which completes after all of them; the last
  * completion finishes the receive. */
@@ -324,14 +413,99 @@ void lfv_rdm_read_chunk_done(struct lfv_rdm_ep *ep,
 	last = !rd->inflight && rd->off == rd->got;
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_sq_done(ep, r->conn, ok);
-	if (!last)
-		return;
-	if (!ep->tx_live) { /* closing: nobody to tell */
-		lfv_rdm_read_unreg(ep, rd);
-		lfv_rdm_rreq_free(ep, r);
+	if (last)
+		lfv_rdm_rreq_finish(ep, r);
+}
+
+/* ---- rendezvous by write, the receiving side -------------------------------- */
+
+/* The CTS completed. The receive waits for WDONE, unless that came first
+ * (it finishes it now) or the CTS failed (the receive fails: the
+ * connection does too). */
+void lfv_rdm_cts_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, bool ok)
+{
+	struct lfv_rdm_read *rd = r->read;
+	bool last;
+
+	lfv_spin_lock(&ep->lock);
+	rd->inflight--;
+	if (!ok && !rd->done_seen)
+		rd->failed = true;
+	last = rd->done_seen || rd->failed;
+	lfv_spin_unlock(&ep->lock);
+	lfv_rdm_sq_done(ep, r->conn, ok);
+	if (last)
+		lfv_rdm_rreq_finish(ep, r);
+}
+
+/* The receive by write (of any connection) whose CTS named rcookie, or
+ * NULL. Caller holds ep->lock. A walk: receives by write in progress are
+ * few, as reads are (lfv_rdm_holds walks them too). */
+static struct lfv_rdm_rreq *lfv_rdm_by_rcookie(const struct lfv_rdm_ep *ep,
+					       uint64_t rcookie)
+{
+	const struct lfv_list *item;
+	struct lfv_rdm_rreq *q;
+
+	lfv_list_foreach(item, &ep->reading) {
+		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
+		if (q->rd.by_write && q->rd.rcookie == rcookie)
+			return q;
+	}
+	return NULL;
+}
+
+/* WDONE: the sender wrote what our CTS asked for. Believed only from the
+ * connection the CTS went to, for a receive that waits for it, once;
+ * otherwise dropped and counted. One that says other bytes were written
+ * than the CTS offered fails the receive (FI_EIO): its buffer is not what
+ * the sender meant it to be. */
+static void lfv_rdm_on_wdone(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
+			     const struct lfv_rdm_hdr *h)
+{
+	struct lfv_rdm_rreq *q;
+	bool last, short_write;
+
+	lfv_spin_lock(&ep->lock);
+	q = lfv_rdm_by_rcookie(ep, h->tag);
+	if (!q || !c || q->req.conn != c || q->rd.done_seen ||
+	    q->rd.failed) {
+		lfv_spin_unlock(&ep->lock);
+		lfv_drop(&ep->base.domain->fabric->drops,
+			 FI_LFVERBS_DROP_FORGED,
+			 "an RDM WDONE naming no receive that waits for it, "
+			 "from a peer its CTS did not go to, or a second one");
 		return;
 	}
-	lfv_rdm_read_done(ep, r, !rd->failed);
+	short_write = h->cq_data != q->rd.got;
+	q->rd.done_seen = true;
+	q->rd.failed = short_write;
+	last = !q->rd.inflight;
+	lfv_spin_unlock(&ep->lock);
+	if (short_write)
+		lfv_drop(&ep->base.domain->fabric->drops,
+			 FI_LFVERBS_DROP_MALFORMED,
+			 "an RDM WDONE for other bytes than its CTS offered");
+	if (last)
+		lfv_rdm_rreq_finish(ep, &q->req);
+}
+
+/* Closing, quiesced: the first receive by write still waiting for WDONE
+ * (on no queue: lfv_rdm_drop_all gives it back), or NULL. */
+struct lfv_list *lfv_rdm_first_awaiting(struct lfv_rdm_ep *ep)
+{
+	struct lfv_list *item, *found = NULL;
+
+	lfv_spin_lock(&ep->lock);
+	lfv_list_foreach(item, &ep->reading) {
+		if (lfv_rdm_awaits_wdone(&lfv_container_of(item,
+				struct lfv_rdm_rreq, rd.held)->rd)) {
+			found = item;
+			break;
+		}
+	}
+	lfv_spin_unlock(&ep->lock);
+	return found;
 }
 
 static bool lfv_rdm_is_rts(uint8_t op)
@@ -454,7 +628,7 @@ static void lfv_rdm_on_ask(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 
 /* The messages that are not data: handled here; false for the others. */
 static bool lfv_rdm_on_proto(struct lfv_rdm_ep *ep, uint32_t qpn,
-			     const struct lfv_rdm_hdr *h)
+			     const struct lfv_rdm_hdr *h, const uint8_t *data)
 {
 	struct lfv_rdm_conn *c;
 
@@ -465,13 +639,18 @@ static bool lfv_rdm_on_proto(struct lfv_rdm_ep *ep, uint32_t qpn,
 		return true;
 	}
 	if (h->op != LFV_RDM_FIN && h->op != LFV_RDM_HELD &&
-	    h->op != LFV_RDM_ASK)
+	    h->op != LFV_RDM_ASK && h->op != LFV_RDM_CTS &&
+	    h->op != LFV_RDM_WDONE)
 		return false;
 	lfv_spin_lock(&ep->lock);
 	c = lfv_rdm_conn_by_qpn(ep, qpn);
 	lfv_spin_unlock(&ep->lock);
 	if (h->op == LFV_RDM_ASK)
 		lfv_rdm_on_ask(ep, c, h);
+	else if (h->op == LFV_RDM_CTS)
+		lfv_rdm_on_cts(ep, c, h, data);
+	else if (h->op == LFV_RDM_WDONE)
+		lfv_rdm_on_wdone(ep, c, h);
 	else
 		lfv_rdm_on_fin(ep, c, h);
 	return true;
@@ -616,7 +795,7 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 			 "an RDM message whose header does not fit it");
 		return;
 	}
-	if (lfv_rdm_on_proto(ep, wc->qp_num, &h))
+	if (lfv_rdm_on_proto(ep, wc->qp_num, &h, data))
 		return;
 	lfv_spin_lock(&ep->lock);
 	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);

@@ -133,11 +133,13 @@ static void lfv_rdm_fill_rts(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	r->rndv_wait = 2;		/* the RTS sent, the FIN received */
 	r->rts_done = false;
 	r->fin_seen = false;
+	r->push = false;
 	r->rndv_err = 0;
 	r->rndv_rounds = 0;
 	r->asked = false;
 	r->own_reg = src->own_reg;
 	r->own_copy = src->own_copy;
+	r->src_lkey = src->lkey;
 }
 
 /* ---- segmented eager (SAR) ------------------------------------------------ */

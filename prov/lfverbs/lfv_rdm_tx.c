@@ -212,12 +212,12 @@ static int lfv_rdm_post_read(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	return 0;
 }
 
-/* A FIN, inline: the header needs no registration. FIN requests are
- * allocated by the receive side and have no prepared work request. */
-static int lfv_rdm_post_fin(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
+/* A message of the receive side, inline from its request (which has no
+ * registered buffer or prepared work request): a FIN, a CTS. */
+static int lfv_rdm_post_inline(struct lfv_rdm_conn *c, struct lfv_rdm_req *r,
+			       const void *msg, uint32_t len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)&r->read->fin,
-			       .length = sizeof(r->read->fin) };
+	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = len };
 	struct ibv_send_wr wr = {
 		.wr_id = (uintptr_t)&r->op, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_SEND,
@@ -233,6 +233,22 @@ static int lfv_rdm_post_fin(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
 	return 0;
 }
 
+static int lfv_rdm_post_fin(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
+{
+	return lfv_rdm_post_inline(c, r, &r->read->fin, sizeof(r->read->fin));
+}
+
+/* Counted in inflight while posted: lfv_rdm_cts_done. */
+static int lfv_rdm_post_cts(struct lfv_rdm_conn *c, struct lfv_rdm_req *r)
+{
+	int ret = lfv_rdm_post_inline(c, r, &r->read->ctsmsg,
+				      sizeof(r->read->ctsmsg));
+
+	if (!ret)
+		r->read->inflight++;
+	return ret;
+}
+
 static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r)
 {
@@ -240,9 +256,12 @@ static int lfv_rdm_post(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	case LFV_RDM_K_READ:
 		return lfv_rdm_post_read(ep, c, r);
 	case LFV_RDM_K_RMA:
+	case LFV_RDM_K_PUSH:
 		return lfv_rdm_rma_post_wr(ep, c, r);
 	case LFV_RDM_K_FIN:
 		return lfv_rdm_post_fin(c, r);
+	case LFV_RDM_K_CTS:
+		return lfv_rdm_post_cts(c, r);
 	default:
 		return lfv_rdm_post_tx(ep, c, r);
 	}
@@ -280,6 +299,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 {
 	switch (r->kind) {
 	case LFV_RDM_K_READ:
+	case LFV_RDM_K_CTS:
 		r->read->failed = true;
 		r->read->off = r->read->got;	/* post nothing more */
 		if (!r->read->inflight)
@@ -296,6 +316,13 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 			return; /* its posted part's completions finish it */
 		err = r->rma.err;
 		lfv_rdm_rma_release(ep, r);
+		break;
+	case LFV_RDM_K_PUSH:	/* a rendezvous send's writes */
+		if (!lfv_rdm_rma_abort(r, err))
+			return; /* its posted part's completions finish it */
+		err = r->rma.err;
+		r->rndv_wait = 0;
+		lfv_rdm_rndv_drop(ep, r);
 		break;
 	default:
 		if (r->rndv) {
@@ -423,6 +450,7 @@ int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 	    (((struct lfv_mr *)s->desc[0])->access & FI_REMOTE_READ)) {
 		src->addr = (uintptr_t)base;
 		src->rkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->rkey;
+		src->lkey = ((struct lfv_mr *)s->desc[0])->ibv_mr->lkey;
 		return 0;
 	}
 	if (s->count != 1) {
@@ -440,6 +468,7 @@ int lfv_rdm_rndv_src(struct lfv_rdm_ep *ep, const struct lfv_rdm_send *s,
 	}
 	src->addr = (uintptr_t)base;
 	src->rkey = src->own_reg.mr->rkey;
+	src->lkey = src->own_reg.mr->lkey;
 	return 0;
 }
 
@@ -471,8 +500,9 @@ static bool lfv_rdm_rndv_seen(struct lfv_rdm_req *r, int err)
 	return !--r->rndv_wait;
 }
 
-/* One of the two events a rendezvous send waits for. */
-static void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+/* One of the two events a rendezvous send waits for (its RTS sent; its
+ * FIN come, or the writes its CTS asked for done). */
+void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			       int err)
 {
 	bool done;
@@ -566,6 +596,48 @@ malformed:
 		 "an RDM FIN naming no request, or a use of one that is over");
 }
 
+/* A rendezvous send's writes go out (ep->lock held; its RTS completed). */
+static void lfv_rdm_push_start(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
+{
+	r->kind = LFV_RDM_K_PUSH;
+	lfv_rdm_post_or_queue(ep, r);
+}
+
+/* CTS: the receiver of a rendezvous send wants it written (lfv_rdm_proto.h).
+ * Believed as a FIN is (lfv_rdm_on_fin): from the connection the RTS went
+ * to, for a send that waits for its FIN, once; and for no more bytes than
+ * the send has. c: the connection it came on (NULL: none). */
+void lfv_rdm_on_cts(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
+		    const struct lfv_rdm_hdr *h, const uint8_t *payload)
+{
+	uint64_t idx = h->tag & UINT32_MAX;
+	struct lfv_rdm_cts cts;
+	struct lfv_rdm_req *r;
+
+	memcpy(&cts, payload, sizeof(cts));
+	if (idx >= ep->ntx)
+		goto forged;
+	r = &ep->reqs[idx];
+	lfv_spin_lock(&ep->lock);
+	if (!r->rndv || !r->rndv_wait || r->gen != (uint32_t)(h->tag >> 32) ||
+	    r->conn != c || r->fin_seen || cts.len > r->paylen) {
+		lfv_spin_unlock(&ep->lock);
+		goto forged;
+	}
+	r->fin_seen = true;	/* no FIN, HELD or CTS more */
+	r->push = true;
+	lfv_rdm_push_fill(ep, r, &cts);
+	if (r->rts_done)
+		lfv_rdm_push_start(ep, r);
+	lfv_spin_unlock(&ep->lock);
+	return;
+
+forged:
+	lfv_drop(&ep->base.domain->fabric->drops, FI_LFVERBS_DROP_FORGED,
+		 "an RDM CTS naming no rendezvous send that waits, from a peer "
+		 "it did not go to, a second one, or for more than its length");
+}
+
 /* One probe round (about a second) of a rendezvous send that waits for its
  * FIN, its RTS gone (ep->lock). After FI_LFVERBS_RDM_RNDV_TIMEOUT rounds
  * it asks the receiver whether it still holds the RTS (HELD answers); as
@@ -574,6 +646,8 @@ void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r)
 {
 	struct lfv_rdm_hdr ask = { .op = LFV_RDM_ASK };
 
+	if (r->push)	/* it writes: nothing more to ask */
+		return;
 	if (!lfv_params.rdm_rndv_timeout ||
 	    ++r->rndv_rounds < lfv_params.rdm_rndv_timeout)
 		return;
@@ -599,8 +673,29 @@ void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 
 	for (i = 0; i < ep->ntx; i++) {
 		r = &ep->reqs[i];
-		if (r->rndv && r->conn == c && r->rts_done && r->rndv_wait)
+		/* Not one that writes: its work requests are flushed, or
+		 * queued (lfv_rdm_fail_pending), and those finish it. */
+		if (r->rndv && r->conn == c && r->rts_done && r->rndv_wait &&
+		    r->kind != LFV_RDM_K_PUSH)
 			lfv_rdm_req_abort(ep, r, err);
+	}
+}
+
+/* The connection c failed: its receives by write that wait for WDONE will
+ * have none. Reported by lfv_rdm_aborted_drain (they free SRX entries).
+ * Caller holds ep->lock. */
+void lfv_rdm_fail_awaited(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
+{
+	struct lfv_list *item;
+	struct lfv_rdm_rreq *q;
+
+	lfv_spin_assert_held(&ep->lock);
+	lfv_list_foreach(item, &ep->reading) {
+		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
+		if (q->req.conn == c && lfv_rdm_awaits_wdone(&q->rd)) {
+			q->rd.failed = true;
+			lfv_list_insert_tail(&ep->aborted, &q->req.node);
+		}
 	}
 }
 
@@ -625,8 +720,14 @@ lfv_rdm_tx_completion_slow(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		 * room goes back: a failing connection then finds it done. */
 		lfv_spin_lock(&ep->lock);
 		r->rts_done = true;
-		if (!ok)
+		if (!ok) {
 			r->rndv_wait = 1;
+		} else if (r->push && c->state == LFV_RDM_FAILED) {
+			r->rndv_wait = 1;	/* its writes cannot go */
+			err = -FI_ECONNRESET;
+		} else if (r->push) {	/* its CTS came first */
+			lfv_rdm_push_start(ep, r);
+		}
 		lfv_spin_unlock(&ep->lock);
 		lfv_rdm_rndv_event(ep, r, err);
 		lfv_rdm_sq_done(ep, c, ok);

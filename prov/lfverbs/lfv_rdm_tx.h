@@ -35,7 +35,7 @@ struct lfv_rdm_send {
  * is dropped; lfv_rdm_src_free gives them back. */
 struct lfv_rdm_src {
 	uint64_t addr;
-	uint32_t rkey;
+	uint32_t rkey, lkey;
 	struct lfv_reg own_reg;
 	void *own_copy;
 };
@@ -139,8 +139,13 @@ void lfv_rdm_fail_pending(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			  int err);
 void lfv_rdm_on_fin(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		    const struct lfv_rdm_hdr *h);
+void lfv_rdm_on_cts(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
+		    const struct lfv_rdm_hdr *h, const uint8_t *payload);
 void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		       int err);
+void lfv_rdm_fail_awaited(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
+void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			int err);
 void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 /* A rendezvous send that will not finish: its source given back, and no
  * longer counted as waiting for a FIN. */

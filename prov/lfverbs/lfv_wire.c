@@ -79,7 +79,11 @@ int lfv_rdm_msg_parse(const void *buf, size_t len, struct lfv_rdm_hdr *out)
 	case LFV_RDM_EVENT:
 		want = sizeof(struct lfv_rdm_event);
 		break;
+	case LFV_RDM_CTS:
+		want = sizeof(struct lfv_rdm_cts);
+		break;
 	case LFV_RDM_FIN:
+	case LFV_RDM_WDONE:
 	case LFV_RDM_WDATA:
 	case LFV_RDM_RTU:
 	case LFV_RDM_ASK:

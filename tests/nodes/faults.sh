@@ -43,6 +43,13 @@
 #       bed's soft-RoCE puts connections in error under loss, so messages
 #       may fail, but every receive that completes without error must
 #       hold its bytes (before d1fd1f1, receives completed with zeros)
+#   13  the same all-to-all under the same loss, rendezvous by write
+#       (FI_LFVERBS_RDM_RNDV_WRITE=1 on every process; LFV_FAULTS_RNDV_WRITE
+#       sets another value): no read then breaks a connection, so every
+#       message must arrive, whole, in every round. With reads (0) it
+#       fails: soft-RoCE (Linux 6.1) restarts a read that lost a response
+#       packet after its first mid-message (rxe_req.c, req_retry), and
+#       rxe_comp.c's check_ack then puts the QP in error
 #
 # A CI step (tests/run-all.sh, with the two-node ping-pongs; case 3 with
 # 20 messages). Every case passed together in 6 min 19 s with the bed's
@@ -76,7 +83,7 @@ crawl_n=${LFV_FAULTS_CRAWL_N:-60}
 crawl_w=${LFV_FAULTS_CRAWL_W:-4}
 a2a_rounds=${LFV_FAULTS_A2A_ROUNDS:-2}
 log=$(mktemp -d)
-NCASES=12
+NCASES=13
 
 if [ "${LFV_BED_NODES:-1}" != 2 ]; then
 	echo "1..0 # SKIP not on a two-node bed (tests/bed/rxe-bed --nodes 2)"
@@ -424,6 +431,34 @@ case_mpi() {
 		$([ $? = 0 ] && echo 1 || echo 0)
 }
 
+# a2a_round I ENV...: one round of func_rdm_peers' all-to-all with ENV
+# (FI_* reaches the peers on lfv-b through its ssh), its output in
+# $log/send; its exit status, and the tail of its output when it fails.
+a2a_round() {
+	local i=$1 rc
+	shift
+	env "$@" LFV_PEER_HOST="$peer" LFV_REQUIRE_DEVICE=1 \
+		LFV_RDM_PEERS_ONLY=test_processes CMOCKA_MESSAGE_OUTPUT=TAP \
+		timeout 150 "$build/tests/func/func_rdm_peers" >"$log/send" 2>&1
+	rc=$?
+	[ $rc = 0 ] && return 0
+	echo "# round $i: exit $rc"
+	grep -v -e pyenv -e "lossy:" "$log/send" | tail -8 | sed 's/^/#   /'
+	return $rc
+}
+
+# a2a_lossy_link N NAME: 2 % loss on both NICs, for case N; false (and N
+# reported failed) when that cannot be.
+a2a_lossy_link() {
+	: >"$log/recv"
+	: >"$log/send"
+	[ -x "$build/tests/func/func_rdm_peers" ] ||
+		{ echo "# no func_rdm_peers"; result "$1" "$2" 0; return 1; }
+	tc qdisc add dev "$dev" root netem loss 2% &&
+		ssh "$peer" "tc qdisc add dev $dev root netem loss 2%" ||
+		{ echo "# tc netem failed"; result "$1" "$2" 0; return 1; }
+}
+
 # Case 12: the all-to-all under loss (func_rdm_peers, LFV_A2A_LOSSY: a
 # message may fail or not come within 30 s; one received without error
 # is checked whole). Soft-RoCE of the bed's kernel (6.1) completes a read
@@ -432,27 +467,14 @@ case_mpi() {
 # once a later request on the QP succeeded. At least one rendezvous
 # receive must have completed well over the rounds, or nothing was shown.
 case_a2a_lossy() {
-	local i rc ok=1 rndv=0 n_rndv prog=$build/tests/func/func_rdm_peers
+	local i ok=1 rndv=0 n_rndv
 	local name="all-to-all under 2 % loss on both NICs: every receive that completed without error holds its bytes"
-	: >"$log/recv"
-	: >"$log/send"
-	[ -x "$prog" ] || { echo "# no $prog"; result 12 "$name" 0; return; }
-	tc qdisc add dev "$dev" root netem loss 2% &&
-		ssh "$peer" "tc qdisc add dev $dev root netem loss 2%" ||
-		{ echo "# tc netem failed"; result 12 "$name" 0; return; }
+	a2a_lossy_link 12 "$name" || return
 	for i in $(seq 1 "$a2a_rounds"); do
-		LFV_PEER_HOST=$peer LFV_REQUIRE_DEVICE=1 LFV_A2A_LOSSY=30 \
-			LFV_RDM_PEERS_ONLY=test_processes CMOCKA_MESSAGE_OUTPUT=TAP \
-			timeout 150 "$prog" >"$log/send" 2>&1
-		rc=$?
+		a2a_round "$i" LFV_A2A_LOSSY=30 || ok=0
 		grep "lossy:" "$log/send" | sed "s/^/#   round $i: /"
 		n_rndv=$(awk '/lossy: checked/ { s += $9 } END { print s + 0 }' "$log/send")
 		rndv=$((rndv + n_rndv))
-		if [ $rc != 0 ]; then
-			ok=0
-			echo "# round $i: exit $rc"
-			grep -v -e pyenv -e "lossy:" "$log/send" | tail -8 | sed 's/^/#   /'
-		fi
 	done
 	if [ "$rndv" = 0 ]; then
 		echo "# no rendezvous receive completed without error: nothing was checked"
@@ -460,6 +482,18 @@ case_a2a_lossy() {
 	fi
 	: >"$log/send"
 	result 12 "$name ($rndv rendezvous receives checked in $a2a_rounds rounds)" $ok
+}
+
+# Case 13: the same, rendezvous by write, and every message must arrive.
+case_a2a_write() {
+	local i ok=1 mode=${LFV_FAULTS_RNDV_WRITE:-1}
+	local name="all-to-all under 2 % loss on both NICs, rendezvous by write ($mode): every message arrives whole"
+	a2a_lossy_link 13 "$name" || return
+	for i in $(seq 1 "$a2a_rounds"); do
+		a2a_round "$i" FI_LFVERBS_RDM_RNDV_WRITE="$mode" || ok=0
+	done
+	: >"$log/send"
+	result 13 "$name ($a2a_rounds rounds)" $ok
 }
 
 echo "1..$NCASES"
@@ -481,6 +515,7 @@ for num in $(seq 1 $NCASES); do
 	10) case_mpi ;;
 	11) case_kill_waiting ;;
 	12) case_a2a_lossy ;;
+	13) case_a2a_write ;;
 	esac
 	netem_clear
 done

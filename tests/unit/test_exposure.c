@@ -170,6 +170,7 @@ static struct lfv_rdm_ep *bare_ep(struct xp *x, size_t ntx)
 	lfv_list_init(&ep->tx_free);
 	lfv_list_init(&ep->conns);
 	lfv_list_init(&ep->aborted);
+	lfv_list_init(&ep->reading);
 	return ep;
 }
 

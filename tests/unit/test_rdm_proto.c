@@ -70,7 +70,7 @@ struct world {
 	 * fails leaves its receives posted, and teardown still delivers. */
 	char small_a[SMALL], small_b[SMALL];
 	size_t saved_rx_bufs, saved_sar, saved_read_max, saved_reads;
-	size_t saved_live_timeout;
+	size_t saved_live_timeout, saved_rndv_write;
 	size_t min_multi_recv;		/* set before enable; 0: not */
 	bool split_cqs;			/* a CQ per direction */
 	unsigned int rc_base;		/* RC QPs made before the endpoints
@@ -329,6 +329,7 @@ struct world_opts {
 					 * big goes by rendezvous) */
 	size_t read_max;		/* FI_LFVERBS_RDM_READ_MAX; 0: not set */
 	size_t reads;			/* FI_LFVERBS_RDM_READS; 0: not set */
+	bool rndv_write;		/* FI_LFVERBS_RDM_RNDV_WRITE=1 */
 };
 
 /* Two nodes of an RDM domain. */
@@ -363,6 +364,8 @@ static int world_setup(void **state, const struct world_opts *o)
 	w->saved_reads = lfv_params.rdm_reads;
 	if (o->reads)
 		lfv_params.rdm_reads = o->reads;
+	w->saved_rndv_write = lfv_params.rdm_rndv_write;
+	lfv_params.rdm_rndv_write = o->rndv_write;
 	assert_int_equal(lfv_fabric_open(w->info->fabric_attr, &w->fabric,
 					 NULL), 0);
 	assert_int_equal(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
@@ -440,6 +443,16 @@ static int setup_read_max(void **state)
 	return world_setup(state, &o);
 }
 
+/* Rendezvous by write, in chunks of READ_MAX (FI_LFVERBS_RDM_READ_MAX
+ * cuts writes too). */
+static int setup_rndv_write(void **state)
+{
+	static const struct world_opts o = { .rndv_write = true,
+					     .read_max = READ_MAX };
+
+	return world_setup(state, &o);
+}
+
 /* FI_THREAD_COMPLETION, and a CQ per direction. */
 static int setup_split_completion(void **state)
 {
@@ -465,6 +478,7 @@ static int teardown(void **state)
 	lfv_params.rdm_read_max = w->saved_read_max;
 	lfv_params.rdm_reads = w->saved_reads;
 	lfv_params.rdm_live_timeout = w->saved_live_timeout;
+	lfv_params.rdm_rndv_write = w->saved_rndv_write;
 	fake_net_fini();
 	assert_int_equal(fake_open.qp, 0);
 	assert_int_equal(fake_open.srq, 0);
@@ -895,35 +909,49 @@ static void rndv_read_fails(struct world *w)
  * completes with FI_EIO (not with the bytes it does not have), the
  * sender's send fails (its probe finds the connection dead), and the
  * next send connects again. */
-static void test_read_fails(void **state)
+/* n's operation ctx waits for something that will not come: its probe of
+ * the connection, once a second, meets the peer's dead QP within rounds
+ * seconds and more; it then fails with err. */
+static void probe_fails(struct world *w, struct node *n, const void *ctx,
+			size_t rounds, int err)
 {
-	struct world *w = *state;
-	static const char again[] = "again";
 	const struct fi_cq_err_entry *e;
-	char *buf = w->small_b;
 	size_t i;
 	int k;
 
-	rndv_read_fails(w);
-
-	/* A's send waits for a FIN that will not come: its probe, a second
-	 * on, meets B's dead QP. */
-	for (i = 0; i < 2 && !err_of(&w->a, tx1); i++) {
+	for (i = 0; i < rounds && !err_of(n, ctx); i++) {
 		fake_net_advance(3 * LFV_RDM_PING_NS / 2);
 		for (k = 0; k < 256; k++)
-			poll_node(&w->a);
+			poll_node(n);
 		pump(w);
 	}
-	assert_int_equal(oks(&w->a, tx1), 0);
-	e = err_of(&w->a, tx1);
+	assert_int_equal(oks(n, ctx), 0);
+	e = err_of(n, ctx);
 	assert_non_null(e);
-	assert_int_equal(e->err, FI_ECONNRESET);
+	assert_int_equal(e->err, err);
+}
+
+/* After a failure, A's next send to B connects again and arrives. */
+static void talk_again(struct world *w)
+{
+	static const char again[] = "again";
+	char *buf = w->small_b;
 
 	post_recv(&w->b, buf, SMALL, rx1);
 	send_to_peer(&w->a, again, sizeof(again), tx2);
 	pump(w);
 	assert_got(&w->b, rx1, buf, again);
 	assert_int_equal(oks(&w->a, tx2), 1);
+}
+
+static void test_read_fails(void **state)
+{
+	struct world *w = *state;
+
+	rndv_read_fails(w);
+	/* A's send waits for a FIN that will not come. */
+	probe_fails(w, &w->a, tx1, 2, FI_ECONNRESET);
+	talk_again(w);
 }
 
 /* Runs until the zero-byte RDMA write that follows a rendezvous' last
@@ -989,6 +1017,176 @@ static void test_read_reported_before_fin(void **state)
 	pump(w);
 	assert_int_equal(oks(&w->a, tx1), 1);
 	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+}
+
+/* ---- rendezvous by write ---------------------------------------------------- */
+
+/* The header of the packet at i (a send). */
+static const struct lfv_rdm_hdr *hdr_at(size_t i)
+{
+	return (const struct lfv_rdm_hdr *)fake_net_peek(i)->data;
+}
+
+/* FI_LFVERBS_RDM_RNDV_WRITE: B's receive answers A's RTS with a CTS that
+ * names its buffer under a key made for it (remote write, given back
+ * after); A writes the payload there in chunks, WDONE behind them. No
+ * read, no FIN; both complete with the data in place. */
+static void test_rndv_by_write(void **state)
+{
+	struct world *w = *state;
+	const struct lfv_rdm_cts *cts;
+	unsigned int mrs;
+	size_t i, writes = 0;
+
+	connect_a_to_b(w);
+	mrs = fake_open.mr;
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = step_until(w, FAKE_PKT_SEND, LFV_RDM_CTS);
+	cts = (const void *)(hdr_at(i) + 1);
+	assert_int_equal(cts->len, w->big);
+	assert_int_equal(cts->addr, (uintptr_t)w->dst);
+	assert_int_equal(fake_last_mr_access,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	assert_int_equal(fake_open.mr, mrs + 2);	/* A's source, B's */
+	fake_net_deliver(i);
+	poll_node(&w->a);
+	for (i = 0; i < PUMP_ROUNDS && !oks(&w->b, rx2); i++) {
+		assert_int_equal(fake_net_count_of(FAKE_PKT_READ, -1, 0), 0);
+		assert_int_equal(fake_net_count_of(FAKE_PKT_SEND, LFV_RDM_FIN,
+						   0), 0);
+		writes += fake_net_count_of(FAKE_PKT_WRITE, -1, 0);
+		fake_net_deliver_all();
+		poll_node(&w->a);
+		poll_node(&w->b);
+	}
+	pump(w);
+	assert_true(writes >= w->big / READ_MAX);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_int_equal(ok_of(&w->b, rx2)->len, w->big);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(fake_open.mr, mrs);
+	assert_int_equal(drops(w), 0);
+}
+
+/* A's rendezvous send (tx1) to B's receive (rx2), by write, up to B's
+ * CTS on the wire, which it copies (at the wire's end); the CTS's index. */
+static size_t cts_and_copy(struct world *w)
+{
+	size_t i;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = step_until(w, FAKE_PKT_SEND, LFV_RDM_CTS);
+	fake_net_dup(i);
+	return i;
+}
+
+/* A second CTS for the same send (a replay) while it writes is dropped and
+ * counted: it would write the payload again, maybe elsewhere. So is a
+ * WDONE for a receive that is over: it would finish it twice. The
+ * transfer itself is unharmed. */
+static void test_rndv_write_replays(void **state)
+{
+	struct world *w = *state;
+	struct fake_pkt *wdone;
+	size_t i = cts_and_copy(w);
+
+	fake_net_deliver(i);
+	poll_node(&w->a);		/* the writes begin */
+	i = (size_t)fake_net_find(0, FAKE_PKT_SEND, LFV_RDM_CTS, 0);
+	fake_net_deliver(i);		/* the replay */
+	poll_node(&w->a);
+	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_FORGED), 1);
+	i = step_until(w, FAKE_PKT_SEND, LFV_RDM_WDONE);
+	fake_net_dup(i);
+	wdone = fake_net_take(fake_net_count() - 1);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	fake_net_put(wdone);
+	pump(w);
+	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_FORGED), 2);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+}
+
+/* A CTS that asks for more bytes than the send has is dropped (the
+ * sender would write past its source), and so is one for a send that
+ * does not wait: the send is unharmed when the true one comes. */
+static void test_rndv_write_cts_too_long(void **state)
+{
+	struct world *w = *state;
+	struct fake_pkt *p;
+	struct lfv_rdm_cts *cts;
+	size_t i = cts_and_copy(w);
+
+	p = fake_net_take(fake_net_count() - 1);
+	cts = (struct lfv_rdm_cts *)(p->data + sizeof(struct lfv_rdm_hdr));
+	cts->len = w->big + 1;
+	fake_net_put(p);	/* behind the true one: first, move it */
+	p = fake_net_take(i);
+	fake_net_put(p);
+	fake_net_deliver(i);	/* the long one */
+	poll_node(&w->a);
+	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_FORGED), 1);
+	assert_int_equal(fake_net_count_of(FAKE_PKT_WRITE, -1, 0), 0);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 1);
+	assert_memory_equal(w->dst, w->src, w->big);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+}
+
+/* A WDONE that says other bytes were written than the CTS offered fails
+ * the receive (FI_EIO), counted as malformed. */
+static void test_rndv_write_wdone_short(void **state)
+{
+	struct world *w = *state;
+	const struct fi_cq_err_entry *e;
+	struct lfv_rdm_hdr *h;
+	struct fake_pkt *p;
+	size_t i;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	i = step_until(w, FAKE_PKT_SEND, LFV_RDM_WDONE);
+	p = fake_net_take(i);
+	h = (struct lfv_rdm_hdr *)p->data;
+	h->cq_data--;
+	fake_net_put(p);
+	pump(w);
+	assert_int_equal(oks(&w->b, rx2), 0);
+	e = err_of(&w->b, rx2);
+	assert_non_null(e);
+	assert_int_equal(e->err, FI_EIO);
+	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_MALFORMED), 1);
+}
+
+/* The sender's write fails at B's device (a key B does not honour): A's
+ * send fails, and B's receive, which waits for a WDONE that will not come,
+ * fails too once its probe of the connection meets A's dead QP; then the
+ * peers talk again. */
+static void test_rndv_write_fails(void **state)
+{
+	struct world *w = *state;
+
+	connect_a_to_b(w);
+	post_recv(&w->b, w->dst, w->big, rx2);
+	send_to_peer(&w->a, w->src, w->big, tx1);
+	fake_net_fail(step_until(w, FAKE_PKT_WRITE, -1), IBV_WC_REM_ACCESS_ERR);
+	pump(w);
+	assert_int_equal(oks(&w->a, tx1), 0);
+	assert_non_null(err_of(&w->a, tx1));
+	/* B's receive waits for a WDONE that will not come. */
+	probe_fails(w, &w->b, rx2, 3, FI_EIO);
+	talk_again(w);
 }
 
 /* The same for fi_read: a zero-byte RDMA write follows its read, and the
@@ -1620,6 +1818,16 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rma_read_believed_after_write,
 						setup_rma, teardown),
+		cmocka_unit_test_setup_teardown(test_rndv_by_write,
+						setup_rndv_write, teardown),
+		cmocka_unit_test_setup_teardown(test_rndv_write_replays,
+						setup_rndv_write, teardown),
+		cmocka_unit_test_setup_teardown(test_rndv_write_cts_too_long,
+						setup_rndv_write, teardown),
+		cmocka_unit_test_setup_teardown(test_rndv_write_wdone_short,
+						setup_rndv_write, teardown),
+		cmocka_unit_test_setup_teardown(test_rndv_write_fails,
+						setup_rndv_write, teardown),
 		cmocka_unit_test_setup_teardown(test_live_pong_keeps_waiting,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_silence_fails,

@@ -257,6 +257,8 @@ static void test_msg_good(void **state)
 		{ LFV_RDM_ASK, 0 }, { LFV_RDM_HELD, 0 },
 		{ LFV_RDM_SAR_MSG, sizeof(struct lfv_rdm_sar) + 1 },
 		{ LFV_RDM_SAR_TAG, 64 }, { LFV_RDM_SEG, 64 },
+		{ LFV_RDM_CTS, sizeof(struct lfv_rdm_cts) },
+		{ LFV_RDM_WDONE, 0 },
 	};
 	struct lfv_rdm_hdr out;
 	struct msg m;
@@ -309,6 +311,10 @@ static void test_msg_payload_of_op(void **state)
 	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
 	n = msg_of(&m, LFV_RDM_ASK, 1);
 	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+	n = msg_of(&m, LFV_RDM_CTS, sizeof(struct lfv_rdm_cts) - 1);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
+	n = msg_of(&m, LFV_RDM_WDONE, 8);
+	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
 	/* A first segment needs its total and at least a byte of payload. */
 	n = msg_of(&m, LFV_RDM_SAR_TAG, sizeof(struct lfv_rdm_sar));
 	assert_int_equal(lfv_rdm_msg_parse(&m, n, &out), -FI_EMSGSIZE);
@@ -318,7 +324,7 @@ static void test_msg_payload_of_op(void **state)
 
 static void test_msg_unknown_op(void **state)
 {
-	static const uint8_t bad[] = { 0, LFV_RDM_SEG + 1, 0xff };
+	static const uint8_t bad[] = { 0, LFV_RDM_WDONE + 1, 0xff };
 	struct lfv_rdm_hdr out;
 	struct msg m;
 	size_t i, n;
