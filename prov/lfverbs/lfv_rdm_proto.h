@@ -64,10 +64,10 @@
  * sends behind them WDONE {tag: rcookie, cq_data: the bytes written}; its
  * send completes when WDONE has (RC: the writes are in place before it is
  * acknowledged). The receiver reports the receive on WDONE: no FIN. Why:
- * soft-RoCE (Linux 6.1) cannot retry a read whose response lost a packet
- * after its first (rxe_req.c's req_retry restarts it mid-message, and
- * rxe_comp.c's check_ack then puts the QP in error), while writes retry
- * like sends: under loss a read breaks its connection, a write does not.
+ * under loss soft-RoCE (Linux 6.1) puts QPs whose reads lost packets in
+ * error (README: one path is rxe_req.c's req_retry restarting a read
+ * mid-message, which rxe_comp.c's check_ack takes for an error), while
+ * writes retry like sends: a read breaks its connection, a write does not.
  * A CTS is believed only from the connection the RTS went to, for a send
  * that waits for its FIN, once, and only for at most the send's length; a
  * WDONE only from the connection the CTS went to, for a receive that

@@ -47,9 +47,8 @@
 #       (FI_LFVERBS_RDM_RNDV_WRITE=1 on every process; LFV_FAULTS_RNDV_WRITE
 #       sets another value): no read then breaks a connection, so every
 #       message must arrive, whole, in every round. With reads (0) it
-#       fails: soft-RoCE (Linux 6.1) restarts a read that lost a response
-#       packet after its first mid-message (rxe_req.c, req_retry), and
-#       rxe_comp.c's check_ack then puts the QP in error
+#       fails: under loss soft-RoCE (Linux 6.1) puts QPs whose reads lost
+#       packets in error (README, across the link)
 #
 # A CI step (tests/run-all.sh, with the two-node ping-pongs; case 3 with
 # 20 messages). Every case passed together in 6 min 19 s with the bed's
