@@ -571,26 +571,52 @@ static int rc_qp_connect(struct rc_peer *p, const struct lfv_ud_name *victim,
 
 /* Sends len bytes of p->buf on the RC QP; waits for its completion (which
  * may be an error: the victim may end the connection). */
+/* Posts wr (signaled) on p's RC QP and waits for its completion: its
+ * status in *st. what names it in a failure. */
+static int rc_post_wait(struct rc_peer *p, struct ibv_send_wr *wr,
+			const char *what, enum ibv_wc_status *st)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int waited = 0, n;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(p->qp, wr, &bad))
+		return fail(what);
+	while (!(n = ibv_poll_cq(p->u.cq, 1, &wc)) && waited < TIMEOUT_MS) {
+		pause_ms(1);
+		waited++;
+	}
+	if (n != 1) {
+		fprintf(stderr, "lfv_hostile: no completion of the %s\n", what);
+		return 1;
+	}
+	*st = wc.status;
+	return 0;
+}
+
 static int rc_send(struct rc_peer *p, size_t len, enum ibv_wc_status *st)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
 			       .length = (uint32_t)len, .lkey = p->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct ibv_wc wc;
-	int waited = 0, n;
+				  .opcode = IBV_WR_SEND };
 
-	if (ibv_post_send(p->qp, &wr, &bad))
-		return fail("RC send");
-	while (!(n = ibv_poll_cq(p->u.cq, 1, &wc)) && waited < TIMEOUT_MS) {
-		pause_ms(1);
-		waited++;
-	}
-	if (n != 1)
-		return fail("no RC send completion");
-	*st = wc.status;
-	return 0;
+	return rc_post_wait(p, &wr, "RC send", st);
+}
+
+/* An RDMA write of len bytes from p->buf + off to raddr under rkey. */
+static int rc_write(struct rc_peer *p, size_t off, size_t len,
+		    uint64_t raddr, uint32_t rkey, enum ibv_wc_status *st)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf + off,
+			       .length = (uint32_t)len, .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .wr.rdma = { .remote_addr = raddr,
+					       .rkey = rkey } };
+
+	return rc_post_wait(p, &wr, "RC write", st);
 }
 
 /* A handshake as lfverbs' requester: REQ, REP, RTR/RTS, RTU. */
@@ -888,19 +914,9 @@ static int rc_next(struct rc_peer *p, long ms, struct lfv_rdm_hdr *h,
 static int rc_write_imm(struct rc_peer *p, enum ibv_wc_status *st)
 {
 	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-				  .send_flags = IBV_SEND_SIGNALED,
-				  .imm_data = htobe32(0x686f), }, *bad;
-	struct ibv_wc wc;
-	int waited = 0, n;
+				  .imm_data = htobe32(0x686f), };
 
-	if (ibv_post_send(p->qp, &wr, &bad))
-		return fail("RC write with immediate");
-	while (!(n = ibv_poll_cq(p->u.cq, 1, &wc)) && waited++ < TIMEOUT_MS)
-		pause_ms(1);
-	if (n != 1)
-		return fail("no write completion");
-	*st = wc.status;
-	return 0;
+	return rc_post_wait(p, &wr, "RC write with immediate", st);
 }
 
 /* Sends a header with len payload bytes (from payload, or zeros); its
@@ -1233,6 +1249,184 @@ static int rdm_bad_rts(const char *victim_hex)
 	       fail("a wrapping rendezvous was not refused");
 }
 
+/* ---- rendezvous by write (the victim runs FI_LFVERBS_RDM_RNDV_WRITE=1) --- */
+
+#define CTS_LEN 20000		/* above the eager size: a rendezvous */
+#define CTS_ECHO_AT 65536	/* where the victim is told to write its echo */
+
+/* The next message of op the victim sends on p within ms, others skipped:
+ * its header in *h, its payload in payload. */
+static int rc_wait_op(struct rc_peer *p, uint8_t op, long ms,
+		      struct lfv_rdm_hdr *h, uint8_t payload[64])
+{
+	int ret;
+
+	for (; ms > 0; ms -= 100) {
+		ret = rc_next(p, 100, h, payload);
+		if (ret < 0)
+			return 1;
+		if (!ret && h->op == op)
+			return 0;
+	}
+	return 1;
+}
+
+/* A rendezvous of CTS_LEN bytes (our name first, then fill) at p->buf +
+ * 4096, which the victim must answer with a CTS for all of it: in *cts. */
+static int cts_for_rts(struct rc_peer *p, uint64_t cookie, uint8_t fill,
+		       struct lfv_rdm_cts *cts)
+{
+	struct lfv_ud_name me = ctrl_of(&p->u, 0, LFV_RDM_CTRL_REQ).name;
+	struct lfv_rdm_hdr got;
+	uint8_t payload[64];
+
+	memset(p->buf + 4096, fill, CTS_LEN);
+	memcpy(p->buf + 4096, &me, sizeof(me));
+	if (rc_send_rts(p, CTS_LEN, cookie))
+		return 1;
+	if (rc_wait_op(p, LFV_RDM_CTS, 5000, &got, payload))
+		return fail("no CTS for our rendezvous (is it read instead?)");
+	memcpy(cts, payload, sizeof(*cts));
+	if (got.tag != cookie || cts->len != CTS_LEN) {
+		fprintf(stderr, "lfv_hostile: a CTS for cookie %llx, %llu "
+			"bytes\n", (unsigned long long)got.tag,
+			(unsigned long long)cts->len);
+		return 1;
+	}
+	return 0;
+}
+
+static int rc_send_wdone(struct rc_peer *p, uint64_t rcookie, uint64_t bytes)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_WDONE, .tag = rcookie,
+				 .cq_data = bytes };
+
+	return rc_send_msg(p, &h, NULL, 0);
+}
+
+/* A CTS for the victim's send of cookie: write len bytes at p->buf + off. */
+static int rc_send_cts(struct rc_peer *p, uint64_t cookie, uint64_t len,
+		       size_t off, uint64_t rcookie)
+{
+	struct lfv_rdm_hdr h = { .op = LFV_RDM_CTS, .tag = cookie,
+				 .len = sizeof(struct lfv_rdm_cts) };
+	struct lfv_rdm_cts cts = {
+		.len = len, .addr = (uintptr_t)p->buf + off,
+		.rkey = p->mr->rkey, .rcookie = rcookie,
+	};
+
+	return rc_send_msg(p, &h, &cts, sizeof(cts));
+}
+
+/* The victim receives our rendezvous (cookie 1) by write. WDONEs from a
+ * second connection and for an rcookie it never gave are dropped (2
+ * FORGED); a write just past the bytes the CTS offered, from a third
+ * connection, fails at the victim's device (its registration is those
+ * bytes alone); our write, then a WDONE for one byte less than the CTS
+ * offered, fails that receive (FI_EIO, 1 MALFORMED), and the same WDONE
+ * again is dropped (1 FORGED). */
+static int cts_receive_round(struct rc_peer *p, struct rc_peer *other,
+			     struct rc_peer *spare)
+{
+	struct lfv_rdm_cts cts;
+	enum ibv_wc_status st;
+
+	if (cts_for_rts(p, 1, 0x11, &cts) ||
+	    rc_send_wdone(other, cts.rcookie, CTS_LEN) ||
+	    rc_send_wdone(p, cts.rcookie + 1000, CTS_LEN))
+		return 1;
+	if (rc_write(spare, 4096, 16, cts.addr + cts.len, cts.rkey, &st))
+		return 1;
+	if (st == IBV_WC_SUCCESS)
+		return fail("a write past the CTS's bytes was taken");
+	printf("a write past the CTS's bytes: %s\n", ibv_wc_status_str(st));
+	if (rc_write(p, 4096, CTS_LEN, cts.addr, cts.rkey, &st))
+		return 1;
+	if (st != IBV_WC_SUCCESS)
+		return fail_wc("the write the CTS asked for", st);
+	return rc_send_wdone(p, cts.rcookie, CTS_LEN - 1) ||
+	       rc_send_wdone(p, cts.rcookie, CTS_LEN);
+}
+
+/* The victim receives our rendezvous (cookie 2) by write, whole, and
+ * echoes it to us by rendezvous: its RTS's cookie in *cookie. */
+static int cts_echo_start(struct rc_peer *p, uint64_t *cookie)
+{
+	struct lfv_rdm_hdr got;
+	struct lfv_rdm_rts rts;
+	struct lfv_rdm_cts cts;
+	enum ibv_wc_status st;
+	uint8_t payload[64];
+
+	if (cts_for_rts(p, 2, 0x22, &cts) ||
+	    rc_write(p, 4096, CTS_LEN, cts.addr, cts.rkey, &st))
+		return 1;
+	if (st != IBV_WC_SUCCESS)
+		return fail_wc("the write the CTS asked for", st);
+	if (rc_send_wdone(p, cts.rcookie, CTS_LEN))
+		return 1;
+	if (rc_wait_op(p, LFV_RDM_RTS_MSG, 5000, &got, payload))
+		return fail("no echo by rendezvous");
+	memcpy(&rts, payload, sizeof(rts));
+	*cookie = rts.cookie;
+	return 0;
+}
+
+/* The victim's echo (cookie) waits for our CTS. One from a second
+ * connection, one for a byte more than it sends, one naming another use
+ * of its request are dropped (3 FORGED); ours has it write the echo at
+ * CTS_ECHO_AT, then WDONE (checked: our rcookie, all bytes, the bytes we
+ * sent); the same CTS again is dropped (1 FORGED). */
+static int cts_send_round(struct rc_peer *p, struct rc_peer *other,
+			  uint64_t cookie)
+{
+	struct lfv_rdm_hdr got;
+	uint8_t payload[64];
+
+	if (rc_send_cts(other, cookie, CTS_LEN, CTS_ECHO_AT, 0x77) ||
+	    rc_send_cts(p, cookie, CTS_LEN + 1, CTS_ECHO_AT, 0x77) ||
+	    rc_send_cts(p, cookie ^ (1ULL << 32), CTS_LEN, CTS_ECHO_AT, 0x77) ||
+	    rc_send_cts(p, cookie, CTS_LEN, CTS_ECHO_AT, 0x77))
+		return 1;
+	if (rc_wait_op(p, LFV_RDM_WDONE, 5000, &got, payload))
+		return fail("no WDONE for our CTS");
+	if (got.tag != 0x77 || got.cq_data != CTS_LEN)
+		return fail("a WDONE for another rcookie or length");
+	if (memcmp(p->buf + CTS_ECHO_AT, p->buf + 4096, CTS_LEN))
+		return fail("the echo written is not what we sent");
+	return rc_send_cts(p, cookie, CTS_LEN, CTS_ECHO_AT, 0x78);
+}
+
+/* Rendezvous by write, both ways, against a victim that runs it: its
+ * receive's WDONE and its send's CTS are believed only from the
+ * connection they belong to, once, for the bytes agreed, and the memory a
+ * CTS offers is those bytes alone. The victim counts 7 FORGED and 1
+ * MALFORMED, and one receive failed (LFV_VICTIM_RECV_ERRORS). */
+static int rdm_cts(const char *victim_hex)
+{
+	struct lfv_ud_name victim;
+	struct rc_peer p, other, spare;
+	uint64_t cookie = 0;
+	int ret;
+
+	if (hex_name(victim_hex, &victim))
+		return fail("bad name");
+	if (rc_peer_open(&p, &victim) || rc_post_slots(&p) ||
+	    rc_peer_open(&other, &victim) || rc_peer_open(&spare, &victim))
+		return 1;
+	ret = cts_receive_round(&p, &other, &spare) ||
+	      cts_echo_start(&p, &cookie) ||
+	      cts_send_round(&p, &other, cookie);
+	pause_ms(200);
+	rc_peer_close(&spare);
+	rc_peer_close(&other);
+	rc_peer_close(&p);
+	if (!ret)
+		printf("rendezvous by write: forged WDONEs and CTSs sent, a "
+		       "write past a CTS refused, the echo written whole\n");
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "cm-accept-oversize"))
@@ -1257,6 +1451,8 @@ int main(int argc, char **argv)
 		return rdm_fin_forged(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "rdm-bad-rts"))
 		return rdm_bad_rts(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "rdm-cts"))
+		return rdm_cts(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "rdm-oversize"))
 		return rdm_oversize(argv[2], atoi(argv[3]),
 				    (size_t)atol(argv[4]));
@@ -1266,6 +1462,6 @@ int main(int argc, char **argv)
 		"rdm-oversize VICTIM N BYTES | rdm-fin VICTIM MS | "
 		"rdm-bad-msg VICTIM | rdm-no-fin VICTIM MS | "
 		"rdm-fin-forged VICTIM | rdm-bad-rts VICTIM | "
-		"rdm-live VICTIM OTHER\n");
+		"rdm-cts VICTIM | rdm-live VICTIM OTHER\n");
 	return 2;
 }

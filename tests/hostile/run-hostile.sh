@@ -159,7 +159,7 @@ rdm_case() {
 	case_result $? "$desc" hostile.args hostile client server server.err
 }
 
-echo "1..12"
+echo "1..13"
 
 # A connect reply whose length byte claims 195 bytes of connection data:
 # the lfverbs client aborts that connection (no copy past its 55 bytes),
@@ -267,5 +267,20 @@ FI_LFVERBS_RDM_SAR=0 rdm_case "a FIN from another connection and an unasked HELD
 LFV_VICTIM_RECV_ERRORS=8 rdm_case \
 	"rendezvous requests of lying length, wrapping or outside any registration are refused" \
 	"rdm-bad-rts VICTIM" malformed=32
+# rdm-cts: rendezvous by write (FI_LFVERBS_RDM_RNDV_WRITE=1), both ways.
+# The server receives the hostile peer's rendezvous by write: a WDONE from
+# a second connection and one for an rcookie it never gave are dropped
+# (FORGED); a write just past the bytes its CTS offered, from a third
+# connection, fails at the server's device; the hostile peer's write then
+# a WDONE for one byte less fails that receive (FI_EIO, MALFORMED; no
+# echo), and the WDONE again is dropped (FORGED). On a second rendezvous,
+# received whole, the server echoes by rendezvous: a CTS from the second
+# connection, one for a byte more than the echo, one naming another use of
+# its request are dropped (FORGED); the right one has the echo written and
+# WDONE sent (the hostile peer checks the bytes), and a replay of it is
+# dropped (FORGED): 7 FORGED and 1 MALFORMED, every run.
+FI_LFVERBS_RDM_RNDV_WRITE=1 FI_LFVERBS_RDM_SAR=0 LFV_VICTIM_RECV_ERRORS=1 rdm_case \
+	"rendezvous by write: CTS and WDONE only from their connection, once, for the bytes agreed" \
+	"rdm-cts VICTIM" forged=7 malformed=1
 
 [ $fails -eq 0 ]
