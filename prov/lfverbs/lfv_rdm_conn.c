@@ -801,7 +801,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 		ep->live_look = false;
 		lfv_rdm_live_timer(ep);
 	}
-	if ((!ep->rndv_out && !ep->cts_out && !ep->reap_due) ||
+	if ((!lfv_rdm_waits_probe(ep) && !ep->reap_due) ||
 	    !lfv_rdm_tick_due(ep))
 		return;
 	if (!now)
@@ -810,7 +810,7 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 		ep->reap_next = now + LFV_RDM_REAP_NS / 4;
 		lfv_rdm_conns_reap(ep, now);
 	}
-	if (!ep->rndv_out && !ep->cts_out)
+	if (!lfv_rdm_waits_probe(ep))
 		return;
 	if (!ep->ping_at) {
 		ep->ping_at = now + LFV_RDM_PING_NS;

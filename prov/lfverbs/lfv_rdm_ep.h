@@ -424,6 +424,14 @@ static inline bool lfv_rdm_awaits_wdone(const struct lfv_rdm_read *rd)
 	return rd->by_write && !rd->inflight && !rd->done_seen && !rd->failed;
 }
 
+/* Whether something waits on the probes of its connection: a rendezvous
+ * send for its FIN, or a receive by write for its WDONE. Caller holds
+ * ep->lock. */
+static inline bool lfv_rdm_waits_probe(const struct lfv_rdm_ep *ep)
+{
+	return ep->rndv_out || ep->cts_out;
+}
+
 /* A rendezvous receive request goes: it no longer holds the sender's RTS.
  * Caller holds ep->lock. */
 static inline void lfv_rdm_rreq_free_locked(struct lfv_rdm_ep *ep,

@@ -206,7 +206,8 @@ static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
 	lfv_spin_lock(&ep->lock);
 	if (!(++ep->live_calls & (LFV_RDM_LIVE_CALLS - 1)) && ep->nconns)
 		ep->live_look = true;
-	if (ep->handshakes || ep->rndv_out || ep->reap_due || ep->live_look)
+	if (ep->handshakes || lfv_rdm_waits_probe(ep) || ep->reap_due ||
+	    ep->live_look)
 		lfv_rdm_timers(ep);
 	/* After the timers: a handshake they gave up on aborts reads. */
 	drain = !lfv_list_empty(&ep->aborted) ||

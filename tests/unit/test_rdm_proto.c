@@ -1169,24 +1169,49 @@ static void test_rndv_write_wdone_short(void **state)
 	assert_int_equal(drops_for(w, FI_LFVERBS_DROP_MALFORMED), 1);
 }
 
-/* The sender's write fails at B's device (a key B does not honour): A's
- * send fails, and B's receive, which waits for a WDONE that will not come,
- * fails too once its probe of the connection meets A's dead QP; then the
- * peers talk again. */
-static void test_rndv_write_fails(void **state)
+/* A's rendezvous send to B by write, whose write fails at B's device (a
+ * key B does not honour). */
+static void write_fails_at_b(struct world *w)
 {
-	struct world *w = *state;
-
 	connect_a_to_b(w);
 	post_recv(&w->b, w->dst, w->big, rx2);
 	send_to_peer(&w->a, w->src, w->big, tx1);
 	fake_net_fail(step_until(w, FAKE_PKT_WRITE, -1), IBV_WC_REM_ACCESS_ERR);
 	pump(w);
+}
+
+/* Then A's send fails, and B's receive, which waits for a WDONE that will
+ * not come, fails too once its probe of the connection meets A's dead QP;
+ * then the peers talk again. */
+static void test_rndv_write_fails(void **state)
+{
+	struct world *w = *state;
+
+	write_fails_at_b(w);
 	assert_int_equal(oks(&w->a, tx1), 0);
 	assert_non_null(err_of(&w->a, tx1));
 	/* B's receive waits for a WDONE that will not come. */
 	probe_fails(w, &w->b, rx2, 3, FI_EIO);
 	talk_again(w);
+}
+
+/* As test_rndv_write_fails, with nothing on B waiting but its receive by
+ * write: two reads of B's CQ, each after a probe's interval, probe the
+ * connection (zero-byte writes), whatever the count of reads the liveness
+ * look goes by (LFV_RDM_LIVE_CALLS). */
+static void test_rndv_write_probe_due(void **state)
+{
+	struct world *w = *state;
+	size_t before;
+
+	write_fails_at_b(w);
+	before = fake_net_count_of(FAKE_PKT_WRITE, -1, 0);
+	fake_net_advance(3 * LFV_RDM_PING_NS / 2);
+	poll_node(&w->b);
+	fake_net_advance(3 * LFV_RDM_PING_NS / 2);
+	poll_node(&w->b);
+	assert_true(fake_net_count_of(FAKE_PKT_WRITE, -1, 0) > before);
+	probe_fails(w, &w->b, rx2, 3, FI_EIO);
 }
 
 /* The same for fi_read: a zero-byte RDMA write follows its read, and the
@@ -1827,6 +1852,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rndv_write_wdone_short,
 						setup_rndv_write, teardown),
 		cmocka_unit_test_setup_teardown(test_rndv_write_fails,
+						setup_rndv_write, teardown),
+		cmocka_unit_test_setup_teardown(test_rndv_write_probe_due,
 						setup_rndv_write, teardown),
 		cmocka_unit_test_setup_teardown(test_live_pong_keeps_waiting,
 						setup, teardown),
