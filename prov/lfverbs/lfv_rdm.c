@@ -606,6 +606,7 @@ static void lfv_rdm_quiesce(struct lfv_rdm_ep *ep)
 void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
 {
 	struct lfv_list *item, *conn;
+	struct lfv_rdm_rreq *q;
 	struct lfv_rdm_req *r;
 	size_t i;
 
@@ -623,9 +624,8 @@ void lfv_rdm_drop_all(struct lfv_rdm_ep *ep)
 		lfv_rdm_rreq_drop(ep, lfv_container_of(item,
 				  struct lfv_rdm_req, node));
 	/* Receives by write waiting for WDONE are on no queue. */
-	while ((item = lfv_rdm_first_awaiting(ep)))
-		lfv_rdm_rreq_drop(ep, &lfv_container_of(item,
-				  struct lfv_rdm_rreq, rd.held)->req);
+	while ((q = lfv_rdm_first_awaiting(ep)))
+		lfv_rdm_rreq_drop(ep, &q->req);
 	for (i = 0; i < ep->ntx; i++) {
 		r = &ep->reqs[i];
 		if (r->kind == LFV_RDM_K_RMA)

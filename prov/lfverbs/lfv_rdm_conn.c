@@ -724,8 +724,7 @@ int lfv_rdm_send_ctl(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
  * traffic needs none, but one probe a second costs nothing. */
 static void lfv_rdm_ping_fin_waits(struct lfv_rdm_ep *ep)
 {
-	struct lfv_list *item;
-	struct lfv_rdm_rreq *q;
+	struct lfv_rdm_rreq *q = NULL;
 	struct lfv_rdm_req *r;
 	size_t i;
 
@@ -738,11 +737,8 @@ static void lfv_rdm_ping_fin_waits(struct lfv_rdm_ep *ep)
 		}
 	}
 	/* And every connection a receive by write waits on for WDONE. */
-	lfv_list_foreach(item, &ep->reading) {
-		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
-		if (lfv_rdm_awaits_wdone(&q->rd))
-			lfv_rdm_ping(ep, q->req.conn);
-	}
+	while ((q = lfv_rdm_awaiting_after(ep, q)))
+		lfv_rdm_ping(ep, q->req.conn);
 }
 
 void lfv_rdm_ping_done(struct lfv_rdm_ep *ep, const struct ibv_wc *wc)
@@ -817,6 +813,22 @@ void lfv_rdm_timers(struct lfv_rdm_ep *ep)
 	} else if (now >= ep->ping_at) {
 		ep->ping_at = now + LFV_RDM_PING_NS;
 		lfv_rdm_ping_fin_waits(ep);
+	}
+}
+
+/* The connection c failed: its receives by write that wait for WDONE will
+ * have none. Reported by lfv_rdm_aborted_drain (they free SRX entries).
+ * Caller holds ep->lock. */
+static void lfv_rdm_fail_awaited(struct lfv_rdm_ep *ep,
+				 const struct lfv_rdm_conn *c)
+{
+	struct lfv_rdm_rreq *q = NULL;
+
+	while ((q = lfv_rdm_awaiting_after(ep, q))) {
+		if (q->req.conn != c)
+			continue;
+		q->rd.failed = true;
+		lfv_list_insert_tail(&ep->aborted, &q->req.node);
 	}
 }
 

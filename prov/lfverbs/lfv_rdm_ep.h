@@ -424,6 +424,24 @@ static inline bool lfv_rdm_awaits_wdone(const struct lfv_rdm_read *rd)
 	return rd->by_write && !rd->inflight && !rd->done_seen && !rd->failed;
 }
 
+/* The receive by write after prev (NULL: the first) on ep->reading that
+ * waits for WDONE, or NULL. Caller holds ep->lock. Marking prev failed,
+ * or moving it to another list by its req.node, keeps the walk. */
+static inline struct lfv_rdm_rreq *
+lfv_rdm_awaiting_after(struct lfv_rdm_ep *ep, struct lfv_rdm_rreq *prev)
+{
+	struct lfv_list *item = prev ? prev->rd.held.next : ep->reading.next;
+	struct lfv_rdm_rreq *q;
+
+	lfv_spin_assert_held(&ep->lock);
+	for (; item != &ep->reading; item = item->next) {
+		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
+		if (lfv_rdm_awaits_wdone(&q->rd))
+			return q;
+	}
+	return NULL;
+}
+
 /* Whether something waits on the probes of its connection: a rendezvous
  * send for its FIN, or a receive by write for its WDONE. Caller holds
  * ep->lock. */

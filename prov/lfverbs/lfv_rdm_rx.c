@@ -492,20 +492,14 @@ static void lfv_rdm_on_wdone(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 
 /* Closing, quiesced: the first receive by write still waiting for WDONE
  * (on no queue: lfv_rdm_drop_all gives it back), or NULL. */
-struct lfv_list *lfv_rdm_first_awaiting(struct lfv_rdm_ep *ep)
+struct lfv_rdm_rreq *lfv_rdm_first_awaiting(struct lfv_rdm_ep *ep)
 {
-	struct lfv_list *item, *found = NULL;
+	struct lfv_rdm_rreq *q;
 
 	lfv_spin_lock(&ep->lock);
-	lfv_list_foreach(item, &ep->reading) {
-		if (lfv_rdm_awaits_wdone(&lfv_container_of(item,
-				struct lfv_rdm_rreq, rd.held)->rd)) {
-			found = item;
-			break;
-		}
-	}
+	q = lfv_rdm_awaiting_after(ep, NULL);
 	lfv_spin_unlock(&ep->lock);
-	return found;
+	return q;
 }
 
 static bool lfv_rdm_is_rts(uint8_t op)

@@ -30,7 +30,7 @@ void lfv_rdm_av_inserted(struct lfv_av *av);
 void lfv_rdm_aborted_drain(struct lfv_rdm_ep *ep);
 /* Rendezvous by write (lfv_rdm_proto.h), the receiving side. */
 void lfv_rdm_cts_done(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, bool ok);
-struct lfv_list *lfv_rdm_first_awaiting(struct lfv_rdm_ep *ep);
+struct lfv_rdm_rreq *lfv_rdm_first_awaiting(struct lfv_rdm_ep *ep);
 /* Segmented (SAR) receives: a connection going down (failed, replaced)
  * hands its unfinished one to ep->sar_aborted (lfv_rdm_sar_abandon,
  * lfv_rdm_conn_table.h), which lfv_rdm_sar_drain completes in error

@@ -681,24 +681,6 @@ void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c, int err)
 	}
 }
 
-/* The connection c failed: its receives by write that wait for WDONE will
- * have none. Reported by lfv_rdm_aborted_drain (they free SRX entries).
- * Caller holds ep->lock. */
-void lfv_rdm_fail_awaited(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
-{
-	struct lfv_list *item;
-	struct lfv_rdm_rreq *q;
-
-	lfv_spin_assert_held(&ep->lock);
-	lfv_list_foreach(item, &ep->reading) {
-		q = lfv_container_of(item, struct lfv_rdm_rreq, rd.held);
-		if (q->req.conn == c && lfv_rdm_awaits_wdone(&q->rd)) {
-			q->rd.failed = true;
-			lfv_list_insert_tail(&ep->aborted, &q->req.node);
-		}
-	}
-}
-
 /* ---- the completion handler ------------------------------------------------ */
 
 /* An RTS's completion, or a failed send's. */

@@ -143,7 +143,6 @@ void lfv_rdm_on_cts(struct lfv_rdm_ep *ep, const struct lfv_rdm_conn *c,
 		    const struct lfv_rdm_hdr *h, const uint8_t *payload);
 void lfv_rdm_fail_rndv(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 		       int err);
-void lfv_rdm_fail_awaited(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c);
 void lfv_rdm_rndv_event(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			int err);
 void lfv_rdm_rndv_round(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
