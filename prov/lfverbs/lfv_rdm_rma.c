@@ -130,6 +130,13 @@ static size_t lfv_min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* Whether a work request follows the data: a message (notify) or a
+ * zero-byte write (vouch). */
+static bool lfv_rdm_rma_followed(const struct lfv_rdm_rma *rma)
+{
+	return rma->notify || rma->vouch;
+}
+
 /* The message that follows the request's last work request: remote CQ
  * data (WDATA, in the request's buffer), or an RMA event (EVENT) or a
  * rendezvous's WDONE (K_PUSH) in the request, sent inline. */
@@ -172,7 +179,7 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 	struct ibv_sge sge[LFV_RDM_MAX_IOV], hsge;
 	struct ibv_send_wr wr, note, *bad;
 	bool atomic = lfv_wr_is_atomic(&rma->wr), last;
-	uint32_t behind = rma->notify || rma->vouch;
+	uint32_t behind = lfv_rdm_rma_followed(rma);
 	size_t n;
 	int ret;
 
@@ -285,6 +292,17 @@ static size_t lfv_rdm_rma_chunks(const struct lfv_rdm_ep *ep,
 	return (rma->len + ep->max_rdma - 1) / ep->max_rdma;
 }
 
+/* The work requests of rma (its len, notify and vouch set), all still to
+ * post and complete. */
+static void lfv_rdm_rma_count(const struct lfv_rdm_ep *ep,
+			      struct lfv_rdm_rma *rma)
+{
+	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) +
+		   lfv_rdm_rma_followed(rma);
+	rma->cqes = rma->wrs;
+	rma->posted = 0;
+}
+
 /* A rendezvous send that a CTS asked to write (lfv_rdm_proto.h): n bytes
  * of its payload (the address its RTS gave, src_lkey) to the receiver's
  * buffer, WDONE {rcookie, n} behind them; the writes and WDONE complete
@@ -312,8 +330,7 @@ void lfv_rdm_push_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	rma->note.hdr = (struct lfv_rdm_hdr){
 		.op = LFV_RDM_WDONE, .tag = cts->rcookie, .cq_data = cts->len,
 	};
-	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) + 1;
-	rma->cqes = rma->wrs;
+	lfv_rdm_rma_count(ep, rma);
 }
 
 /* The EVENT message that follows an RMA to an FI_RMA_EVENT key. */
@@ -372,10 +389,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		rma->wr.opcode = IBV_WR_RDMA_WRITE;
 	rma->len = lfv_wr_is_atomic(&q->wr) ? 0 : len;
 	rma->off = 0;
-	rma->wrs = (uint32_t)lfv_rdm_rma_chunks(ep, rma) +
-		   (rma->notify || rma->vouch);
-	rma->cqes = rma->wrs;
-	rma->posted = 0;
+	lfv_rdm_rma_count(ep, rma);
 	rma->read = q->r.comp_flags & FI_READ;
 	rma->err = 0;
 	r->context = q->r.context;
