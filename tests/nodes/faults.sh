@@ -100,7 +100,8 @@ export FI_LFVERBS_RDM_LIVE_TIMEOUT
 if [ -n "${LFV_FAULTS_LOG:-}" ]; then
 	export FI_LOG_LEVEL=$LFV_FAULTS_LOG FI_LOG_PROV=lfverbs
 fi
-ssh_env="env FI_PROVIDER_PATH=$FI_PROVIDER_PATH FI_LFVERBS_RDM_LIVE_TIMEOUT=$FI_LFVERBS_RDM_LIVE_TIMEOUT ${LFV_FAULTS_LOG:+FI_LOG_LEVEL=$LFV_FAULTS_LOG FI_LOG_PROV=lfverbs}"
+# What is exported here reaches lfv-b: the bed's ssh sends FI_* and LFV_*
+# (tests/bed/README.md), as it does for the other node scripts.
 
 netem_clear() {
 	tc qdisc del dev "$dev" root 2>/dev/null
@@ -121,7 +122,7 @@ recv_start() {
 	shift
 	: >"$log/recv"
 	# shellcheck disable=SC2029  # expanded here on purpose
-	ssh "$peer" "$ssh_env timeout 120 $stream recv -a $peer_ip -p $port $*" \
+	ssh "$peer" "timeout 120 $stream recv -a $peer_ip -p $port $*" \
 		>"$log/recv" 2>&1 &
 	rpid=$!
 	for i in $(seq 1 300); do
