@@ -171,8 +171,10 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 		lfv_rdm_cts_done(ep, r, ok);
 		return;
 	case LFV_RDM_K_RMA:
-	case LFV_RDM_K_PUSH:
 		lfv_rdm_rma_completion(ep, r, wc);
+		return;
+	case LFV_RDM_K_PUSH:	/* a rendezvous send's writes */
+		lfv_rdm_push_completion(ep, r, wc);
 		return;
 	case LFV_RDM_K_PING:
 		lfv_rdm_ping_done(ep, wc);

@@ -252,27 +252,43 @@ static void lfv_rdm_rma_copy_out(struct lfv_rdm_req *r)
 	}
 }
 
-/* One of the request's completions (the operation's, the WDATA's). */
-void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
-			    const struct ibv_wc *wc)
+/* Counts one of the request's completions: whether it was the last; the
+ * request's error so far in *err. */
+static bool lfv_rdm_rma_counted(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+				const struct ibv_wc *wc, int *err)
 {
 	bool ok = wc->status == IBV_WC_SUCCESS, done;
-	int err;
 
 	lfv_spin_lock(&ep->lock);
 	if (!ok && !r->rma.err)
 		r->rma.err = lfv_rdm_wc_err(r->conn, wc);
 	done = !--r->rma.cqes;
 	/* Under the lock: lfv_rdm_rma_abort writes it under it. */
-	err = r->rma.err;
+	*err = r->rma.err;
 	lfv_spin_unlock(&ep->lock);
 	lfv_rdm_sq_done(ep, r->conn, ok);
-	if (!done)
-		return;
-	if (r->kind == LFV_RDM_K_PUSH) {	/* a send's, not an RMA */
+	return done;
+}
+
+/* One of a rendezvous push's completions (its writes', its WDONE's): the
+ * last is the send's rendezvous event. */
+void lfv_rdm_push_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct ibv_wc *wc)
+{
+	int err;
+
+	if (lfv_rdm_rma_counted(ep, r, wc, &err))
 		lfv_rdm_rndv_event(ep, r, err);
+}
+
+/* One of the request's completions (the operation's, the WDATA's). */
+void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			    const struct ibv_wc *wc)
+{
+	int err;
+
+	if (!lfv_rdm_rma_counted(ep, r, wc, &err))
 		return;
-	}
 	if (!err)
 		lfv_rdm_rma_copy_out(r);
 	lfv_rdm_rma_release(ep, r);
@@ -306,7 +322,7 @@ static void lfv_rdm_rma_count(const struct lfv_rdm_ep *ep,
 /* A rendezvous send that a CTS asked to write (lfv_rdm_proto.h): n bytes
  * of its payload (the address its RTS gave, src_lkey) to the receiver's
  * buffer, WDONE {rcookie, n} behind them; the writes and WDONE complete
- * as an RMA's, the last finishing the send (lfv_rdm_rma_completion).
+ * as an RMA's, the last finishing the send (lfv_rdm_push_completion).
  * ep->lock held; r is not posted until its kind is K_PUSH. */
 void lfv_rdm_push_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		       const struct lfv_rdm_cts *cts)

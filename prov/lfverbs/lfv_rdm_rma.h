@@ -14,6 +14,8 @@ int lfv_rdm_rma_post_wr(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 			struct lfv_rdm_req *r);
 void lfv_rdm_rma_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			    const struct ibv_wc *wc);
+void lfv_rdm_push_completion(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
+			     const struct ibv_wc *wc);
 void lfv_rdm_rma_release(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r);
 bool lfv_rdm_rma_abort(struct lfv_rdm_req *r, int err);
 void lfv_rdm_push_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
