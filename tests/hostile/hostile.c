@@ -1296,6 +1296,17 @@ static int cts_for_rts(struct rc_peer *p, uint64_t cookie, uint8_t fill,
 	return 0;
 }
 
+/* Our write of the rendezvous' CTS_LEN bytes where cts asks for them. */
+static int rc_write_cts(struct rc_peer *p, const struct lfv_rdm_cts *cts)
+{
+	enum ibv_wc_status st;
+
+	if (rc_write(p, 4096, CTS_LEN, cts->addr, cts->rkey, &st))
+		return 1;
+	return st == IBV_WC_SUCCESS ? 0 :
+	       fail_wc("the write the CTS asked for", st);
+}
+
 static int rc_send_wdone(struct rc_peer *p, uint64_t rcookie, uint64_t bytes)
 {
 	struct lfv_rdm_hdr h = { .op = LFV_RDM_WDONE, .tag = rcookie,
@@ -1340,10 +1351,8 @@ static int cts_receive_round(struct rc_peer *p, struct rc_peer *other,
 	if (st == IBV_WC_SUCCESS)
 		return fail("a write past the CTS's bytes was taken");
 	printf("a write past the CTS's bytes: %s\n", ibv_wc_status_str(st));
-	if (rc_write(p, 4096, CTS_LEN, cts.addr, cts.rkey, &st))
+	if (rc_write_cts(p, &cts))
 		return 1;
-	if (st != IBV_WC_SUCCESS)
-		return fail_wc("the write the CTS asked for", st);
 	return rc_send_wdone(p, cts.rcookie, CTS_LEN - 1) ||
 	       rc_send_wdone(p, cts.rcookie, CTS_LEN);
 }
@@ -1355,15 +1364,10 @@ static int cts_echo_start(struct rc_peer *p, uint64_t *cookie)
 	struct lfv_rdm_hdr got;
 	struct lfv_rdm_rts rts;
 	struct lfv_rdm_cts cts;
-	enum ibv_wc_status st;
 	uint8_t payload[64];
 
-	if (cts_for_rts(p, 2, 0x22, &cts) ||
-	    rc_write(p, 4096, CTS_LEN, cts.addr, cts.rkey, &st))
-		return 1;
-	if (st != IBV_WC_SUCCESS)
-		return fail_wc("the write the CTS asked for", st);
-	if (rc_send_wdone(p, cts.rcookie, CTS_LEN))
+	if (cts_for_rts(p, 2, 0x22, &cts) || rc_write_cts(p, &cts) ||
+	    rc_send_wdone(p, cts.rcookie, CTS_LEN))
 		return 1;
 	if (rc_wait_op(p, LFV_RDM_RTS_MSG, 5000, &got, payload))
 		return fail("no echo by rendezvous");
