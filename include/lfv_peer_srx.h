@@ -139,6 +139,13 @@ void lfv_peer_srx_foreach_unspec_addr(struct fid_peer_srx *ps,
 void lfv_peer_owner_foreach_unspec(struct fid_peer_srx *ps,
 				   fi_addr_t (*get_addr)(struct fi_peer_rx_entry *));
 int lfv_peer_srx_export(struct fid_ep *srx, struct fid_peer_srx **peer_srx);
+/* get_tag (tagged) or get_msg of ps, an export of lfv_peer_srx_export that
+ * its caller holds (a provider's endpoint on an SRX of ours, which need
+ * not go through the owner ops): the same lookup and results, without
+ * the owner ops' checks of a handle that a peer provider passes. */
+int lfv_peer_srx_export_get(struct fid_peer_srx *ps, bool tagged,
+			    const struct lfv_peer_match *m,
+			    struct fi_peer_rx_entry **entry);
 
 /*
  * Where the SRX writes its own completions (a CQ's exported fid_peer_cq,

@@ -88,18 +88,18 @@ static int lfv_srx_match_arrival(struct lfv_peer_srx *srx,
 	return m ? 0 : -FI_ENOENT;
 }
 
-static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
-		       const struct lfv_peer_match *m,
-		       struct fi_peer_rx_entry **entry)
+/* get_msg and get_tag on exp, known to be ours, for ps (which names the
+ * peer in the entry). */
+static int lfv_srx_export_get_kind(struct lfv_srx_export *exp,
+				   struct fid_peer_srx *ps,
+				   enum lfv_match_kind kind,
+				   const struct lfv_peer_match *m,
+				   struct fi_peer_rx_entry **entry)
 {
-	struct lfv_srx_export *exp = lfv_srx_export_checked(ps);
-	struct lfv_peer_srx *srx;
+	struct lfv_peer_srx *srx = exp->srx;
 	struct lfv_srx_entry *e;
 	int ret;
 
-	if (!exp || !entry)
-		return -FI_EINVAL;
-	srx = exp->srx;
 	if (!lfv_srx_supports(srx, kind))
 		return -FI_EOPNOTSUPP;
 	lfv_srx_lock(srx);
@@ -110,6 +110,30 @@ static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
 	}
 	lfv_srx_unlock(srx);
 	return ret;
+}
+
+/* The owner ops' get_msg and get_tag: a peer's handle is checked first. */
+static int lfv_srx_get(struct fid_peer_srx *ps, enum lfv_match_kind kind,
+		       const struct lfv_peer_match *m,
+		       struct fi_peer_rx_entry **entry)
+{
+	struct lfv_srx_export *exp = lfv_srx_export_checked(ps);
+
+	if (!exp || !entry)
+		return -FI_EINVAL;
+	return lfv_srx_export_get_kind(exp, ps, kind, m, entry);
+}
+
+int lfv_peer_srx_export_get(struct fid_peer_srx *ps, bool tagged,
+			    const struct lfv_peer_match *m,
+			    struct fi_peer_rx_entry **entry)
+{
+	struct lfv_srx_export *exp = lfv_container_of(ps, struct lfv_srx_export,
+						      peer_srx);
+
+	return lfv_srx_export_get_kind(exp, ps, tagged ? LFV_MATCH_TAG :
+						       LFV_MATCH_MSG,
+				       m, entry);
 }
 
 static int lfv_srx_get_msg_match(struct fid_peer_srx *ps,

@@ -68,8 +68,9 @@
  *   CQ's error lock and counters (a request failed under it reports at
  *   once; with FI_PEER that is the owner's CQ, the other provider's
  *   locks). Never under it: an SRX call, polling a CQ, domain->vcq_lock.
- *   Progress (lfv_rdm_ep_progress) reads what it has to do, handshakes,
- *   rndv_out, reap_due, aborted and its poll count, under it too: they
+ *   Progress (lfv_rdm_ep_progress) reads what it has to do (the words
+ *   of lfv_rdm_ep_due: handshakes, rndv_out, cts_out, reap_due,
+ *   live_look, aborts_due) and its count of calls under it too: they
  *   change on other threads (a send starting a handshake, a completion
  *   on the endpoint's other CQ).
  *

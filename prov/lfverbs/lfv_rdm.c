@@ -761,6 +761,7 @@ int lfv_rdm_endpoint(struct lfv_domain *domain, struct fi_info *info,
 	if (!ep->base.info->tx_attr->inject_size)
 		ep->base.info->tx_attr->inject_size = ep->eager;
 	ep->wq.handler = lfv_rdm_completion;
+	ep->live_left = LFV_RDM_LIVE_CALLS;
 	lfv_list_init(&ep->tx_free);
 	lfv_list_init(&ep->ctl_free);
 	lfv_list_init(&ep->conns);

@@ -774,7 +774,7 @@ static void lfv_rdm_live_timer(struct lfv_rdm_ep *ep)
 {
 	int64_t now = lfv_now_coarse_ns();
 
-	if (now < ep->live_at)
+	if (!lfv_rdm_live_due(ep, now))
 		return;
 	ep->live_at = now + LFV_RDM_LIVE_LOOK_NS;
 	lfv_rdm_live_look(ep, now);
@@ -828,7 +828,7 @@ static void lfv_rdm_fail_awaited(struct lfv_rdm_ep *ep,
 		if (q->req.conn != c)
 			continue;
 		q->rd.failed = true;
-		lfv_list_insert_tail(&ep->aborted, &q->req.node);
+		lfv_rdm_abort_later(ep, &ep->aborted, &q->req.node);
 	}
 }
 

@@ -192,7 +192,7 @@ void lfv_rdm_sar_abandon(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	lfv_spin_assert_held(&ep->lock);
 	if (!c->sar_rx)
 		return;
-	lfv_list_insert_tail(&ep->sar_aborted, &c->sar_rx->node);
+	lfv_rdm_abort_later(ep, &ep->sar_aborted, &c->sar_rx->node);
 	c->sar_rx = NULL;
 }
 

@@ -20,6 +20,7 @@
 #define LFV_RDM_EP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdint.h>
 
@@ -53,10 +54,11 @@
  * QPs this often; one quiet (no completion) for QUIET is asked whether its
  * peer holds it, once a look; quiet for FI_LFVERBS_RDM_LIVE_TIMEOUT
  * seconds without an answer, it fails.
- * Progress asks for a look once in LFV_RDM_LIVE_CALLS calls (a power of
- * two), and at each sleep slice of a blocked reader. Not 64: a reader that
- * polls with usleep(200) between reads made 64 calls in about 4 s in the
- * two-node bed, and its dead peer took 14 s to notice instead of 10. */
+ * Progress asks for a look once in LFV_RDM_LIVE_CALLS calls (counted down
+ * by ep->live_left), and at each sleep slice of a blocked reader. Not 64:
+ * a reader that polls with usleep(200) between reads made 64 calls in
+ * about 4 s in the two-node bed, and its dead peer took 14 s to notice
+ * instead of 10. */
 #define LFV_RDM_LIVE_LOOK_NS (1000 * 1000 * 1000LL)
 #define LFV_RDM_LIVE_QUIET_NS (1000 * 1000 * 1000LL)
 #define LFV_RDM_LIVE_CALLS 8
@@ -356,14 +358,31 @@ struct lfv_rdm_ep {
 	struct lfv_list conns;
 	uint32_t nconns;		/* on conns */
 	uint32_t accepted;		/* of them made by a peer's request */
-	bool reap_due;			/* some may be down: see the timers */
 	int64_t reap_next;		/* not before: the next look */
 	struct lfv_list aborted;	/* rendezvous reads of failed
 					 * connections, to report */
 	struct lfv_list sar_aborted;	/* segmented receives of connections
 					 * that went down, to report */
 	size_t sar_max;			/* SAR: largest payload; 0: none */
-	uint32_t handshakes;		/* connections in REQ_SENT, ACCEPTED */
+	/* What a CQ read's progress looks for besides polling (ep->lock),
+	 * side by side so that its test is two loads (lfv_rdm_ep_due). */
+	union {
+		struct {
+			uint32_t handshakes;	/* connections in REQ_SENT,
+						 * ACCEPTED */
+			uint32_t rndv_out;	/* rendezvous sends not
+						 * finished */
+			uint32_t cts_out;	/* receives by write not
+						 * finished */
+			bool reap_due;		/* some may be down: see the
+						 * timers */
+			bool live_look;		/* for a liveness look */
+			bool aborts_due;	/* on aborted or sar_aborted
+						 * (lfv_rdm_abort_later) */
+			uint8_t due_pad;	/* never written: zero */
+		};
+		uint64_t due_words[2];
+	};
 	/* What the receive side holds (ep->lock): unexpected messages
 	 * (copies queued in the SRX), and which RTS it may still answer. */
 	size_t unexp_n, unexp_bytes;
@@ -373,15 +392,12 @@ struct lfv_rdm_ep {
 	lfv_atomic64_t unexp_unknown;
 	struct lfv_list held_rts;	/* unexpected RTS copies */
 	struct lfv_list reading;	/* rendezvous receive requests */
-	uint32_t rndv_out;		/* rendezvous sends not finished */
-	uint32_t cts_out;		/* receives by write not finished */
 	uint64_t rcookie_next;		/* names the next one's CTS */
 	int64_t ping_at;		/* next probe of FIN-waiting conns */
 	uint32_t ping_round;
 	int64_t tick_at;		/* next look at probes and reaping */
 	int64_t live_at;		/* next liveness look, not before */
-	uint32_t live_calls;		/* progress calls, counted to ask */
-	bool live_look;			/* for a liveness look */
+	uint32_t live_left;		/* progress calls before it asks */
 	uint32_t live_asking;		/* connections with a PING out */
 	struct lfv_rdm_req ping;	/* K_PING: the probes' wr_id */
 	struct lfv_rdm_req rtu;		/* K_RTU: the RTUs' wr_id */
@@ -402,6 +418,33 @@ struct lfv_rdm_ep {
 	bool rx_live, tx_live;
 	struct lfv_rdm_shm_ep *shm;	/* same-host peers' path, or NULL */
 };
+
+/* The words cover every field of the gate's struct, and its last byte is
+ * a field, not padding, whose value a store to another field may change. */
+_Static_assert(offsetof(struct lfv_rdm_ep, due_pad) + 1 ==
+	       offsetof(struct lfv_rdm_ep, due_words) +
+	       sizeof(((struct lfv_rdm_ep *)0)->due_words),
+	       "lfv_rdm_ep's progress gate: the words cover the fields");
+
+/* Whether a CQ read's progress has something to do besides polling:
+ * handshakes, probes, reaping or a liveness look for the timers, aborted
+ * work to report (ep->lock). */
+static inline bool lfv_rdm_ep_due(const struct lfv_rdm_ep *ep)
+{
+	return (ep->due_words[0] | ep->due_words[1]) != 0;
+}
+
+/* Queues on list (ep->aborted, ep->sar_aborted) what a failed connection
+ * aborted, for the next progress to report outside ep->lock: the reports
+ * free SRX entries. Caller holds ep->lock. */
+static inline void lfv_rdm_abort_later(struct lfv_rdm_ep *ep,
+				       struct lfv_list *list,
+				       struct lfv_list *node)
+{
+	lfv_spin_assert_held(&ep->lock);
+	lfv_list_insert_tail(list, node);
+	ep->aborts_due = true;
+}
 
 static inline struct lfv_rdm_ep *lfv_rdm_of(struct fid *fid)
 {
@@ -440,6 +483,13 @@ lfv_rdm_awaiting_after(struct lfv_rdm_ep *ep, struct lfv_rdm_rreq *prev)
 			return q;
 	}
 	return NULL;
+}
+
+/* Whether the liveness look's period is over at now (coarse clock;
+ * ep->lock). */
+static inline bool lfv_rdm_live_due(const struct lfv_rdm_ep *ep, int64_t now)
+{
+	return now >= ep->live_at;
 }
 
 /* Whether something waits on the probes of its connection: a rendezvous

@@ -21,6 +21,7 @@
 #include "lfv_rdm_tx.h"
 #include "lfv_valgrind.h"
 #include "lfv_vcq.h"
+#include "lfv_wait.h"
 #include "lfv_wire.h"
 
 /* ---- the completion handler ---------------------------------------------- */
@@ -185,38 +186,52 @@ void lfv_rdm_completion(struct lfv_queue *q, struct lfv_op *op,
 	}
 }
 
-/* Reports what a failed connection aborted (rendezvous reads, unfinished
+/* What a CQ read's progress has to do besides polling, once its gate
+ * (lfv_rdm_ep_due) said there is some: the timers, then the reports of
+ * what a failed connection aborted (rendezvous reads, unfinished
  * segmented messages), outside ep->lock: the reports free SRX entries.
- * Rare, so out of line: inlined, its lists' set-up went into every CQ
- * read's prologue (callgrind: +9 instructions an empty poll). */
+ * Rare, so out of line: inlined, it went into every CQ read's prologue.
+ * Called with ep->lock held; returns with it released. */
 static __attribute__((noinline, cold)) void
-lfv_rdm_drain_aborts(struct lfv_rdm_ep *ep)
-{
-	lfv_rdm_aborted_drain(ep);
-	lfv_rdm_sar_drain(ep, true);
-}
-
-/* What one CQ read does for one of its RDM endpoints besides polling:
- * the aborted rendezvous reads reported, the timers run when something
- * waits on them (the liveness look once in LFV_RDM_LIVE_CALLS calls). All of it read under ep->lock (issue 15: these fields
- * change under it on other threads, a send's handshake or a completion
- * on the endpoint's other CQ). */
-static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
+lfv_rdm_ep_progress_due(struct lfv_rdm_ep *ep)
 {
 	bool drain;
 
-	lfv_spin_lock(&ep->lock);
-	if (!(++ep->live_calls & (LFV_RDM_LIVE_CALLS - 1)) && ep->nconns)
-		ep->live_look = true;
 	if (ep->handshakes || lfv_rdm_waits_probe(ep) || ep->reap_due ||
 	    ep->live_look)
 		lfv_rdm_timers(ep);
-	/* After the timers: a handshake they gave up on aborts reads. */
-	drain = !lfv_list_empty(&ep->aborted) ||
-		!lfv_list_empty(&ep->sar_aborted);
+	/* After the timers: a handshake they gave up on aborts reads. A
+	 * report queued after this is drained by the next call. */
+	drain = ep->aborts_due;
+	ep->aborts_due = false;
 	lfv_spin_unlock(&ep->lock);
-	if (drain)
-		lfv_rdm_drain_aborts(ep);
+	if (drain) {
+		lfv_rdm_aborted_drain(ep);
+		lfv_rdm_sar_drain(ep, true);
+	}
+}
+
+/* What one CQ read does for one of its RDM endpoints besides polling:
+ * asks for the liveness look once in LFV_RDM_LIVE_CALLS calls, and looks
+ * whether anything waits on the timers or is to be reported. All of it
+ * read under ep->lock (issue 15: these fields change under it on other
+ * threads, a send's handshake or a completion on the endpoint's other
+ * CQ). */
+static void lfv_rdm_ep_progress(struct lfv_rdm_ep *ep)
+{
+	lfv_spin_lock(&ep->lock);
+	/* A count down: one decrement and its flags, the common case. The
+	 * look's clock is read here, so that the timers run only when a look
+	 * is due. */
+	if (!--ep->live_left) {
+		ep->live_left = LFV_RDM_LIVE_CALLS;
+		if (ep->nconns && lfv_rdm_live_due(ep, lfv_now_coarse_ns()))
+			ep->live_look = true;
+	}
+	if (lfv_rdm_ep_due(ep))
+		lfv_rdm_ep_progress_due(ep);
+	else
+		lfv_spin_unlock(&ep->lock);
 	lfv_rdm_shm_progress(ep);
 }
 
@@ -285,12 +300,15 @@ static void lfv_rdm_cq_progress(void *arg)
 		ep = lfv_container_of(item, struct lfv_rdm_ep, dnode);
 		if (ep->tx_vcq->first != vcq && ep->rx_vcq->first != vcq)
 			continue;
-		both = domain->poll_all_cqs || lfv_rdm_connecting(ep);
-		if (both || ep->tx_vcq->first == vcq)
+		if (ep->rx_vcq == ep->tx_vcq) {
 			lfv_vcq_progress(ep->tx_vcq);
-		if (ep->rx_vcq != ep->tx_vcq &&
-		    (both || ep->rx_vcq->first == vcq))
-			lfv_vcq_progress(ep->rx_vcq);
+		} else {
+			both = domain->poll_all_cqs || lfv_rdm_connecting(ep);
+			if (both || ep->tx_vcq->first == vcq)
+				lfv_vcq_progress(ep->tx_vcq);
+			if (both || ep->rx_vcq->first == vcq)
+				lfv_vcq_progress(ep->rx_vcq);
+		}
 		lfv_rdm_ep_progress(ep);
 	}
 	if (domain->locked)

@@ -507,6 +507,13 @@ static bool lfv_rdm_is_rts(uint8_t op)
 	return op == LFV_RDM_RTS_MSG || op == LFV_RDM_RTS_TAG;
 }
 
+/* A message whose payload came whole with it, matched at once: the
+ * usual arrival, which the dispatch tests first. */
+static bool lfv_rdm_is_eager(uint8_t op)
+{
+	return op == LFV_RDM_EAGER_MSG || op == LFV_RDM_EAGER_TAG;
+}
+
 static bool lfv_rdm_is_tagged(uint8_t op)
 {
 	return op == LFV_RDM_EAGER_TAG || op == LFV_RDM_RTS_TAG;
@@ -525,6 +532,11 @@ static inline int lfv_rdm_get_entry(struct lfv_rdm_ep *ep,
 		.msg_size = m->len, .tag = m->tag,
 	};
 
+	/* Not imported: the SRX is lfverbs' own, and so is our export. */
+	if (!ep->imported)
+		return lfv_peer_srx_export_get(ep->peer_srx,
+					       lfv_rdm_is_tagged(m->op),
+					       &match, e);
 	if (lfv_rdm_is_tagged(m->op))
 		return lfv_peer_get_tag(ep->peer_srx, &match, e);
 	return lfv_peer_get_msg(ep->peer_srx, &match, e);
@@ -789,7 +801,8 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 			 "an RDM message whose header does not fit it");
 		return;
 	}
-	if (lfv_rdm_on_proto(ep, wc->qp_num, &h, data))
+	if (!lfv_rdm_is_eager(h.op) &&
+	    lfv_rdm_on_proto(ep, wc->qp_num, &h, data))
 		return;
 	lfv_spin_lock(&ep->lock);
 	c = lfv_rdm_conn_by_qpn(ep, wc->qp_num);
@@ -804,22 +817,23 @@ void lfv_rdm_arrived(struct lfv_rdm_ep *ep, const struct ibv_wc *wc,
 		.cq_data = h.cq_data, .len = h.len,
 	};
 	lfv_spin_unlock(&ep->lock);
-	if (h.op == LFV_RDM_WDATA) {
-		lfv_rdm_on_wdata(ep, &h, m.src);
-		return;
-	}
-	if (h.op == LFV_RDM_EVENT) {
-		lfv_rdm_on_event(ep, &h, data, m.src);
-		return;
-	}
-	if (h.op == LFV_RDM_SAR_MSG || h.op == LFV_RDM_SAR_TAG ||
-	    h.op == LFV_RDM_SEG) {
-		lfv_rdm_on_sar(ep, c, &m, h.tag, data, h.len);
-		return;
-	}
-	if (lfv_rdm_is_rts(h.op)) {
+	/* An eager message, the usual arrival, goes straight to matching. */
+	if (!lfv_rdm_is_eager(h.op)) {
+		if (h.op == LFV_RDM_WDATA) {
+			lfv_rdm_on_wdata(ep, &h, m.src);
+			return;
+		}
+		if (h.op == LFV_RDM_EVENT) {
+			lfv_rdm_on_event(ep, &h, data, m.src);
+			return;
+		}
+		if (h.op == LFV_RDM_SAR_MSG || h.op == LFV_RDM_SAR_TAG ||
+		    h.op == LFV_RDM_SEG) {
+			lfv_rdm_on_sar(ep, c, &m, h.tag, data, h.len);
+			return;
+		}
 		if (!c)
-			return; /* nobody to read from */
+			return; /* an RTS: nobody to read from */
 		memcpy(&m.rts, data, sizeof(m.rts));
 		if (lfv_rdm_rts_refused(ep, c, &m.rts))
 			return;
@@ -956,7 +970,7 @@ void lfv_rdm_flush_rx(struct lfv_rdm_ep *ep)
 		return;
 	ep->repost_wr[ep->nrepost - 1].next = NULL;
 	ep->nrepost = 0;
-	for (wr = ep->repost_wr; wr; wr = wr->next)
+	for (wr = ep->repost_wr; LFV_TSAN && wr; wr = wr->next)
 		lfv_tsan_posted(wr->wr_id);
 	if (ibv_post_srq_recv(ep->srq, ep->repost_wr, &bad))
 		LFV_WARN(FI_LOG_EP_DATA, "RDM: receive buffers were lost\n");

@@ -303,7 +303,7 @@ void lfv_rdm_req_abort(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r, int err)
 		r->read->failed = true;
 		r->read->off = r->read->got;	/* post nothing more */
 		if (!r->read->inflight)
-			lfv_list_insert_tail(&ep->aborted, &r->node);
+			lfv_rdm_abort_later(ep, &ep->aborted, &r->node);
 		return; /* else its last chunk's completion finishes it */
 	case LFV_RDM_K_FIN:
 		lfv_rdm_rreq_free_locked(ep, r);

@@ -807,6 +807,61 @@ static void test_srx_posted_then_get(void **state)
 	srx_close(srx, &p, 1);
 }
 
+/* The owner's own lookup (lfv_peer_srx_export_get, an RDM endpoint on its
+ * own SRX): what get_tag and get_msg give, without the owner ops. A
+ * posted receive is found, with the message's source, tag and size; one
+ * that does not match gives a fresh entry; a kind the SRX lacks is
+ * refused. */
+static void test_srx_export_get_direct(void **state)
+{
+	struct fid_ep *srx = srx_open();
+	struct fid_ep *tag_only = srx_open_caps(FI_TAGGED);
+	struct lfv_peer_match m = { .addr = 3, .msg_size = 40, .tag = 7 };
+	struct fi_peer_rx_entry *e = NULL;
+	struct fake_peer p, q;
+	char buf[64];
+
+	(void)state;
+	fake_peer_attach(&p, srx);
+	assert_int_equal(fi_trecv(srx, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+				  7, 0, (void *)0xc1), 0);
+	m.tag = 8;
+	assert_int_equal(lfv_peer_srx_export_get(p.ps, true, &m, &e),
+			 -FI_ENOENT);
+	assert_non_null(e);
+	assert_ptr_equal(e->srx, p.ps);
+	p.ps->owner_ops->free_entry(e);
+	e = NULL;
+	m.tag = 7;
+	assert_int_equal(lfv_peer_srx_export_get(p.ps, true, &m, &e), 0);
+	assert_non_null(e);
+	assert_ptr_equal(e->context, (void *)0xc1);
+	assert_ptr_equal(e->iov[0].iov_base, buf);
+	assert_int_equal(e->addr, 3);
+	assert_int_equal(e->tag, 7);
+	assert_int_equal(lfv_peer_entry_size(e), 40);
+	assert_int_equal(e->flags, FI_TAGGED | FI_RECV);
+	assert_ptr_equal(e->srx, p.ps);
+	assert_int_equal(counts(srx).posted, 0);
+	p.ps->owner_ops->free_entry(e);
+	/* A message receive on the same SRX: get_msg's kind. */
+	assert_int_equal(fi_recv(srx, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+				 (void *)0xc2), 0);
+	e = NULL;
+	assert_int_equal(lfv_peer_srx_export_get(p.ps, false, &m, &e), 0);
+	assert_ptr_equal(e->context, (void *)0xc2);
+	assert_int_equal(e->flags, FI_MSG | FI_RECV);
+	p.ps->owner_ops->free_entry(e);
+	/* An SRX of tagged receives only has no message kind. */
+	fake_peer_attach(&q, tag_only);
+	e = NULL;
+	assert_int_equal(lfv_peer_srx_export_get(q.ps, false, &m, &e),
+			 -FI_EOPNOTSUPP);
+	assert_null(e);
+	srx_close(tag_only, &q, 1);
+	srx_close(srx, &p, 1);
+}
+
 /* Flow 2: the message waits, the application's receive starts it. */
 static void test_srx_get_queue_start(void **state)
 {
@@ -1779,6 +1834,7 @@ int main(void)
 		cmocka_unit_test(test_srx_open_bad_input),
 		cmocka_unit_test(test_srx_send_side_enosys),
 		cmocka_unit_test(test_srx_posted_then_get),
+		cmocka_unit_test(test_srx_export_get_direct),
 		cmocka_unit_test(test_srx_get_queue_start),
 		cmocka_unit_test(test_srx_peer_calls_through_a_copy),
 		cmocka_unit_test(test_srx_export_fid_copy_finds_owner),
