@@ -457,7 +457,15 @@ static void lfv_rdm_on_req(struct lfv_rdm_ep *ep, const struct lfv_rdm_ctrl *m)
 			lfv_rdm_ctrl_send(ep, c, LFV_RDM_CTRL_REP);
 			return;
 		}
-		/* The peer restarted at the same address. */
+		/* The peer restarted at the same address (another
+		 * incarnation), or gave up its side of this connection and
+		 * asks again (another QP): said, as what waits on the old
+		 * connection fails. */
+		LFV_WARN(FI_LOG_EP_CTRL, "RDM %x: peer %x asks to connect "
+			 "again (%s): its connection (qp %x) fails\n",
+			 ep->name.qpn, c->name.qpn,
+			 c->peer_inc != m->incarnation ? "restarted" :
+			 "another QP", c->qp->qp_num);
 		lfv_rdm_conn_fail(ep, c, -FI_ECONNRESET);
 		/* Sends still posted on the old QP would go on being resent
 		 * (some 7.5 s) to the old incarnation's RC QP number, which

@@ -421,8 +421,9 @@ struct lfv_rdm_ep {
 	struct lfv_rdm_shm_ep *shm;	/* same-host peers' path, or NULL */
 };
 
-/* The words cover every field of the gate's struct, and its last byte is
- * a field, not padding, whose value a store to another field may change. */
+/* The words cover the gate's fields exactly, and its last byte is a field
+ * (due_pad, zero), not padding: padding's value is unspecified after a
+ * store to a field. */
 _Static_assert(offsetof(struct lfv_rdm_ep, due_pad) + 1 ==
 	       offsetof(struct lfv_rdm_ep, due_words) +
 	       sizeof(((struct lfv_rdm_ep *)0)->due_words),
