@@ -211,6 +211,18 @@ lfv_cq_read_hooked_poll(struct lfv_cq *cq, void *buf, size_t count,
 	return n ? (ssize_t)n : -FI_EAGAIN;
 }
 
+/* lfv_cq_read_hooked with an error waiting: the read still runs the hook
+ * (under FI_PROGRESS_MANUAL every read makes progress), which queues what
+ * it finds behind the error. A caller that reads errors in a loop, such as
+ * a peek repeated until its message comes (each miss is an FI_ENOMSG
+ * error), would otherwise never let the message arrive. */
+static __attribute__((noinline)) ssize_t
+lfv_cq_read_hooked_err(struct lfv_cq *cq)
+{
+	lfv_progress_run(&cq->progress);
+	return -FI_EAVAIL;
+}
+
 /* A CQ whose hook polls the hardware (lfv_cq_set_progress_polling):
  * errors, then the spare (older than the ring's), then the rest. */
 static inline ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf,
@@ -218,7 +230,7 @@ static inline ssize_t lfv_cq_read_hooked(struct lfv_cq *cq, void *buf,
 {
 	/* Relaxed: a hint; readerr takes err_lock. */
 	if (lfv_load_relaxed64(&cq->err_count))
-		return -FI_EAVAIL;
+		return lfv_cq_read_hooked_err(cq);
 	if (cq->spare_len)
 		return (ssize_t)lfv_cq_take_spare(cq, buf, count, src);
 	return lfv_cq_read_hooked_poll(cq, buf, count, src);

@@ -1083,6 +1083,41 @@ static void test_spare_errors_and_sources(void **state)
 	cq_close(cq);
 }
 
+/* A read that finds an error waiting still runs the hook: a caller that
+ * reads errors in a loop (a peek repeated until its message comes, each
+ * miss an FI_ENOMSG error written when it is posted) must let the message
+ * arrive. What the hook finds comes after the error, in order. */
+static void test_error_read_still_progresses(void **state)
+{
+	struct fi_cq_err_entry ee = { .err = FI_ENOMSG }, got;
+	struct fi_cq_tagged_entry e;
+	struct fake_poller p;
+	struct fid_cq *cq;
+	bool serial;
+	int miss;
+
+	(void)state;
+	for (serial = false; ; serial = true) {
+		p = (struct fake_poller){ .end = 0, .per_call = 1 };
+		cq = cq_open_polled(&p, serial, false, FI_WAIT_NONE);
+		for (miss = 0; miss < 3; miss++) {
+			assert_int_equal(lfv_cq_write_err(p.cq, &ee), 0);
+			if (miss == 2)
+				p.end = 1;	/* the message comes now */
+			assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAVAIL);
+			assert_int_equal(p.calls, miss + 1);
+			got = (struct fi_cq_err_entry){ 0 };
+			assert_int_equal(fi_cq_readerr(cq, &got, 0), 1);
+			assert_int_equal(got.err, FI_ENOMSG);
+		}
+		read_one(cq, 0);
+		assert_int_equal(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+		cq_close(cq);
+		if (serial)
+			break;
+	}
+}
+
 /* No spare where another thread may read, or a waiter may sleep: the
  * ring holds what the buffer could not, in order. */
 static void test_no_spare_unless_serial_and_no_wait(void **state)
@@ -1223,6 +1258,7 @@ int main(void)
 		T(test_hw_source),
 		T(test_spare_keeps_order),
 		T(test_spare_errors_and_sources),
+		T(test_error_read_still_progresses),
 		T(test_no_spare_unless_serial_and_no_wait),
 		T(test_write_lands_where_named),
 		T(test_read_modes),
