@@ -84,13 +84,21 @@ static int lfv_rdm_qp_create(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 	return 0;
 }
 
-/* INIT -> RTR -> RTS against the peer's QP. */
+/* The smaller of our port's MTU and the peer's (enum ibv_mtu). */
+static enum ibv_mtu lfv_rdm_path_mtu(enum ibv_mtu own, uint8_t peer)
+{
+	return (unsigned)peer < (unsigned)own ? (enum ibv_mtu)peer : own;
+}
+
+/* INIT -> RTR -> RTS against the peer's QP, at the smaller of the two
+ * ports' MTUs (the peer's came in its REQ or REP, checked). */
 static int lfv_rdm_qp_connect(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c)
 {
 	const struct lfv_device *dev = ep->base.domain->dev;
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR,
-		.path_mtu = dev->port_attr.active_mtu,
+		.path_mtu = lfv_rdm_path_mtu(dev->port_attr.active_mtu,
+					     c->peer_mtu),
 		.dest_qp_num = c->peer_qpn,
 		.rq_psn = c->peer_psn,
 		.max_dest_rd_atomic = (uint8_t)dev->attr.max_qp_rd_atom,
@@ -184,6 +192,7 @@ static struct lfv_rdm_ctrl lfv_rdm_ctrl_of(const struct lfv_rdm_ep *ep,
 		.op = op, .version = LFV_RDM_WIRE_VERSION,
 		.qpn = c->qp->qp_num, .eager = (uint32_t)ep->eager,
 		.incarnation = ep->incarnation, .name = ep->name,
+		.mtu = (uint8_t)ep->base.domain->dev->port_attr.active_mtu,
 	};
 }
 
@@ -282,6 +291,7 @@ static int lfv_rdm_established(struct lfv_rdm_ep *ep, struct lfv_rdm_conn *c,
 
 	c->peer_qpn = m->qpn;
 	c->peer_psn = m->psn;
+	c->peer_mtu = m->mtu;
 	c->peer_inc = m->incarnation;
 	ret = lfv_rdm_qp_connect(ep, c);
 	if (!ret && requester)

@@ -250,6 +250,7 @@ struct lfv_rdm_conn {
 	enum lfv_rdm_state state;
 	bool retired;			/* replaced; kept until close */
 	uint32_t my_psn, peer_qpn, peer_psn;
+	uint8_t peer_mtu;		/* its port's (REQ, REP): enum ibv_mtu */
 	uint64_t peer_inc;
 	int64_t retry_at;
 	int tries;

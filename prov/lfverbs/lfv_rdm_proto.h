@@ -174,13 +174,25 @@ struct lfv_rdm_ctrl {
 					 * both sides must have the same */
 	uint64_t incarnation;
 	struct lfv_ud_name name;	/* the sender's control QP */
+	uint8_t mtu;			/* the sender's port's active MTU
+					 * (enum ibv_mtu); REQ and REP must
+					 * hold one (LFV_RDM_MTU_OK) */
+	uint8_t pad[7];
 };
+
+/* The MTUs a REQ or REP may carry: IBV_MTU_256 (1) to IBV_MTU_4096 (5).
+ * Both ends of a connection take the smaller of their two: a responder
+ * refuses a packet longer than its own QP's MTU, and a link at a smaller
+ * MTU drops a longer frame (issue 17). */
+#define LFV_RDM_MTU_MIN 1
+#define LFV_RDM_MTU_MAX 5
+#define LFV_RDM_MTU_OK(m) ((m) >= LFV_RDM_MTU_MIN && (m) <= LFV_RDM_MTU_MAX)
 
 /* 3: the eager size in the handshake, the service QKEY, ASK and HELD;
  * 4: segmented eager (SAR_MSG, SAR_TAG, SEG); 5: liveness (PING, PONG,
  * GONE) and RC QPs that retry without end; 6: rendezvous by write (CTS,
- * WDONE). */
-#define LFV_RDM_WIRE_VERSION 6
+ * WDONE); 7: the MTU in the handshake. */
+#define LFV_RDM_WIRE_VERSION 7
 
 /* Data messages on RC QPs. */
 enum lfv_rdm_op {

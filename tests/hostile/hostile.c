@@ -266,6 +266,7 @@ struct ud {
 	struct ibv_qp *qp[UD_QPS_MAX];
 	int nqp;
 	union ibv_gid gid;		/* ours: GID index 0 */
+	enum ibv_mtu mtu;		/* our port's active MTU */
 	uint8_t buf[UD_BUF];
 };
 
@@ -335,6 +336,7 @@ static int ud_open(struct ud *u, const struct lfv_ud_name *victim)
 {
 	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1,
 				  .grh = { .sgid_index = 0, .hop_limit = 64 } };
+	struct ibv_port_attr port;
 
 	memset(u, 0, sizeof(*u));
 	u->ctx = open_device();
@@ -345,8 +347,10 @@ static int ud_open(struct ud *u, const struct lfv_ud_name *victim)
 	u->rcq = u->cq ? ibv_create_cq(u->ctx, 64, NULL, NULL, 0) : NULL;
 	u->mr = u->rcq ? ibv_reg_mr(u->pd, u->buf, sizeof(u->buf),
 				   IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!u->mr || ibv_query_gid(u->ctx, 1, 0, &u->gid))
+	if (!u->mr || ibv_query_gid(u->ctx, 1, 0, &u->gid) ||
+	    ibv_query_port(u->ctx, 1, &port))
 		return fail("verbs objects");
+	u->mtu = port.active_mtu;
 	memcpy(ah.grh.dgid.raw, victim->gid, 16);
 	u->ah = ibv_create_ah(u->pd, &ah);
 	if (!u->ah || ud_qp_add(u))
@@ -397,6 +401,7 @@ static struct lfv_rdm_ctrl ctrl_of(const struct ud *u, int i, uint8_t op)
 		.eager = victim_eager(),
 		.incarnation = 0x686f7374696c65ULL + (uint64_t)i,
 		.name = { .qpn = u->qp[i]->qp_num, .qkey = RDMA_UDP_QKEY },
+		.mtu = (uint8_t)u->mtu,
 	};
 
 	memcpy(m.name.gid, u->gid.raw, 16);
@@ -411,7 +416,8 @@ static int send_ctrl(struct ud *u, int i, const struct lfv_ud_name *victim,
 }
 
 /* Two truncated datagrams, one of another version, one of another eager
- * size, three malformed. */
+ * size, five malformed (an unknown op twice, a service's name, an MTU
+ * of 0 and one past IBV_MTU_4096). */
 static int bad_ctrl_round(struct ud *u, const struct lfv_ud_name *victim)
 {
 	struct lfv_rdm_ctrl m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
@@ -434,6 +440,14 @@ static int bad_ctrl_round(struct ud *u, const struct lfv_ud_name *victim)
 		return 1;
 	m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
 	m.name.flags = LFV_UD_NAME_SERVICE;
+	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
+		return 1;
+	/* A REQ must say its MTU, one that verbs knows (1 to 5). */
+	m = ctrl_of(u, 0, LFV_RDM_CTRL_REQ);
+	m.mtu = 0;
+	if (send_ctrl(u, 0, victim, &m, sizeof(m)))
+		return 1;
+	m.mtu = LFV_RDM_MTU_MAX + 1;
 	return send_ctrl(u, 0, victim, &m, sizeof(m));
 }
 
@@ -451,7 +465,7 @@ static int rdm_bad_ctrl(const char *victim_hex)
 		if (bad_ctrl_round(&u, &victim))
 			return 1;
 	printf("sent %d truncated, %d version or eager size, %d malformed\n",
-	       2 * ROUNDS, 2 * ROUNDS, 3 * ROUNDS);
+	       2 * ROUNDS, 2 * ROUNDS, 5 * ROUNDS);
 	return 0;
 }
 
@@ -546,15 +560,12 @@ static int rc_qp_connect(struct rc_peer *p, const struct lfv_ud_name *victim,
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .sgid_index = 0, .hop_limit = 64 } },
 	};
-	struct ibv_port_attr port;
 
-	/* The port's MTU, as lfverbs' QPs take theirs: a first or middle
-	 * packet of a write longer than one is refused by a responder whose
-	 * QP has another (the two-node bed's link is at 4096, one node's
-	 * dummy device at 1024). */
-	if (ibv_query_port(p->u.ctx, 1, &port))
-		return fail("ibv_query_port");
-	attr.path_mtu = port.active_mtu;
+	/* The MTU our REQ or REP said, which is our port's: lfverbs' QP
+	 * takes the smaller of its port's and ours, so this is the same on
+	 * one bed (a first or middle packet of a write longer than the
+	 * responder QP's MTU is refused). */
+	attr.path_mtu = p->u.mtu;
 	memcpy(attr.ah_attr.grh.dgid.raw, victim->gid, 16);
 	if (ibv_modify_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

@@ -204,10 +204,12 @@ rdm_case "forged RDM handshakes naming a connected peer are dropped" \
 rdm_case "liveness PINGs are answered, forged and unasked ones change nothing" \
 	"rdm-live VICTIM OTHER" forged=4
 # Eight rounds of two truncated, one of another version, one of another
-# eager size, three malformed: more than 8 VERSION drops shows that the
-# eager size is checked (rxe may lose a datagram now and then).
+# eager size, five malformed (two of them REQs with an MTU of 0 and of 6,
+# wire version 7): more than 8 VERSION drops shows that the eager size is
+# checked, more than 24 MALFORMED that the MTU is (rxe may lose a
+# datagram now and then).
 rdm_case "truncated, other-version and malformed handshakes are dropped" \
-	"rdm-bad-ctrl VICTIM" truncated=1 version=9 malformed=1
+	"rdm-bad-ctrl VICTIM" truncated=1 version=9 malformed=25
 # The handshakes it accepted time out (5 s without the requester's RTU)
 # and their QPs are given back: 8 s later the server has one RC QP left,
 # the good client's.

@@ -12,6 +12,11 @@
 #                     "loss 100%" to see every case fail
 #   LFV_NODES_CASES   numbers of the cases to run (default all), e.g. "1 4"
 #
+# The last cases run with the other node's link at MTU 1500 (soft-RoCE's
+# 1024) and ours at the bed's (LFV_BED_MTU, 9000: 4096): lfverbs' RDM
+# connections take the smaller of the two ends' MTUs (wire version 7).
+# Skipped when the bed's link is at 1500 or less.
+#
 # lfverbs is loaded from the build tree ($LFV_BUILD_DIR, default build).
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -27,7 +32,8 @@ if [ "${LFV_BED_NODES:-1}" != 2 ]; then
 fi
 peer=$LFV_BED_PEER
 
-# CASES: "name|server provider|client provider|fi_pingpong options|sizes"
+# CASES: "name|server provider|client provider|fi_pingpong options|sizes
+# [|mtu1500]" (mtu1500: the other node's link at 1500 during the case)
 CASES=(
 	"lfverbs MSG|lfverbs|lfverbs|-e msg|64 65536"
 	"lfverbs RDM|lfverbs|lfverbs|-e rdm|64 65536"
@@ -35,6 +41,8 @@ CASES=(
 	"lfverbs DGRAM|lfverbs|lfverbs|-e dgram|64 1024"
 	"lfverbs MSG client, Debian's verbs server|verbs|lfverbs|-e msg|64 65536"
 	"Debian's verbs MSG client, lfverbs server|lfverbs|verbs|-e msg|64 65536"
+	"lfverbs RDM, the nodes' MTUs 1024 and 4096, rendezvous by read|lfverbs|lfverbs|-e rdm|64 65536 1048576|mtu1500"
+	"lfverbs RDM tagged, the nodes' MTUs 1024 and 4096, rendezvous by write|lfverbs|lfverbs|-e rdm -m tagged|64 65536 1048576|mtu1500 write"
 )
 
 # shellcheck source=tests/nodes/netem.sh
@@ -68,6 +76,12 @@ pingpong() {
 	return 1
 }
 
+# peer_mtu MTU: the other node's link (and so its rxe0) at MTU.
+peer_mtu() {
+	# shellcheck disable=SC2029  # expanded here on purpose
+	ssh "$peer" "ip link set $LFV_BED_NETDEV mtu $1" && sleep 1
+}
+
 # run_case N NAME SPROV CPROV OPTS SIZES: one TAP line for all SIZES.
 run_case() {
 	local n=$1 name=$2 sprov=$3 cprov=$4 opts=$5 sizes=$6 size ok=1
@@ -89,10 +103,25 @@ echo "1..${#CASES[@]}"
 n=0
 for c in "${CASES[@]}"; do
 	n=$((n + 1))
-	IFS='|' read -r name sprov cprov opts sizes <<<"$c"
+	IFS='|' read -r name sprov cprov opts sizes setup <<<"$c"
 	case " ${LFV_NODES_CASES:-$n} " in
 	*" $n "*) ;;
 	*) echo "ok $n - $name # SKIP not in LFV_NODES_CASES"; continue ;;
 	esac
-	run_case "$n" "$name" "$sprov" "$cprov" "$opts" "$sizes"
+	case $setup in
+	mtu1500*)
+		if [ "${LFV_BED_MTU:-1500}" -le 1500 ]; then
+			echo "ok $n - $name # SKIP the link is at MTU ${LFV_BED_MTU:-1500}"
+			continue
+		fi
+		peer_mtu 1500 || { echo "not ok $n - $name: ip link failed"; continue; }
+		case $setup in
+		*write) export FI_LFVERBS_RDM_RNDV_WRITE=1 ;; # ssh sends FI_*
+		esac
+		run_case "$n" "$name" "$sprov" "$cprov" "$opts" "$sizes"
+		unset FI_LFVERBS_RDM_RNDV_WRITE
+		peer_mtu "$LFV_BED_MTU" || echo "Bail out! the link's MTU not restored"
+		;;
+	*) run_case "$n" "$name" "$sprov" "$cprov" "$opts" "$sizes" ;;
+	esac
 done

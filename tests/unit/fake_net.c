@@ -29,6 +29,7 @@ struct fnet_qp {
 	struct ibv_qp *qp;		/* NULL: a free slot */
 	uint8_t gid[16];
 	uint32_t dest_qpn;		/* RC: the peer, from RTR */
+	enum ibv_mtu path_mtu;		/* RC: from RTR; 0 before */
 	struct fnet_fifo rq;		/* without an SRQ */
 	bool rq_flush_due;		/* in error, its receives not flushed
 					 * yet (fake_net_late_flush) */
@@ -222,6 +223,13 @@ static void fnet_qp_error(struct fnet_qp *q)
 	}
 }
 
+enum ibv_mtu fake_net_path_mtu(const struct ibv_qp *qp)
+{
+	const struct fnet_qp *q = fnet_qp_of(qp);
+
+	return q ? q->path_mtu : (enum ibv_mtu)0;
+}
+
 int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			 int mask)
 {
@@ -231,6 +239,8 @@ int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		return EINVAL;
 	if (mask & IBV_QP_DEST_QPN)
 		q->dest_qpn = attr->dest_qp_num;
+	if (mask & IBV_QP_PATH_MTU)
+		q->path_mtu = attr->path_mtu;
 	if (!(mask & IBV_QP_STATE))
 		return 0;
 	if (attr->qp_state == IBV_QPS_ERR)

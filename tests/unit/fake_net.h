@@ -105,6 +105,8 @@ void fake_net_late_flush(bool on);
 size_t fake_net_stale_wcs(void);
 /* The next QP made gets number qpn (a restart at the same address). */
 void fake_net_next_qpn(uint32_t qpn);
+/* The path MTU an RC QP was given at RTR (0 before). */
+enum ibv_mtu fake_net_path_mtu(const struct ibv_qp *qp);
 /* RC QPs made since fake_net_init. */
 unsigned int fake_net_rc_made(void);
 /* The provider's clock (lfv_now_ns): moves 1 us per reading, so that

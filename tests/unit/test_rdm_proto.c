@@ -568,6 +568,43 @@ static void test_lost_rep(void **state)
 	assert_int_equal(rc_made(w), 2);
 }
 
+/* Sets the MTU the first control datagram of op from src says. */
+static void set_dgram_mtu(int op, uint32_t src, uint8_t mtu)
+{
+	struct fake_pkt *q;
+	int i = fake_net_find(0, FAKE_PKT_DGRAM, op, src);
+
+	assert_true(i >= 0);
+	q = fake_net_take((size_t)i);
+	((struct lfv_rdm_ctrl *)q->data)->mtu = mtu;
+	fake_net_put(q);
+}
+
+/* Each side's RC QP takes the smaller of the two ports' MTUs, which the
+ * REQ and the REP carry (the fake device's is IBV_MTU_1024): the
+ * acceptor the requester's, the requester the acceptor's. */
+static void test_handshake_takes_smaller_mtu(void **state)
+{
+	struct world *w = *state;
+	static const char hi[] = "mtu";
+	char *buf = w->small_b;
+
+	post_recv(&w->b, buf, SMALL, rx2);
+	send_to_peer(&w->a, hi, sizeof(hi), tx1);
+	set_dgram_mtu(LFV_RDM_CTRL_REQ, ctl_qpn(&w->a), IBV_MTU_512);
+	fake_net_deliver_all();
+	poll_node(&w->b);
+	assert_int_equal(fake_net_path_mtu(conn(&w->b)->qp), IBV_MTU_512);
+	/* A larger MTU than ours: ours. */
+	set_dgram_mtu(LFV_RDM_CTRL_REP, ctl_qpn(&w->b), IBV_MTU_4096);
+	pump(w);
+	assert_int_equal(fake_net_path_mtu(conn(&w->a)->qp), IBV_MTU_1024);
+	assert_got(&w->b, rx2, buf, hi);
+	assert_int_equal(oks(&w->a, tx1), 1);
+	assert_int_equal(w->a.nerr + w->b.nerr, 0);
+	assert_int_equal(drops(w), 0);
+}
+
 /* The network duplicates the REQ: the acceptor answers the copy with the
  * same REP (its QP and connection stay), the requester ignores the second
  * REP, the message arrives once. */
@@ -1800,6 +1837,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_simultaneous_reqs, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_lost_rep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handshake_takes_smaller_mtu,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_req, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_rtu_gates_acceptor, setup,

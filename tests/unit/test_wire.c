@@ -138,7 +138,7 @@ static struct lfv_rdm_ctrl good_ctrl(void)
 	struct lfv_rdm_ctrl m = {
 		.op = LFV_RDM_CTRL_REQ, .version = LFV_RDM_WIRE_VERSION,
 		.qpn = 0x99, .psn = 7, .incarnation = 0xabcdef,
-		.name = { .qpn = PEER_QPN },
+		.name = { .qpn = PEER_QPN }, .mtu = 3,	/* IBV_MTU_1024 */
 	};
 
 	memcpy(m.name.gid, peer_gid, 16);
@@ -211,6 +211,37 @@ static void test_ctrl_service_name(void **state)
 	(void)state;
 	m.name.flags = LFV_UD_NAME_SERVICE;
 	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+}
+
+/* A REQ or REP must say its sender's MTU (enum ibv_mtu: 1 to 5), which
+ * the connection's QPs take if it is the smaller; the liveness datagrams
+ * need none. */
+static void test_ctrl_mtu(void **state)
+{
+	static const uint8_t ops[] = { LFV_RDM_CTRL_REQ, LFV_RDM_CTRL_REP };
+	struct lfv_rdm_ctrl m, out;
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(ops); k++) {
+		m = good_ctrl();
+		m.op = ops[k];
+		m.mtu = 1;
+		assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+		m.mtu = 5;
+		assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
+		assert_int_equal(out.mtu, 5);
+		m.mtu = 0;
+		assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+		m.mtu = 6;
+		assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+		m.mtu = 0xff;
+		assert_int_equal(parse_ctrl(&m, sizeof(m), &out), -FI_EINVAL);
+	}
+	m = good_ctrl();
+	m.op = LFV_RDM_CTRL_PING;
+	m.mtu = 0;
+	assert_int_equal(parse_ctrl(&m, sizeof(m), &out), 0);
 }
 
 /* A datagram naming a sender (QP or GID) it did not come from: the forged
@@ -392,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_ctrl_unknown_op),
 		cmocka_unit_test(test_ctrl_service_name),
 		cmocka_unit_test(test_ctrl_forged),
+		cmocka_unit_test(test_ctrl_mtu),
 		cmocka_unit_test(test_msg_good),
 		cmocka_unit_test(test_msg_length_lies),
 		cmocka_unit_test(test_msg_payload_of_op),
