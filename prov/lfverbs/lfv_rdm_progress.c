@@ -33,6 +33,13 @@
 static void lfv_rdm_rx_failed(struct lfv_rdm_ep *ep, struct lfv_rdm_req *r,
 			      const struct ibv_wc *wc)
 {
+	/* Said with its status: the QP is in error now, and what it had
+	 * posted flushes. Under heavy loss at MTU 1024, soft-RoCE's
+	 * responder was seen to fail a receive of a message that fit (a
+	 * local QP operation error), and the sends of both sides then
+	 * flushed (README, across the link). */
+	LFV_WARN(FI_LOG_EP_DATA, "RDM %x: a receive on qp %x failed: %s\n",
+		 ep->name.qpn, wc->qp_num, ibv_wc_status_str(wc->status));
 	/* Hardware reports a message too long for the buffer as a length
 	 * error, soft-RoCE as a local QP operation error. */
 	if (wc->status == IBV_WC_LOC_LEN_ERR ||
