@@ -187,6 +187,9 @@ struct lfv_rdm_ctrl {
 #define LFV_RDM_MTU_MIN 1
 #define LFV_RDM_MTU_MAX 5
 #define LFV_RDM_MTU_OK(m) ((m) >= LFV_RDM_MTU_MIN && (m) <= LFV_RDM_MTU_MAX)
+/* The control datagrams that must carry one: the handshake's. */
+#define LFV_RDM_CTRL_HAS_MTU(op) \
+	((op) == LFV_RDM_CTRL_REQ || (op) == LFV_RDM_CTRL_REP)
 
 /* 3: the eager size in the handshake, the service QKEY, ASK and HELD;
  * 4: segmented eager (SAR_MSG, SAR_TAG, SEG); 5: liveness (PING, PONG,

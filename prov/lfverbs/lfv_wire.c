@@ -115,8 +115,7 @@ int lfv_rdm_ctrl_parse(const void *buf, size_t len, const uint8_t src_gid[16],
 	if (m.op < LFV_RDM_CTRL_REQ || m.op > LFV_RDM_CTRL_GONE)
 		return -FI_EINVAL;
 	/* The connection's QPs take the smaller of the two MTUs. */
-	if ((m.op == LFV_RDM_CTRL_REQ || m.op == LFV_RDM_CTRL_REP) &&
-	    !LFV_RDM_MTU_OK(m.mtu))
+	if (LFV_RDM_CTRL_HAS_MTU(m.op) && !LFV_RDM_MTU_OK(m.mtu))
 		return -FI_EINVAL;
 	if (lfv_ud_name_is_service(&m.name))
 		return -FI_EINVAL;

@@ -64,8 +64,7 @@ static void rdm_ctrl(const uint8_t *in, size_t len)
 	    m.version != LFV_RDM_WIRE_VERSION)
 		abort();
 	/* A QP is connected at the MTU of an accepted REQ or REP. */
-	if ((m.op == LFV_RDM_CTRL_REQ || m.op == LFV_RDM_CTRL_REP) &&
-	    !LFV_RDM_MTU_OK(m.mtu))
+	if (LFV_RDM_CTRL_HAS_MTU(m.op) && !LFV_RDM_MTU_OK(m.mtu))
 		abort();
 	touch((const uint8_t *)&m, sizeof(m));
 }
