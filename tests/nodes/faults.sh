@@ -49,6 +49,10 @@
 #       message must arrive, whole, in every round. With reads (0) it
 #       fails: under loss soft-RoCE (Linux 6.1) puts QPs whose reads lost
 #       packets in error (README, across the link)
+#   14  MPI as applications send it under loss: mpi_coll (collectives
+#       of up to 2 MiB, each result checked), 4 ranks, 2 a node, under
+#       1 % loss on both NICs, must pass (LFV_FAULTS_MPI_LOSS_LIMIT s,
+#       300)
 #
 # A CI step (tests/run-all.sh, with the two-node ping-pongs; case 3 with
 # 20 messages), and cases 3, 12 and 13 again in a bed at MTU 1500
@@ -84,7 +88,8 @@ crawl_n=${LFV_FAULTS_CRAWL_N:-60}
 crawl_w=${LFV_FAULTS_CRAWL_W:-4}
 a2a_rounds=${LFV_FAULTS_A2A_ROUNDS:-2}
 log=$(mktemp -d)
-NCASES=13
+mpi_loss_limit=${LFV_FAULTS_MPI_LOSS_LIMIT:-300}
+NCASES=14
 
 if [ "${LFV_BED_NODES:-1}" != 2 ]; then
 	echo "1..0 # SKIP not on a two-node bed (tests/bed/rxe-bed --nodes 2)"
@@ -511,6 +516,40 @@ case_a2a_write() {
 			echo "at MTU ${LFV_BED_MTU:-}, soft-RoCE fails a receive or a request under loss and the connection's sends flush")"
 }
 
+# Case 14: MPI as applications send it, across the lossy link: mpi_coll
+# (tests/func/mpi: Allreduce of 1 and 2 MiB, Alltoall of 70000-byte
+# blocks, Bcast of 1 MiB from every root, each result checked) with 4
+# ranks, 2 a node, under 1 % loss on both NICs, must pass within
+# LFV_FAULTS_MPI_LOSS_LIMIT s (300). Every rank talks to the three others
+# at once, in both directions, eager and rendezvous, while packets go
+# missing: the handshakes retry over UD, and the RC QPs retry for ever
+# (lfv_rdm_conn.c). With a QP that gives up after one retry it fails.
+case_mpi_loss() {
+	local rc t0 secs mpi=$build/tests/func/mpi/mpi_coll
+	local name="MPI collectives (mpi_coll, 4 ranks on both nodes) under 1 % loss on both NICs: every result checked"
+	if ! command -v mpirun >/dev/null || [ ! -x "$mpi" ]; then
+		echo "ok 14 # SKIP no mpirun or $mpi"
+		return
+	fi
+	tc qdisc add dev "$dev" root netem loss 1% &&
+		ssh "$peer" "tc qdisc add dev $dev root netem loss 1%" ||
+		{ echo "# tc netem failed"; result 14 "$name" 0; return; }
+	t0=$(date +%s)
+	FI_PROVIDER="^ofi_rxm,ofi_rxd,ofi_mrail" timeout -k 10 "$mpi_loss_limit" \
+		mpirun --allow-run-as-root --oversubscribe --bind-to none \
+		--mca mpi_yield_when_idle 1 --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include lfverbs \
+		--host lfv-a:2,lfv-b:2 --map-by node \
+		--mca oob_tcp_if_include "$dev" -x FI_PROVIDER_PATH -x FI_PROVIDER \
+		-np 4 "$mpi" </dev/null >"$log/send" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	: >"$log/recv"
+	echo "# mpirun exit $rc after $secs s"
+	[ $rc = 0 ] && grep -q "^mpi_coll: .*: ok\$" "$log/send"
+	result 14 "$name ($secs s)" $([ $? = 0 ] && echo 1 || echo 0)
+}
+
 echo "1..$NCASES"
 for num in $(seq 1 $NCASES); do
 	case " ${LFV_FAULTS_CASES:-$num} " in
@@ -531,6 +570,7 @@ for num in $(seq 1 $NCASES); do
 	11) case_kill_waiting ;;
 	12) case_a2a_lossy ;;
 	13) case_a2a_write ;;
+	14) case_mpi_loss ;;
 	esac
 	netem_clear
 done
