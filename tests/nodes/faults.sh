@@ -547,7 +547,7 @@ case_mpi_loss() {
 	: >"$log/recv"
 	echo "# mpirun exit $rc after $secs s"
 	[ $rc = 0 ] && grep -q "^mpi_coll: .*: ok\$" "$log/send"
-	result 14 "$name ($secs s)" $([ $? = 0 ] && echo 1 || echo 0)
+	result 14 "$name ($secs s)" "$([ $? = 0 ] && echo 1 || echo 0)"
 }
 
 echo "1..$NCASES"
