@@ -410,31 +410,51 @@ case_kill_waiting() {
 		"receiver killed while the sender only waits for its reads: the probes find it gone within $bound ms; a restarted one is reachable"
 }
 
+# mpi_nodes N LIMIT HOSTS VARS NP PROGRAM [ARGS...]: PROGRAM of
+# tests/func/mpi under mpirun over lfverbs (pml cm, mtl ofi), NP ranks on
+# HOSTS by node, within LIMIT s, the variables named in VARS passed to
+# every rank (-x); its output in $log/send, its time in mpi_secs, and
+# mpirun's status. Case N is reported skipped (77) without mpirun or the
+# program.
+mpi_nodes() {
+	local num=$1 limit=$2 hosts=$3 vars=$4 np=$5 prog=$build/tests/func/mpi/$6
+	local v xvars="-x FI_PROVIDER_PATH" rc t0
+	shift 6
+	if ! command -v mpirun >/dev/null || [ ! -x "$prog" ]; then
+		echo "ok $num # SKIP no mpirun or $prog"
+		return 77
+	fi
+	for v in $vars; do
+		xvars="$xvars -x $v"
+	done
+	t0=$(date +%s)
+	# shellcheck disable=SC2086 # xvars is a word list
+	timeout -k 10 "$limit" mpirun --allow-run-as-root --oversubscribe \
+		--bind-to none --mca mpi_yield_when_idle 1 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include lfverbs \
+		--host "$hosts" --map-by node --mca oob_tcp_if_include "$dev" \
+		$xvars -np "$np" "$prog" "$@" </dev/null >"$log/send" 2>&1
+	rc=$?
+	mpi_secs=$(($(date +%s) - t0))
+	: >"$log/recv"
+	echo "# mpirun exit $rc after $mpi_secs s"
+	return $rc
+}
+
 # An MPI job across the nodes whose rank on lfv-b (rank 1: ranks by node)
 # kills itself mid-ping-pong must end in an error within the limit.
 case_mpi() {
-	local rc t0 secs mpi=$build/tests/func/mpi/mpi_pingpong
-	if ! command -v mpirun >/dev/null || [ ! -x "$mpi" ]; then
-		echo "ok 10 # SKIP no mpirun or $mpi"
-		return
-	fi
-	t0=$(date +%s)
-	LFV_MPI_FAULT=kill timeout -k 10 "$mpi_limit" mpirun --allow-run-as-root \
-		--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
-		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include lfverbs \
-		--host lfv-a:1,lfv-b:1 --map-by node \
-		--mca oob_tcp_if_include "$dev" -x FI_PROVIDER_PATH -x LFV_MPI_FAULT \
-		-np 2 "$mpi" -s 1,4k,1m -n 100 </dev/null >"$log/send" 2>&1
+	local rc
+	LFV_MPI_FAULT=kill mpi_nodes 10 "$mpi_limit" lfv-a:1,lfv-b:1 \
+		LFV_MPI_FAULT 2 mpi_pingpong -s 1,4k,1m -n 100
 	rc=$?
-	secs=$(($(date +%s) - t0))
-	: >"$log/recv"
-	echo "# mpirun exit $rc after $secs s"
+	[ $rc = 77 ] && return
 	grep -m3 -i "killing itself\|exited on signal\|error" "$log/send" | sed 's/^/#   /'
 	# (mpirun exits with the killed rank's 137 too: the time tells a hang)
-	[ $rc != 0 ] && [ $rc != 124 ] && [ $secs -lt "$mpi_limit" ] ||
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $mpi_secs -lt "$mpi_limit" ] ||
 		{ result 10 "mpirun job whose remote rank is killed ends in an error, not a hang" 0; return; }
 	grep -q "killing itself" "$log/send"
-	result 10 "mpirun job whose remote rank is killed ends in an error, not a hang ($secs s)" \
+	result 10 "mpirun job whose remote rank is killed ends in an error, not a hang ($mpi_secs s)" \
 		$([ $? = 0 ] && echo 1 || echo 0)
 }
 
@@ -525,29 +545,17 @@ case_a2a_write() {
 # missing: the handshakes retry over UD, and the RC QPs retry for ever
 # (lfv_rdm_conn.c). With a QP that gives up after one retry it fails.
 case_mpi_loss() {
-	local rc t0 secs mpi=$build/tests/func/mpi/mpi_coll
+	local rc
 	local name="MPI collectives (mpi_coll, 4 ranks on both nodes) under 1 % loss on both NICs: every result checked"
-	if ! command -v mpirun >/dev/null || [ ! -x "$mpi" ]; then
-		echo "ok 14 # SKIP no mpirun or $mpi"
-		return
-	fi
 	tc qdisc add dev "$dev" root netem loss 1% &&
 		ssh "$peer" "tc qdisc add dev $dev root netem loss 1%" ||
 		{ echo "# tc netem failed"; result 14 "$name" 0; return; }
-	t0=$(date +%s)
-	FI_PROVIDER="^ofi_rxm,ofi_rxd,ofi_mrail" timeout -k 10 "$mpi_loss_limit" \
-		mpirun --allow-run-as-root --oversubscribe --bind-to none \
-		--mca mpi_yield_when_idle 1 --mca pml cm --mca mtl ofi \
-		--mca mtl_ofi_provider_include lfverbs \
-		--host lfv-a:2,lfv-b:2 --map-by node \
-		--mca oob_tcp_if_include "$dev" -x FI_PROVIDER_PATH -x FI_PROVIDER \
-		-np 4 "$mpi" </dev/null >"$log/send" 2>&1
+	FI_PROVIDER="^ofi_rxm,ofi_rxd,ofi_mrail" mpi_nodes 14 \
+		"$mpi_loss_limit" lfv-a:2,lfv-b:2 FI_PROVIDER 4 mpi_coll
 	rc=$?
-	secs=$(($(date +%s) - t0))
-	: >"$log/recv"
-	echo "# mpirun exit $rc after $secs s"
+	[ $rc = 77 ] && return
 	[ $rc = 0 ] && grep -q "^mpi_coll: .*: ok\$" "$log/send"
-	result 14 "$name ($secs s)" "$([ $? = 0 ] && echo 1 || echo 0)"
+	result 14 "$name ($mpi_secs s)" "$([ $? = 0 ] && echo 1 || echo 0)"
 }
 
 echo "1..$NCASES"
