@@ -108,6 +108,8 @@ struct lfv_ep {
 	lfv_atomic32_t tx_ready;	/* sends may be posted: connected once
 					 * (MSG) or enabled (DGRAM) */
 	bool shutdown_reported;		/* FI_SHUTDOWN queued (cm_lock) */
+	bool shut_down;			/* fi_shutdown put the QP in the
+					 * error state (cm_lock) */
 	/* Set by fi_enable: an RC endpoint whose receives go straight to
 	 * its own QP (no shared or buffered receive), lfv_recv_one's case. */
 	bool rx_direct;

@@ -3,8 +3,10 @@
  * Connection management of MSG endpoints over rdma_cm (lfv_cm.c has the
  * channels): their ids, events, RC queue pairs and fi_ops_cm.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lfv_cm.h"
 #include "lfv_device.h"
@@ -18,6 +20,20 @@
 
 /* How long address and route resolution may take. */
 #define LFV_CM_TIMEOUT_MS 2000
+
+/*
+ * How long a connected RC QP stays up, answering its peer, before
+ * fi_shutdown or fi_close puts it in the error state. soft-RoCE posts a
+ * receive's completion before it sends the ack of that message, and a QP
+ * in the error state drops what it has not sent: an application that shuts
+ * down or closes right after its last receive completes (fabtests' fi_msg,
+ * fi_msg_epoll, fi_msg_pingpong do) could lose that ack, and the peer's
+ * send, delivered, was retried until it failed with FI_ETIMEDOUT. The
+ * responder sends the ack in the same run that posted the completion; the
+ * grace covers that run being preempted (a guest's virtual CPU, a busy
+ * host).
+ */
+#define LFV_ACK_GRACE_US 20000
 
 /* ---- endpoint events -------------------------------------------------------- */
 
@@ -95,6 +111,22 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 		break; /* TIMEWAIT_EXIT, ADDR_CHANGE: nothing to report */
 	}
 	return false;
+}
+
+/* Whether the endpoint's QP is connected and not yet put in the error state
+ * by fi_shutdown: it may owe its peer acks. Under cm_lock. */
+static bool lfv_ep_may_owe_acks(const struct lfv_ep *ep)
+{
+	return (ep->state == LFV_EP_CONNECTED ||
+		ep->state == LFV_EP_ACCEPTING) && !ep->shut_down;
+}
+
+static void lfv_ack_grace(void)
+{
+	struct timespec ts = { 0, LFV_ACK_GRACE_US * 1000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
 /* ---- MSG endpoint CM calls ----------------------------------------------- */
@@ -320,17 +352,26 @@ unlock:
 static int lfv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 {
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
+	struct lfv_fabric *fabric = ep->base.domain->fabric;
+	bool grace;
 	int ret = 0;
 
 	if (flags)
 		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&ep->base.domain->fabric->cm_lock);
+	pthread_mutex_lock(&fabric->cm_lock);
+	grace = lfv_ep_may_owe_acks(ep);
+	pthread_mutex_unlock(&fabric->cm_lock);
+	if (grace)
+		lfv_ack_grace();	/* before rdma_disconnect's error state */
+	pthread_mutex_lock(&fabric->cm_lock);
 	if (ep->state == LFV_EP_CONNECTED || ep->state == LFV_EP_CONNECTING ||
-	    ep->state == LFV_EP_ACCEPTING)
+	    ep->state == LFV_EP_ACCEPTING) {
 		ret = lfv_verbs_ret(rdma_disconnect(ep->id));
-	else if (ep->state != LFV_EP_SHUTDOWN)
+		ep->shut_down = !ret;
+	} else if (ep->state != LFV_EP_SHUTDOWN) {
 		ret = -FI_ENOTCONN;
-	pthread_mutex_unlock(&ep->base.domain->fabric->cm_lock);
+	}
+	pthread_mutex_unlock(&fabric->cm_lock);
 	return ret;
 }
 
@@ -387,10 +428,14 @@ int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info)
 void lfv_cm_detach(struct lfv_ep *ep)
 {
 	struct lfv_fabric *fabric = ep->base.domain->fabric;
+	bool grace;
 
 	if (!ep->id)
 		return;
 	pthread_mutex_lock(&fabric->cm_lock);
 	ep->id->context = NULL;
+	grace = lfv_ep_may_owe_acks(ep);
 	pthread_mutex_unlock(&fabric->cm_lock);
+	if (grace)
+		lfv_ack_grace();	/* before the close's error state */
 }

@@ -2123,6 +2123,73 @@ static void test_send_to_departed_peer_ends(void **state)
 	assert_int_equal(err.err, FI_ETIMEDOUT);
 }
 
+/*
+ * The receiver shuts its endpoint down the moment its receive completes,
+ * as fabtests' fi_msg and fi_msg_epoll servers do; the sender's send must
+ * still complete without error. soft-RoCE posts the receive's completion
+ * before it sends the ack, and fi_shutdown's error state dropped an ack not
+ * yet sent: the delivered send was retried until FI_ETIMEDOUT (about 17 s).
+ * A thread spins on the server's receive CQ so that it sees the completion
+ * as early as it can, on the other CPU; many connections, one race each.
+ */
+#define ACK_ROUNDS 150
+
+struct quick_shutdown {
+	struct fx *f;
+	ssize_t ret;			/* the receive's, or fi_shutdown's */
+};
+
+static void *shutdown_on_receive(void *arg)
+{
+	struct quick_shutdown *q = arg;
+	struct fi_cq_data_entry e;
+	int64_t end = now_ms() + TIMEOUT_MS;
+	ssize_t ret;
+
+	do
+		ret = fi_cq_read(q->f->srv.rxcq, &e, 1);
+	while (ret == -FI_EAGAIN && now_ms() < end);
+	q->ret = ret == 1 ? fi_shutdown(q->f->srv.ep, 0) : (ret ? ret : -1);
+	return NULL;
+}
+
+static void test_ack_outlives_shutdown(void **state)
+{
+	struct fx *f = *state;
+	struct quick_shutdown q = { .f = f };
+	struct fi_cq_data_entry e;
+	struct cm_event ev;
+	pthread_t thread;
+	unsigned round;
+	ssize_t ret;
+
+	fx_open(f, NULL);
+	for (round = 0; round < ACK_ROUNDS; round++) {
+		if (round)
+			fx_open_client(f);
+		fx_connect(f);
+		post_recv64(&f->srv, 0, RCTX(0));
+		assert_int_equal(pthread_create(&thread, NULL,
+						shutdown_on_receive, &q), 0);
+		assert_int_equal(fi_send(f->cli.ep, f->cli.sbuf, 64,
+					 f->cli.desc, 0, SCTX(0)), 0);
+		ret = cq_poll(f->cli.txcq, &e, 1, 60000);
+		assert_int_equal(pthread_join(thread, NULL), 0);
+		assert_int_equal(q.ret, 0);
+		if (ret == -FI_EAVAIL) {
+			print_message("# round %u of %u\n", round, ACK_ROUNDS);
+			cq_fail_err(f->cli.txcq, "send to a peer that shut down "
+				    "on receiving it");
+		}
+		assert_int_equal(ret, 1);
+		assert_ptr_equal(e.op_context, SCTX(0));
+		assert_int_equal(eq_expect(f->cli.eq, FI_SHUTDOWN, &ev,
+					   &f->cli.ep->fid), 0);
+		close_ok(&f->cli.ep);
+		close_ok(&f->srv.ep);
+	}
+}
+
 static void test_cq_wait_none_polling(void **state)
 {
 	struct fx *f = *state;
@@ -2905,6 +2972,7 @@ int main(void)
 		T(test_truncation_error),
 		C(test_shutdown_mid_stream),
 		C(test_send_to_departed_peer_ends),
+		T(test_ack_outlives_shutdown),
 		C(test_close_with_receives_posted),
 		C(test_close_after_injects),
 		T(test_close_busy),
