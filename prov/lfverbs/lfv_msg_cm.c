@@ -113,19 +113,23 @@ static bool lfv_ep_cm_handle(struct lfv_cm_ctx *ctx, struct rdma_cm_event *event
 	return false;
 }
 
-/* Whether the endpoint's QP is connected and not yet put in the error state
- * by fi_shutdown: it may owe its peer acks. Under cm_lock. */
-static bool lfv_ep_may_owe_acks(const struct lfv_ep *ep)
+/*
+ * Gives a QP that may owe its peer acks (connected, and not yet put in the
+ * error state by fi_shutdown) LFV_ACK_GRACE_US to send them, before the
+ * caller puts it in the error state. Reads the state under cm_lock; sleeps
+ * without it.
+ */
+static void lfv_ep_ack_grace(struct lfv_ep *ep)
 {
-	return (ep->state == LFV_EP_CONNECTED ||
-		ep->state == LFV_EP_ACCEPTING) && !ep->shut_down;
-}
-
-static void lfv_ack_grace(void)
-{
+	struct lfv_fabric *fabric = ep->base.domain->fabric;
 	struct timespec ts = { 0, LFV_ACK_GRACE_US * 1000L };
+	bool owes;
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	pthread_mutex_lock(&fabric->cm_lock);
+	owes = (ep->state == LFV_EP_CONNECTED ||
+		ep->state == LFV_EP_ACCEPTING) && !ep->shut_down;
+	pthread_mutex_unlock(&fabric->cm_lock);
+	while (owes && nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
 
@@ -353,16 +357,11 @@ static int lfv_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 {
 	struct lfv_ep *ep = lfv_ep_of(ep_fid);
 	struct lfv_fabric *fabric = ep->base.domain->fabric;
-	bool grace;
 	int ret = 0;
 
 	if (flags)
 		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&fabric->cm_lock);
-	grace = lfv_ep_may_owe_acks(ep);
-	pthread_mutex_unlock(&fabric->cm_lock);
-	if (grace)
-		lfv_ack_grace();	/* before rdma_disconnect's error state */
+	lfv_ep_ack_grace(ep);	/* before rdma_disconnect's error state */
 	pthread_mutex_lock(&fabric->cm_lock);
 	if (ep->state == LFV_EP_CONNECTED || ep->state == LFV_EP_CONNECTING ||
 	    ep->state == LFV_EP_ACCEPTING) {
@@ -428,14 +427,11 @@ int lfv_cm_ep_open(struct lfv_ep *ep, const struct fi_info *info)
 void lfv_cm_detach(struct lfv_ep *ep)
 {
 	struct lfv_fabric *fabric = ep->base.domain->fabric;
-	bool grace;
 
 	if (!ep->id)
 		return;
 	pthread_mutex_lock(&fabric->cm_lock);
 	ep->id->context = NULL;
-	grace = lfv_ep_may_owe_acks(ep);
 	pthread_mutex_unlock(&fabric->cm_lock);
-	if (grace)
-		lfv_ack_grace();	/* before the close's error state */
+	lfv_ep_ack_grace(ep);	/* before the close's error state */
 }
